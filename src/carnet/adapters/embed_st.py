@@ -1,0 +1,70 @@
+"""Production embedder: a sentence-transformers model loaded from a local directory (never a hub)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from carnet.ports import Vector
+
+
+class SentenceTransformerEmbedder:
+    """``Embedder`` over ``sentence_transformers.SentenceTransformer`` from a local path.
+
+    ``query_prefix``/``passage_prefix`` serve e5-class models (``"query: "``, ``"passage: "``).
+    """
+
+    def __init__(
+        self,
+        *,
+        path: Path,
+        device: str = "cpu",
+        batch_size: int = 64,
+        query_prefix: str = "",
+        passage_prefix: str = "",
+    ) -> None:
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:
+            raise ImportError(
+                "this embedder needs `pip install 'carnet[st]'` (install torch==2.13.0 first on CPU hosts)"
+            ) from exc
+        if not path.is_dir():
+            raise FileNotFoundError(f"embedding model directory not found: {path}")
+        self._model = SentenceTransformer(str(path), device=device, local_files_only=True)
+        dim = self._model.get_sentence_embedding_dimension()
+        if dim is None:
+            raise ValueError(f"cannot tell the embedding size of the model at {path}")
+        self._dim = int(dim)
+        self._id = f"st/{path.name}"
+        self._batch = batch_size
+        self._qp = query_prefix
+        self._pp = passage_prefix
+
+    @property
+    def model_id(self) -> str:
+        return self._id
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def embed_passages(self, texts: Sequence[str]) -> Vector:
+        if not texts:
+            return np.zeros((0, self._dim), dtype=np.float32)
+        out = self._model.encode(
+            [self._pp + t for t in texts],
+            batch_size=self._batch,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return np.asarray(out, dtype=np.float32)
+
+    def embed_query(self, text: str) -> Vector:
+        out = self._model.encode(
+            [self._qp + text], normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+        )
+        return np.asarray(out[0], dtype=np.float32)

@@ -1,0 +1,144 @@
+"""Embedded control plane on SQLite: API keys and record history (metadata only, never text)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+from carnet.domain.records import HistoryEntry, Scope
+from carnet.errors import Conflict, DependencyUnavailable
+from carnet.ports import ApiKeyRecord
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS api_keys (
+    key_id TEXT PRIMARY KEY,
+    key_hash TEXT NOT NULL UNIQUE,
+    tenant TEXT NOT NULL,
+    roles TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    revoked INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS history (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    tenant TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    memory_id TEXT NOT NULL,
+    at REAL NOT NULL,
+    action TEXT NOT NULL,
+    actor TEXT NOT NULL,
+    detail TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS aliases (
+    tenant TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    alias_id TEXT NOT NULL,
+    memory_id TEXT NOT NULL,
+    PRIMARY KEY (tenant, subject, alias_id)
+);
+CREATE INDEX IF NOT EXISTS history_by_memory ON history (tenant, subject, memory_id, seq);
+"""
+
+
+def _ts(at: datetime) -> float:
+    return at.timestamp()
+
+
+def _dt(ts: float) -> datetime:
+    return datetime.fromtimestamp(ts, tz=UTC)
+
+
+class SqliteCatalog:
+    """``Catalog`` on one SQLite file (WAL). Safe to open from several processes (``apikey create``
+    runs while ``serve`` holds the vector store)."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(path, check_same_thread=False, timeout=10.0, isolation_level=None)
+        self._lock = threading.Lock()
+        with self._lock:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(_SCHEMA)
+
+    def add_api_key(self, *, key_id: str, key_hash: str, tenant: str, roles: Sequence[str]) -> ApiKeyRecord:
+        now = datetime.now(UTC)
+        try:
+            with self._lock:
+                self._db.execute(
+                    "INSERT INTO api_keys (key_id, key_hash, tenant, roles, created_at) VALUES (?,?,?,?,?)",
+                    (key_id, key_hash, tenant, json.dumps(list(roles)), _ts(now)),
+                )
+        except sqlite3.IntegrityError as exc:
+            raise Conflict("an API key with this id already exists") from exc
+        return ApiKeyRecord(key_id=key_id, tenant=tenant, roles=tuple(roles), created_at=now)
+
+    def find_api_key(self, key_hash: str) -> ApiKeyRecord | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT key_id, tenant, roles, created_at, revoked FROM api_keys WHERE key_hash = ?",
+                (key_hash,),
+            ).fetchone()
+        if row is None:
+            return None
+        return ApiKeyRecord(
+            key_id=row[0], tenant=row[1], roles=tuple(json.loads(row[2])), created_at=_dt(row[3]),
+            revoked=bool(row[4]),
+        )
+
+    def append_history(self, scope: Scope, entries: Sequence[HistoryEntry]) -> None:
+        rows = [
+            (scope.tenant, scope.subject, e.memory_id, _ts(e.at), e.action, e.actor, json.dumps(e.detail))
+            for e in entries
+        ]
+        with self._lock:
+            self._db.executemany(
+                "INSERT INTO history (tenant, subject, memory_id, at, action, actor, detail)"
+                " VALUES (?,?,?,?,?,?,?)",
+                rows,
+            )
+
+    def history(self, scope: Scope, memory_id: str) -> list[HistoryEntry]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT memory_id, at, action, actor, detail FROM history"
+                " WHERE tenant = ? AND subject = ? AND memory_id = ? ORDER BY seq",
+                (scope.tenant, scope.subject, memory_id),
+            ).fetchall()
+        return [
+            HistoryEntry(memory_id=r[0], at=_dt(r[1]), action=r[2], actor=r[3], detail=json.loads(r[4]))
+            for r in rows
+        ]
+
+    def add_aliases(self, scope: Scope, aliases: dict[str, str]) -> None:
+        rows = [(scope.tenant, scope.subject, a, t) for a, t in aliases.items()]
+        with self._lock:
+            self._db.executemany(
+                "INSERT OR REPLACE INTO aliases (tenant, subject, alias_id, memory_id) VALUES (?,?,?,?)", rows
+            )
+
+    def resolve_aliases(self, scope: Scope, ids: Sequence[str]) -> dict[str, str]:
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT alias_id, memory_id FROM aliases WHERE tenant = ? AND subject = ?"  # noqa: S608
+                f" AND alias_id IN ({marks})",
+                (scope.tenant, scope.subject, *ids),
+            ).fetchall()
+        return {r[0]: r[1] for r in rows}
+
+    def check(self) -> None:
+        try:
+            with self._lock:
+                self._db.execute("SELECT 1").fetchone()
+        except sqlite3.Error as exc:
+            raise DependencyUnavailable("catalog unavailable") from exc
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()

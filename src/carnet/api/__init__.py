@@ -1,0 +1,1 @@
+"""The REST edge: FastAPI app, auth, schemas, error mapping."""

@@ -1,0 +1,53 @@
+"""One place that turns errors into HTTP answers: ``{"error": {"code", "message", ...}}``.
+
+Validation errors never echo the rejected input (it may hold personal data)."""
+
+from __future__ import annotations
+
+import structlog
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from carnet.errors import CarnetError
+
+log = structlog.get_logger(__name__)
+
+
+def _body(code: str, message: str, **extra: object) -> dict[str, object]:
+    return {"error": {"code": code, "message": message, **extra}}
+
+
+async def _carnet_error(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, CarnetError)
+    safe = {k: v for k, v in exc.context.items() if k in ("index", "memory_id", "intake_id")}
+    headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+    return JSONResponse(_body(exc.code, exc.message, **safe), status_code=exc.status, headers=headers)
+
+
+async def _validation_error(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    fields = [
+        {"loc": [str(p) for p in err.get("loc", ())], "type": err.get("type"), "msg": err.get("msg")}
+        for err in exc.errors()
+    ]
+    return JSONResponse(_body("invalid_request", "the request is malformed", fields=fields), status_code=400)
+
+
+async def _http_error(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+    return JSONResponse(_body(code, str(exc.detail)), status_code=exc.status_code)
+
+
+async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
+    log.error("unhandled_error", error_type=type(exc).__name__)
+    return JSONResponse(_body("internal_error", "internal error"), status_code=500)
+
+
+def install(app: FastAPI) -> None:
+    app.add_exception_handler(CarnetError, _carnet_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(Exception, _unexpected)

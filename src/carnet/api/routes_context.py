@@ -1,0 +1,26 @@
+"""``POST /api/v1/context/assemble``: what the assistant puts in its prompt before each LLM call."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+
+from carnet.api.auth import Agent, Ctr
+from carnet.api.schemas import AssembleBody, ranked_json
+from carnet.services.assemble import assemble, budgets
+
+router = APIRouter(prefix="/api/v1/context", tags=["context"])
+
+
+@router.post("/assemble")
+def assemble_context(body: AssembleBody, who: Agent, c: Ctr) -> dict[str, Any]:
+    b = budgets(c.deps, overrides=body.budgets.model_dump() if body.budgets else {})
+    ctx = assemble(c.deps, tenant=who.tenant, subject_id=body.subject_id, query=body.query, budget=b)
+    return {
+        "memories": [ranked_json(r) for r in ctx.memories],
+        "episodes": [ranked_json(r) for r in ctx.episodes],
+        "procedures": [ranked_json(r) for r in ctx.procedures],
+        "prompt": ctx.prompt,
+        "stats": ctx.stats,
+    }

@@ -1,0 +1,102 @@
+"""Remember, list, get, history and search, under ``/api/v1/subjects/{subject_id}``."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+from uuid import UUID
+
+from fastapi import APIRouter, Header, Path, Query
+
+from carnet.api.auth import Agent, Ctr
+from carnet.api.schemas import RememberBatch, RememberOne, SearchBody, memory_json, ranked_json
+from carnet.domain.records import Kind, Source, Status
+from carnet.services import memories, recall
+from carnet.services.remember import NewMemory, Outcome, remember
+
+router = APIRouter(prefix="/api/v1/subjects/{subject_id}", tags=["memories"])
+
+SubjectId = Annotated[str, Path(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:@\-]*$")]
+
+
+def _new(one: RememberOne, key: str | None) -> NewMemory:
+    source = (Source("api", key, one.session_id),) if key else ()
+    return NewMemory(
+        text=one.text, kind=one.kind, occurred_at=one.occurred_at, importance=one.importance,
+        category=one.category, tags=tuple(one.tags), retention=one.retention, idempotency_key=key,
+        sources=source, session_id=one.session_id,
+    )
+
+
+def _outcome(o: Outcome) -> dict[str, Any]:
+    return {
+        "action": o.action,
+        "memory": memory_json(o.memory),
+        "merged_into": o.merged_into,
+        "superseded": list(o.superseded),
+        "rule": o.reason,
+    }
+
+
+@router.post("/memories", status_code=201)
+def remember_memories(
+    subject_id: SubjectId,
+    body: RememberOne | RememberBatch,
+    who: Agent,
+    c: Ctr,
+    idempotency_key: Annotated[str | None, Header(max_length=200)] = None,
+) -> dict[str, Any]:
+    """Store one memory or a batch; reconcile says what happened to each (created, merged, superseded)."""
+    items = body.memories if isinstance(body, RememberBatch) else [body]
+    keys = [None] * len(items) if idempotency_key is None else (
+        [idempotency_key] if len(items) == 1 else [f"{idempotency_key}:{i}" for i in range(len(items))]
+    )
+    outcomes = remember(c.deps, tenant=who.tenant, subject_id=subject_id, actor=who.key_id,
+                        items=[_new(one, k) for one, k in zip(items, keys, strict=True)])
+    results = [_outcome(o) for o in outcomes]
+    reply: dict[str, Any] = {
+        "results": results,
+        "created": [o.memory.id for o in outcomes if o.action in ("created", "superseded")],
+        "merged": [o.merged_into for o in outcomes if o.merged_into],
+        "superseded": [s for o in outcomes for s in o.superseded],
+    }
+    if isinstance(body, RememberOne):
+        reply.update(results[0])
+    return reply
+
+
+@router.get("/memories")
+def list_memories(
+    subject_id: SubjectId,
+    who: Agent,
+    c: Ctr,
+    kind: Kind | None = None,
+    status: Status | None = Status.ACTIVE,
+    category: Annotated[str | None, Query(max_length=64)] = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    cursor: Annotated[UUID | None, Query()] = None,
+) -> dict[str, Any]:
+    page = memories.list_memories(c.deps, tenant=who.tenant, subject_id=subject_id, kind=kind, status=status,
+                                  category=category, limit=limit, cursor=str(cursor) if cursor else None)
+    return {"items": [memory_json(m) for m in page.items], "next_cursor": page.next_cursor}
+
+
+@router.get("/memories/{memory_id}")
+def get_memory(subject_id: SubjectId, memory_id: UUID, who: Agent, c: Ctr) -> dict[str, Any]:
+    m = memories.get_memory(c.deps, tenant=who.tenant, subject_id=subject_id, memory_id=str(memory_id))
+    return memory_json(m)
+
+
+@router.get("/memories/{memory_id}/history")
+def get_history(subject_id: SubjectId, memory_id: UUID, who: Agent, c: Ctr) -> dict[str, Any]:
+    entries = memories.memory_history(c.deps, tenant=who.tenant, subject_id=subject_id, memory_id=str(memory_id))
+    return {"history": [
+        {"at": e.at.isoformat(), "action": e.action, "actor": e.actor, "detail": e.detail} for e in entries
+    ]}
+
+
+@router.post("/search")
+def search(subject_id: SubjectId, body: SearchBody, who: Agent, c: Ctr) -> dict[str, Any]:
+    q = recall.Query(text=body.query, k=body.k, kinds=tuple(body.kinds) if body.kinds else None,
+                     include_superseded=body.include_superseded, min_relevance=body.min_relevance)
+    ranked = recall.search(c.deps, tenant=who.tenant, subject_id=subject_id, query=q)
+    return {"results": [ranked_json(r) for r in ranked]}

@@ -1,0 +1,93 @@
+"""Request and response bodies. Unknown fields are refused (``extra="forbid"``)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+
+from carnet.domain.records import Kind, Memory, Status
+from carnet.services.recall import Ranked
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RememberOne(_Strict):
+    text: str = Field(min_length=1)
+    kind: Kind = Kind.FACT
+    occurred_at: AwareDatetime | None = None
+    importance: float | None = Field(None, ge=0, le=1)
+    category: str | None = Field(None, min_length=1, max_length=64)
+    tags: list[str] = Field(default_factory=list, max_length=20)
+    retention: str | None = Field(None, min_length=1, max_length=64)
+    session_id: str | None = Field(None, min_length=1, max_length=128)
+
+
+class RememberBatch(_Strict):
+    memories: list[RememberOne] = Field(min_length=1)
+
+
+class SearchBody(_Strict):
+    query: str = Field(min_length=1)
+    k: int = Field(10, ge=1)
+    kinds: list[Kind] | None = None
+    include_superseded: bool = False
+    min_relevance: float | None = Field(None, ge=0, le=1)
+
+
+class AssembleBudgets(_Strict):
+    max_memories: int | None = None
+    memories_tokens: int | None = None
+    max_episodes: int | None = None
+    episodes_tokens: int | None = None
+    max_procedures: int | None = None
+    procedures_tokens: int | None = None
+    min_relevance: float | None = None
+
+
+class AssembleBody(_Strict):
+    subject_id: str = Field(min_length=1, max_length=128)
+    query: str = Field(min_length=1)
+    budgets: AssembleBudgets | None = None
+
+
+def _iso(at: datetime | None) -> str | None:
+    return at.isoformat() if at else None
+
+
+def memory_json(m: Memory) -> dict[str, Any]:
+    """The public view of a record: no tenant, no subject hash, no vectors."""
+    return {
+        "id": m.id,
+        "kind": m.kind.value,
+        "text": m.text,
+        "status": m.status.value,
+        "category": m.category,
+        "tags": list(m.tags),
+        "importance": m.importance,
+        "confidence": round(m.confidence, 4),
+        "access_count": m.access_count,
+        "reinforcement_count": m.reinforcement_count,
+        "occurred_at": _iso(m.valid_from),
+        "valid_from": _iso(m.valid_from),
+        "valid_to": _iso(m.valid_to),
+        "recorded_at": _iso(m.recorded_at),
+        "updated_at": _iso(m.updated_at),
+        "last_accessed_at": _iso(m.last_accessed_at),
+        "expires_at": _iso(m.expires_at),
+        "retention": m.retention,
+        "superseded_by": m.superseded_by,
+        "sources": [{"kind": s.kind, "ref": s.ref, "session_id": s.session_id} for s in m.sources],
+        "session_id": m.session_id,
+        "agent_id": m.agent_id,
+    }
+
+
+def ranked_json(r: Ranked) -> dict[str, Any]:
+    return {"memory": memory_json(r.memory), "score": round(r.score, 4), "signals": r.signals.as_dict()}
+
+
+STATUS_VALUES = [s.value for s in Status]

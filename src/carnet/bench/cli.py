@@ -1,0 +1,59 @@
+"""``carnet bench …``: benchmark commands. With ``--json`` the last line printed is one JSON object."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+bench_app = typer.Typer(help="Benchmarks (recall and latency), run as commands, not as tests.",
+                        no_args_is_help=True)
+
+
+@bench_app.command("locomo")
+def locomo(
+    data: Annotated[Path, typer.Option("--data", exists=True, dir_okay=False, help="LoCoMo JSON file.")],
+    k: Annotated[str, typer.Option("--k", help="Comma-separated cut-offs.")] = "1,5,10,25",
+    json_out: Annotated[bool, typer.Option("--json", help="Print a JSON summary as the last line.")] = False,
+    store: Annotated[Path | None, typer.Option("--store", help="Keep the store here (default: temporary).")] = None,
+) -> None:
+    """Recall@k of LoCoMo questions (categories 1-4) over one memory per dialog turn."""
+    from carnet.bench.locomo import run
+
+    run(data=data, ks=_ks(k), json_out=json_out, store=store)
+
+
+@bench_app.command("latency")
+def latency(
+    memories: Annotated[int, typer.Option("--memories", min=1, help="Memories in the store.")] = 100_000,
+    subjects: Annotated[int, typer.Option("--subjects", min=1, help="Subjects they belong to.")] = 1_000,
+    queries: Annotated[int, typer.Option("--queries", min=10, help="Assemble calls per path.")] = 1_000,
+    store: Annotated[Path | None, typer.Option("--store", help="Build/reuse the store here.")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print a JSON summary as the last line.")] = False,
+) -> None:
+    """Ingest throughput, then assemble latency through the service layer and through HTTP."""
+    from carnet.bench.latency import run
+
+    run(memories=memories, subjects=subjects, queries=queries, store=store, json_out=json_out)
+
+
+@bench_app.command("scenarios")
+def scenarios(
+    data: Annotated[Path, typer.Option("--data", exists=True, dir_okay=False, help="Scenario JSON file.")],
+    json_out: Annotated[bool, typer.Option("--json", help="Print a JSON summary as the last line.")] = False,
+) -> None:
+    """French call-center scenarios through the REST API of a temporary embedded server."""
+    from carnet.bench.scenarios import run
+
+    run(data=data, json_out=json_out)
+
+
+def _ks(spec: str) -> list[int]:
+    try:
+        ks = sorted({int(x) for x in spec.split(",") if x.strip()})
+    except ValueError as exc:
+        raise typer.BadParameter("--k takes integers separated by commas, e.g. 1,5,10") from exc
+    if not ks or ks[0] < 1:
+        raise typer.BadParameter("--k values must be >= 1")
+    return ks

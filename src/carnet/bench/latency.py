@@ -1,0 +1,178 @@
+"""``carnet bench latency``: ingest throughput, then assemble latency (service layer, then HTTP).
+
+The store may be kept (``--store DIR``) and is reused when it already holds the asked-for load.
+HTTP is measured against ``carnet serve`` in a separate process (it owns the shard), over loopback,
+with a keep-alive client, one request at a time. Every question is new: the query-embedding cache
+hit rate is reported and is 0 for the quoted figures.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from carnet.bench.report import emit_json, machine, percentiles, progress
+from carnet.bench.synthetic import fact, question
+
+TENANT = "bench"
+BATCH = 50
+WARMUP = 20
+
+
+def run(*, memories: int, subjects: int, queries: int, store: Path | None, json_out: bool) -> None:
+    with tempfile.TemporaryDirectory(prefix="carnet-latency-") as tmp:
+        root = store or Path(tmp)
+        summary: dict[str, Any] = {"memories": memories, "subjects": subjects, "machine": machine()}
+        summary.update(_service_phase(root, memories, subjects, queries))
+        summary.update(_http_phase(root, subjects, queries))
+    _print(summary)
+    if json_out:
+        emit_json(summary)
+
+
+def _settings(root: Path) -> Any:
+    from carnet.config import Settings
+
+    return Settings(data_dir=root / "data", key_dir=root / "keys")
+
+
+def _service_phase(root: Path, memories: int, subjects: int, queries: int) -> dict[str, Any]:
+    from carnet.bootstrap import build
+
+    marker = root / "bench-load.json"
+    container = build(_settings(root))
+    try:
+        out: dict[str, Any] = {}
+        wanted = {"memories": memories, "subjects": subjects}
+        if marker.exists() and json.loads(marker.read_text()).get("load") == wanted:
+            progress(f"reusing the store at {root} ({memories} memories, {subjects} subjects)")
+            out.update(json.loads(marker.read_text())["ingest"])
+        else:
+            out.update(_ingest(container, memories, subjects))
+            marker.write_text(json.dumps({"load": wanted, "ingest": out}))
+        out.update(_assemble_service(container, subjects, queries))
+        return out
+    finally:
+        container.close()
+
+
+def _ingest(container: Any, memories: int, subjects: int) -> dict[str, Any]:
+    from carnet.services.remember import NewMemory, remember
+
+    rng = random.Random(7)
+    per_subject = max(1, memories // subjects)
+    base = datetime(2024, 1, 1, tzinfo=UTC)
+    counts: dict[str, int] = {}
+    started = time.perf_counter()
+    done = 0
+    for s in range(subjects):
+        left = per_subject if s < subjects - 1 else memories - per_subject * (subjects - 1)
+        while left > 0:
+            n = min(BATCH, left)
+            items = [NewMemory(text=fact(rng), occurred_at=base + timedelta(hours=rng.randint(0, 24 * 700)))
+                     for _ in range(n)]
+            outcomes = remember(container.deps, tenant=TENANT, subject_id=f"sub-{s:06d}", items=items, actor="bench")
+            for o in outcomes:
+                counts[o.action] = counts.get(o.action, 0) + 1
+            left -= n
+            done += n
+            if done % 2000 < n:
+                rate = done / (time.perf_counter() - started)
+                progress(f"ingested {done}/{memories} memories ({rate:.0f}/s)")
+    elapsed = time.perf_counter() - started
+    return {"ingest_per_s": round(memories / elapsed, 1), "ingest_s": round(elapsed, 1),
+            "ingest_outcomes": counts}
+
+
+def _assemble_service(container: Any, subjects: int, queries: int) -> dict[str, Any]:
+    from carnet.services.assemble import assemble, budgets
+
+    rng = random.Random(11)
+    deps = container.deps
+    b = budgets(deps, overrides={})
+    deps.embedder.reset_stats()
+    samples: list[float] = []
+    for i in range(queries + WARMUP):
+        subject = f"sub-{rng.randrange(subjects):06d}"
+        q = question(rng, 1_000_000 + i)
+        t0 = time.perf_counter()
+        assemble(deps, tenant=TENANT, subject_id=subject, query=q, budget=b)
+        if i >= WARMUP:
+            samples.append((time.perf_counter() - t0) * 1000)
+    p = percentiles(samples)
+    return {"service_p50_ms": p["p50_ms"], "service_p95_ms": p["p95_ms"], "service_p99_ms": p["p99_ms"],
+            "service_cache_hit_rate": round(deps.embedder.hit_rate(), 4)}
+
+
+def _http_phase(root: Path, subjects: int, queries: int) -> dict[str, Any]:
+    from carnet.api.server import free_port, wait_ready
+    from carnet.bootstrap import build_control_plane
+    from carnet.services.apikeys import create_key
+
+    settings = _settings(root)
+    plane = build_control_plane(settings)
+    key, _ = create_key(plane.catalog, plane.pepper, tenant=TENANT, roles=["agent"])
+    plane.catalog.close()
+    port = free_port()
+    env = {**os.environ, "CARNET_KEY_DIR": str(root / "keys"), "CARNET_LOG_LEVEL": "WARNING"}
+    cmd = [sys.executable, "-m", "carnet.cli", "serve", "--data-dir", str(root / "data"), "--port", str(port)]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        wait_ready(base, timeout=120)
+        return _assemble_http(base, key, subjects, queries)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def _assemble_http(base: str, key: str, subjects: int, queries: int) -> dict[str, Any]:
+    rng = random.Random(13)
+    samples: list[float] = []
+    with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=30) as http:
+        for i in range(queries + WARMUP):
+            body = {"subject_id": f"sub-{rng.randrange(subjects):06d}", "query": question(rng, 2_000_000 + i)}
+            t0 = time.perf_counter()
+            r = http.post("/api/v1/context/assemble", json=body)
+            elapsed = (time.perf_counter() - t0) * 1000
+            r.raise_for_status()
+            if i >= WARMUP:
+                samples.append(elapsed)
+        hit_rate = _server_cache_hit_rate(http)
+    p = percentiles(samples)
+    return {"http_p50_ms": p["p50_ms"], "http_p95_ms": p["p95_ms"], "http_p99_ms": p["p99_ms"],
+            "http_cache_hit_rate": hit_rate}
+
+
+def _server_cache_hit_rate(http: httpx.Client) -> float:
+    """Read the server's own query-cache counters from ``/metrics``."""
+    values: dict[str, float] = {}
+    for line in http.get("/metrics").text.splitlines():
+        for name in ("carnet_query_cache_hits_total", "carnet_query_cache_misses_total"):
+            if line.startswith(name + " "):
+                values[name] = float(line.split()[1])
+    hits = values.get("carnet_query_cache_hits_total", 0.0)
+    total = hits + values.get("carnet_query_cache_misses_total", 0.0)
+    return round(hits / total, 4) if total else 0.0
+
+
+def _print(s: dict[str, Any]) -> None:
+    print(f"machine: {s['machine']}")
+    print(f"load: {s['memories']} memories over {s['subjects']} subjects; outcomes {s.get('ingest_outcomes')}")
+    print(f"ingest: {s['ingest_per_s']} memories/s")
+    print(f"assemble (service): p50 {s['service_p50_ms']} ms  p95 {s['service_p95_ms']} ms  "
+          f"p99 {s['service_p99_ms']} ms  (query cache hit rate {s['service_cache_hit_rate']})")
+    print(f"assemble (HTTP):    p50 {s['http_p50_ms']} ms  p95 {s['http_p95_ms']} ms  p99 {s['http_p99_ms']} ms")

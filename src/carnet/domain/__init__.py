@@ -1,0 +1,1 @@
+"""Pure domain: records, scoring, reconcile rules, budgets. No I/O here."""

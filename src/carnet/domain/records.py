@@ -1,0 +1,120 @@
+"""The memory record (DESIGN.md "Memory record") and its value types."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from enum import StrEnum
+
+
+class Kind(StrEnum):
+    FACT = "fact"
+    EPISODE = "episode"
+    PROCEDURE = "procedure"
+
+
+class Status(StrEnum):
+    ACTIVE = "active"
+    SUPERSEDED = "superseded"
+    EXPIRED = "expired"
+    DELETED = "deleted"
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """Who a record belongs to. Every vector-store call takes one; adapters filter on both fields.
+
+    ``subject`` is the keyed hash of the caller's subject id, never the id itself.
+    """
+
+    tenant: str
+    subject: str
+
+    def __post_init__(self) -> None:
+        if not self.tenant or not self.subject:
+            raise ValueError("a scope needs both a tenant and a subject")
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """Provenance: what was said that produced a record."""
+
+    kind: str  # "api", "turn", "intake"
+    ref: str  # e.g. a dia_id, an idempotency key, an intake id
+    session_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RetentionClass:
+    name: str
+    days: int | None  # None: kept until erased
+
+    def expires_at(self, start: datetime) -> datetime | None:
+        return None if self.days is None else start + timedelta(days=self.days)
+
+
+@dataclass(frozen=True, slots=True)
+class Memory:
+    id: str
+    scope: Scope
+    kind: Kind
+    text: str
+    pseudo_text: str
+    recorded_at: datetime
+    valid_from: datetime
+    updated_at: datetime
+    category: str | None = None
+    tags: tuple[str, ...] = ()
+    importance: float = 0.5
+    confidence: float = 0.7
+    access_count: int = 0
+    reinforcement_count: int = 0
+    last_accessed_at: datetime | None = None
+    valid_to: datetime | None = None
+    expires_at: datetime | None = None
+    retention: str = "default"
+    status: Status = Status.ACTIVE
+    superseded_by: str | None = None
+    sources: tuple[Source, ...] = ()
+    agent_id: str | None = None
+    session_id: str | None = None
+
+    def reinforced(self, *, at: datetime, sources: tuple[Source, ...]) -> Memory:
+        """A duplicate was told again: count it, raise confidence, keep provenance."""
+        merged = self.sources + tuple(s for s in sources if s not in self.sources)
+        return replace(
+            self,
+            reinforcement_count=self.reinforcement_count + 1,
+            confidence=min(1.0, self.confidence + (1.0 - self.confidence) * 0.3),
+            updated_at=at,
+            sources=merged,
+        )
+
+    def superseded(self, *, by: str, at: datetime) -> Memory:
+        """Stop being true at ``at``; kept for history, hidden from recall by default."""
+        return replace(self, status=Status.SUPERSEDED, superseded_by=by, valid_to=at, updated_at=at)
+
+    def is_live(self, now: datetime) -> bool:
+        if self.status is not Status.ACTIVE:
+            return False
+        return self.expires_at is None or self.expires_at > now
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryEntry:
+    """A change to a record. Metadata only: never the text."""
+
+    memory_id: str
+    at: datetime
+    action: str  # created, merged, superseded, accessed, updated, deleted
+    actor: str
+    detail: dict[str, str] = field(default_factory=dict)
+
+
+_NAMESPACE = uuid.UUID("0b7c4f7e-8a5e-4d59-9c61-5b1f2c3d4e5f")
+
+
+def point_id(scope: Scope, key: str) -> str:
+    """Deterministic record id: the same scope and key always give the same id (idempotent replays)."""
+    return str(uuid.uuid5(_NAMESPACE, f"{scope.tenant}\x1f{scope.subject}\x1f{key}"))

@@ -1,0 +1,257 @@
+"""Text normalisation, tokens and overlap for French and English call-center notes. Pure, no I/O.
+
+Three consumers share these functions, and each needs the *same* answer for the same text:
+
+- reconcile (near-duplicate test, ``jaccard``) compares a new fact with stored ones;
+- the sparse encoder turns content tokens into keyed hashes (so a word and its stem must
+  always give the same token, or recall silently misses);
+- context assembly budgets prompts with ``estimate_tokens``.
+
+The pipeline is ``normalize`` (NFKC, casefold, one apostrophe, one dash) → ``tokenize``
+(elisions split off, hyphenated words kept whole, numbers and units canonical) → drop
+stopwords → Snowball stem (French or English, chosen per text) → accent fold. Accents are
+folded *after* stemming because the French Snowball rules read them.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+import unicodedata
+from collections.abc import Iterable, Set
+from functools import lru_cache
+from typing import Literal
+
+import snowballstemmer
+
+Lang = Literal["fr", "en"]
+
+_APOSTROPHES = str.maketrans({"’": "'", "‘": "'", "ʼ": "'", "`": "'", "´": "'"})
+_DASHES = str.maketrans({"‐": "-", "‑": "-", "‒": "-", "–": "-", "—": "-", "−": "-"})
+_SPACES = re.compile(r"[\s\u00a0\u202f]+")
+_LIGATURES = str.maketrans({"œ": "oe", "æ": "ae", "ø": "o", "ł": "l", "đ": "d"})
+
+
+def normalize(text: str) -> str:
+    """NFKC, casefold, one kind of apostrophe/dash, single spaces. Accents are kept."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    text = text.translate(_APOSTROPHES).translate(_DASHES)
+    return _SPACES.sub(" ", text).strip()
+
+
+def fold_accents(text: str) -> str:
+    """Drop combining marks (é→e, ç→c) and split ligatures (œ→oe): the matching form."""
+    decomposed = unicodedata.normalize("NFD", text.translate(_LIGATURES))
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
+def fold(text: str) -> str:
+    """``normalize`` then ``fold_accents``: what regex rules and exact comparisons read."""
+    return fold_accents(normalize(text))
+
+
+# --- tokenizer -------------------------------------------------------------------------
+
+_CURRENCY = {
+    "€": "eur", "eur": "eur", "euro": "eur", "euros": "eur",
+    "$": "usd", "usd": "usd", "dollar": "usd", "dollars": "usd",
+    "£": "gbp", "gbp": "gbp", "livres": "gbp",
+    "%": "pct", "km": "km", "m2": "m2", "m²": "m2",
+}  # fmt: skip
+_ORDINAL = r"(?:er|re|ère|ere|e|è|ème|eme|ième|ieme|nd|nde|st|rd|th)"
+_UNIT = r"(?:€|eur|euros?|\$|usd|dollars?|£|gbp|%|km|m2|m²)"
+
+# Order matters: the first alternative that matches at a position wins.
+_TOKEN = re.compile(
+    rf"""
+    (?P<email>[\w.+-]+@[\w-]+(?:\.[\w-]+)+)
+  | (?P<phone>(?:\+33\s?|0033\s?|0)[1-9](?:[\s.-]?\d{{2}}){{4}})(?!\d)
+  | (?P<date>\d{{1,4}}[/.-]\d{{1,2}}[/.-]\d{{1,4}})
+  | (?P<time>\d{{1,2}}h\d{{0,2}})\b
+  | (?P<num>\d{{1,3}}(?:[ \u00a0\u202f.]\d{{3}})+(?![\d.,])|\d+(?:[.,]\d+)?)
+      (?:\s?(?P<kilo>k)(?=\s?{_UNIT}|\b))?
+      (?:(?P<ord>{_ORDINAL})\b|\s?(?P<unit>{_UNIT})(?!\w))?
+  | (?P<cur>[€$£%])
+  | (?P<elision>\b(?:l|d|j|m|n|s|t|c|qu|jusqu|lorsqu|puisqu)')
+  | (?P<word>\w+(?:-\w+)*)
+    """,
+    re.VERBOSE,
+)
+
+# Inverted pronouns are split off a hyphenated word: "habite-t-il" -> "habite", "t", "il".
+_CLITIC_TAIL = re.compile(r"(?:-t)?-(?:il|elle|on|ils|elles|je|tu|nous|vous|moi|toi|lui|les|le|la|y|en|ce)$")
+
+
+def _number(raw: str, kilo: bool) -> str:
+    """'1 200' / '1.200' -> '1200'; '1,5' -> '1.5'; '2k' -> '2000'. Canonical, so amounts compare."""
+    compact = re.sub(r"[ \u00a0\u202f]", "", raw)
+    if re.fullmatch(r"\d{1,3}(?:\.\d{3})+", compact):
+        compact = compact.replace(".", "")
+    value = float(compact.replace(",", "."))
+    if kilo:
+        value *= 1000
+    return str(int(value)) if value.is_integer() else f"{value:g}"
+
+
+def _number_tokens(m: re.Match[str]) -> list[str]:
+    num = _number(m.group("num"), bool(m.group("kilo")))
+    if m.group("ord"):
+        return [f"{num}e"]  # 7e, 7ème, 7th -> 7e: one ordinal form for both languages
+    unit = m.group("unit")
+    return [num, _CURRENCY[unit]] if unit else [num]
+
+
+def _match_tokens(m: re.Match[str]) -> list[str]:
+    kind = m.lastgroup
+    if kind == "phone":
+        digits = re.sub(r"\D", "", m.group("phone"))
+        return ["0" + digits[-9:]]  # +33 6.. / 0033 6.. / 06.. -> 06..
+    if kind in ("email", "date", "time", "elision"):
+        return [m.group(kind)]
+    if kind == "cur":
+        return [_CURRENCY[m.group("cur")]]
+    if m.group("num") is not None:
+        return _number_tokens(m)
+    word = m.group("word")
+    tail = _CLITIC_TAIL.search(word)
+    if tail and tail.start() > 0:
+        return [word[: tail.start()], *[p for p in tail.group(0).split("-") if p]]
+    return [word]
+
+
+def tokenize(text: str) -> list[str]:
+    """Surface tokens of ``normalize(text)``, accents kept.
+
+    Elisions become their own token (``l'assurance`` → ``l'``, ``assurance``) so stopword
+    removal drops them; hyphenated words stay whole (``après-midi``, ``bonus-malus``);
+    numbers are canonical (``1 200``→``1200``, ``2k€``→``2000 eur``, ``750euros``→``750 eur``,
+    ``7ème``→``7e``); French phone numbers collapse to ten digits; emails and dates stay whole.
+    """
+    tokens: list[str] = []
+    for m in _TOKEN.finditer(normalize(text)):
+        tokens.extend(_match_tokens(m))
+    return tokens
+
+
+# --- stopwords ---------------------------------------------------------------------------
+
+FRENCH_STOPWORDS: frozenset[str] = frozenset(
+    """
+    l' d' j' m' n' s' t' c' qu' jusqu' lorsqu' puisqu'
+    le la les un une des du de au aux et ou à a en dans par pour sur sous avec sans chez vers entre
+    ce cet cette ces ça cela ceci il elle ils elles on je tu nous vous me te se moi toi lui leur leurs eux
+    son sa ses mon ma mes ton ta tes notre nos votre vos y qui que quoi dont où ne pas plus
+    est sont été être étant sera seront était étaient suis es sommes êtes soit
+    ai as avons avez ont avait avaient aura auront eu ayant
+    fait faire très aussi mais donc or ni car si comme tout tous toute toutes même bien encore déjà alors
+    quand puis ici là cas chaque
+    m. mme mlle monsieur madame client cliente adhérent adhérente sociétaire
+    """.split()
+)
+
+ENGLISH_STOPWORDS: frozenset[str] = frozenset(
+    """
+    the a an and or of to in on at by for with from as into over about up out off than then
+    is are was were be been being am has have had having do does did done will would shall should
+    can could may might must he she they it we you i me him her them us his hers their its our your my
+    this that these those there here which who whom whose what when where why how
+    not no nor but so if also very just too all any each both some such own same other
+    mr mrs ms miss customer client member 's
+    """.split()
+)
+
+_ALL_STOPWORDS = FRENCH_STOPWORDS | ENGLISH_STOPWORDS
+_FRENCH_ONLY = FRENCH_STOPWORDS - ENGLISH_STOPWORDS
+_ENGLISH_ONLY = ENGLISH_STOPWORDS - FRENCH_STOPWORDS
+
+
+def is_stopword(token: str) -> bool:
+    """A token is dropped if it is a stopword in either language (notes mix both)."""
+    return token in _ALL_STOPWORDS
+
+
+def detect_language(tokens: Iterable[str]) -> Lang:
+    """French unless English stopwords or English-only letters clearly outnumber French cues.
+
+    Ties (short notes such as "budget max 600 euros") go to French: the service's callers are
+    French call centers, and one fixed answer keeps stems stable for the same words.
+    """
+    fr = en = 0
+    for token in tokens:
+        if token in _FRENCH_ONLY or any(ch in token for ch in "éèêàçùûôîœ"):
+            fr += 1
+        elif token in _ENGLISH_ONLY:
+            en += 1
+    return "en" if en > fr else "fr"
+
+
+# --- stemming ----------------------------------------------------------------------------
+
+_STEMMERS = {"fr": snowballstemmer.stemmer("french"), "en": snowballstemmer.stemmer("english")}
+_STEM_LOCK = threading.Lock()  # Snowball stemmer objects keep a cursor: not thread-safe
+
+
+@lru_cache(maxsize=65536)
+def stem(token: str, lang: Lang) -> str:
+    """Snowball stem of one token, accent-folded. Numbers, emails, dates are returned as is.
+
+    Cached: call-center vocabulary is small, and this runs on every write and query.
+    """
+    if not token.isalpha() and not re.fullmatch(r"\w+(?:-\w+)+", token):
+        return fold_accents(token)
+    parts = token.split("-")
+    with _STEM_LOCK:
+        stemmed = [_STEMMERS[lang].stemWord(p) for p in parts]
+    return fold_accents("".join(stemmed))
+
+
+def content_terms(text: str) -> list[str]:
+    """Stemmed, folded content tokens in order, repeats kept (term frequencies for BM25)."""
+    tokens = tokenize(text)
+    lang = detect_language(tokens)
+    return [stem(t, lang) for t in tokens if not is_stopword(t)]
+
+
+def content_tokens(text: str) -> frozenset[str]:
+    """The set of ``content_terms``: what Jaccard compares."""
+    return frozenset(content_terms(text))
+
+
+def jaccard(a: str | Set[str], b: str | Set[str]) -> float:
+    """|A ∩ B| / |A ∪ B| over content tokens; accepts texts or precomputed token sets.
+
+    Two texts with no content token at all are not evidence of sameness: 0.0.
+    """
+    sa = content_tokens(a) if isinstance(a, str) else a
+    sb = content_tokens(b) if isinstance(b, str) else b
+    union = len(sa | sb)
+    return len(sa & sb) / union if union else 0.0
+
+
+def same_text(a: str, b: str) -> bool:
+    """Exact duplicate up to case, accents, spacing and final punctuation."""
+    return _exact_key(a) == _exact_key(b)
+
+
+def _exact_key(text: str) -> str:
+    return fold(text).rstrip(" .!;…")
+
+
+# --- LLM token estimate --------------------------------------------------------------------
+
+_WORDS = re.compile(r"\w+|[^\w\s]")
+
+
+def estimate_tokens(text: str) -> int:
+    """Upper-leaning estimate of LLM tokens: ``max(chars / 3.5, 1.3 × words-and-symbols)``.
+
+    Mistral's and e5's tokenizers spend ~1 token per 3.5–4 characters of French prose, more on
+    numbers, codes and rare names (which the word term catches). Budgets are hard limits, so
+    the estimate errs high rather than overflow a context window; exact counts would need
+    the serving model's tokenizer on the hot path.
+    """
+    if not text:
+        return 0
+    units = len(_WORDS.findall(text))
+    return max(1, math.ceil(max(len(text) / 3.5, 1.3 * units)))

@@ -1,0 +1,178 @@
+"""Ports: what the services need from the outside world, as Protocols.
+
+Adapters in ``carnet.adapters`` implement them; ``carnet.bootstrap`` is the one place that
+chooses and wires the adapters. Tests use fakes or the real adapters through the same ports.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from carnet.domain.records import HistoryEntry, Kind, Memory, Scope, Status
+
+Vector = npt.NDArray[np.float32]
+
+
+@dataclass(frozen=True, slots=True)
+class SparseVector:
+    indices: list[int]
+    values: list[float]
+
+
+@dataclass(frozen=True, slots=True)
+class IndexedMemory:
+    """A record with the vectors computed from its ``pseudo_text`` (never from ``text``)."""
+
+    memory: Memory
+    dense: Vector
+    sparse: SparseVector
+
+
+@dataclass(frozen=True, slots=True)
+class RecordFilter:
+    """Narrowing inside a scope. The scope itself is not part of it: adapters add it, always."""
+
+    kinds: tuple[Kind, ...] | None = None
+    statuses: tuple[Status, ...] | None = (Status.ACTIVE,)
+    category: str | None = None
+    not_expired_at: datetime | None = None  # drop records whose expires_at is before this instant
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A record found by one retriever, with that retriever's raw score."""
+
+    memory: Memory
+    score: float
+    vector: Vector | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class HybridHits:
+    dense: list[Candidate] = field(default_factory=list)  # score = cosine similarity
+    sparse: list[Candidate] = field(default_factory=list)  # score = BM25-style dot product
+
+
+@dataclass(frozen=True, slots=True)
+class AccessUpdate:
+    memory_id: str
+    count_delta: int
+    at: datetime
+
+
+class VectorIndex(Protocol):
+    """Records and their vectors. Every method takes a ``Scope``; there is no unscoped query."""
+
+    def upsert(self, scope: Scope, items: Sequence[IndexedMemory]) -> None: ...
+
+    def replace_payload(self, scope: Scope, memories: Sequence[Memory]) -> None:
+        """Rewrite the stored record fields (status, counters…) keeping the vectors."""
+        ...
+
+    def hybrid_search(
+        self,
+        scope: Scope,
+        *,
+        dense: Vector,
+        sparse: SparseVector | None,
+        limit: int,
+        where: RecordFilter,
+        with_vectors: bool = False,
+    ) -> HybridHits: ...
+
+    def get(self, scope: Scope, ids: Sequence[str]) -> list[Memory]: ...
+
+    def scroll(
+        self, scope: Scope, *, where: RecordFilter, limit: int, offset: str | None = None
+    ) -> tuple[list[Memory], str | None]: ...
+
+    def count(self, scope: Scope, *, where: RecordFilter) -> int: ...
+
+    def delete(self, scope: Scope, ids: Sequence[str]) -> None: ...
+
+    def record_access(self, scope: Scope, updates: Sequence[AccessUpdate]) -> None: ...
+
+    def check(self) -> None:
+        """Raise ``DependencyUnavailable`` when the store cannot answer."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class Embedder(Protocol):
+    """Dense text embeddings, L2-normalised, so a dot product is a cosine."""
+
+    @property
+    def model_id(self) -> str: ...
+
+    @property
+    def dim(self) -> int: ...
+
+    def embed_passages(self, texts: Sequence[str]) -> Vector:
+        """Shape (len(texts), dim). Called in batches on writes."""
+        ...
+
+    def embed_query(self, text: str) -> Vector:
+        """Shape (dim,)."""
+        ...
+
+
+class SparseEncoder(Protocol):
+    """Keyword vectors whose indices are keyed token hashes (no word is stored in clear)."""
+
+    def encode_document(self, scope: Scope, text: str) -> SparseVector: ...
+
+    def encode_query(self, scope: Scope, text: str) -> SparseVector: ...
+
+
+class SubjectHasher(Protocol):
+    """Turns a caller's subject id (personal data) into the keyed hash stored everywhere."""
+
+    def subject_hash(self, tenant: str, subject_id: str) -> str: ...
+
+    def token_key(self, tenant: str) -> bytes:
+        """Per-tenant key for hashing sparse tokens."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class ApiKeyRecord:
+    key_id: str
+    tenant: str
+    roles: tuple[str, ...]
+    created_at: datetime
+    revoked: bool = False
+
+
+class Catalog(Protocol):
+    """The control plane: API keys and record history (SQLite embedded, PostgreSQL later)."""
+
+    def add_api_key(self, *, key_id: str, key_hash: str, tenant: str, roles: Sequence[str]) -> ApiKeyRecord: ...
+
+    def find_api_key(self, key_hash: str) -> ApiKeyRecord | None: ...
+
+    def append_history(self, scope: Scope, entries: Sequence[HistoryEntry]) -> None: ...
+
+    def history(self, scope: Scope, memory_id: str) -> list[HistoryEntry]: ...
+
+    def add_aliases(self, scope: Scope, aliases: dict[str, str]) -> None:
+        """Remember that write id ``alias`` was merged into record ``target`` (so a replay is a no-op)."""
+        ...
+
+    def resolve_aliases(self, scope: Scope, ids: Sequence[str]) -> dict[str, str]:
+        """``{alias: target}`` for those of ``ids`` that were merged into another record."""
+        ...
+
+    def check(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class Clock(Protocol):
+    def now(self) -> datetime: ...

@@ -1,0 +1,1 @@
+"""Use cases over the ports: remember, search, assemble, list/get. Orchestration only."""

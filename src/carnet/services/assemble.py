@@ -1,0 +1,90 @@
+"""Assemble: the best records per tier under per-tier budgets, rendered as a prompt block."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from carnet.domain.budget import TierBudget, pack
+from carnet.domain.prompt import render
+from carnet.domain.records import Kind
+from carnet.domain.text import estimate_tokens
+from carnet.errors import InvalidBudget
+from carnet.services.deps import Deps
+from carnet.services.recall import Query, Ranked, ensure_subject_exists, rank, validate_query
+from carnet.services.scope import scope_for
+
+
+@dataclass(frozen=True, slots=True)
+class Budgets:
+    memories: TierBudget
+    episodes: TierBudget
+    procedures: TierBudget
+    min_relevance: float
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    memories: list[Ranked]
+    episodes: list[Ranked]
+    procedures: list[Ranked]
+    prompt: str
+    stats: dict[str, float | int]
+
+
+def budgets(deps: Deps, *, overrides: dict[str, int | float | None]) -> Budgets:
+    """Request overrides on top of the configured defaults; any budget <= 0 is refused."""
+    d = deps.assemble
+
+    def tier(name: str, default: TierBudget) -> TierBudget:
+        items = overrides.get(f"max_{name}")
+        tokens = overrides.get(f"{name}_tokens")
+        for label, value in ((f"max_{name}", items), (f"{name}_tokens", tokens)):
+            if value is not None and value <= 0:
+                raise InvalidBudget(f"{label} must be greater than 0")
+        return TierBudget(int(items or default.max_items), int(tokens or default.max_tokens))
+
+    floor = overrides.get("min_relevance")
+    if floor is not None and not 0.0 <= floor <= 1.0:
+        raise InvalidBudget("min_relevance must be between 0 and 1")
+    return Budgets(
+        memories=tier("memories", d.memories),
+        episodes=tier("episodes", d.episodes),
+        procedures=tier("procedures", d.procedures),
+        min_relevance=d.min_relevance if floor is None else float(floor),
+    )
+
+
+def assemble(deps: Deps, *, tenant: str, subject_id: str, query: str, budget: Budgets) -> Context:
+    started = time.perf_counter()
+    scope = scope_for(deps, tenant, subject_id)
+    validate_query(deps, Query(text=query))
+    now = deps.clock.now()
+    qvec = deps.embedder.embed_query(query)
+    facts = rank(deps, scope, Query(query, k=budget.memories.max_items * 2, kinds=(Kind.FACT,),
+                                    min_relevance=budget.min_relevance), qvec, now)
+    others = rank(deps, scope, Query(query, k=(budget.episodes.max_items + budget.procedures.max_items) * 2,
+                                     kinds=(Kind.EPISODE, Kind.PROCEDURE), min_relevance=budget.min_relevance),
+                  qvec, now)
+    if not facts and not others:
+        ensure_subject_exists(deps, scope)
+
+    def cost(r: Ranked) -> int:
+        return estimate_tokens(r.memory.text) + 8  # the date and bullet around each line
+
+    mem, mem_tokens = pack(facts, budget.memories, cost)
+    epi, epi_tokens = pack([r for r in others if r.memory.kind is Kind.EPISODE], budget.episodes, cost)
+    pro, pro_tokens = pack([r for r in others if r.memory.kind is Kind.PROCEDURE], budget.procedures, cost)
+    prompt = render(facts=[r.memory for r in mem], episodes=[r.memory for r in epi],
+                    procedures=[r.memory for r in pro], locale=deps.locale)
+    chosen = mem + epi + pro
+    deps.access.record(scope, [r.memory.id for r in chosen], now)
+    scores = [r.score for r in chosen]
+    stats: dict[str, float | int] = {
+        "count": len(chosen),
+        "top_score": round(max(scores), 4) if scores else 0.0,
+        "mean_score": round(sum(scores) / len(scores), 4) if scores else 0.0,
+        "tokens": mem_tokens + epi_tokens + pro_tokens,
+        "latency_ms": round((time.perf_counter() - started) * 1000, 3),
+    }
+    return Context(mem, epi, pro, prompt, stats)

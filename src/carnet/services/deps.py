@@ -1,0 +1,54 @@
+"""The dependencies every use case takes, built once by ``carnet.bootstrap``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from carnet.domain.budget import TierBudget
+from carnet.domain.reconcile import ReconcileThresholds
+from carnet.domain.records import RetentionClass
+from carnet.domain.scoring import CosineScale, Weights
+from carnet.ports import Catalog, Clock, SparseEncoder, SubjectHasher, VectorIndex
+from carnet.services.access import AccessRecorder
+from carnet.services.locks import SubjectLocks
+from carnet.services.query_cache import CachedEmbedder
+
+
+@dataclass(frozen=True, slots=True)
+class AssembleDefaults:
+    memories: TierBudget = TierBudget(15, 1200)
+    episodes: TierBudget = TierBudget(3, 600)
+    procedures: TierBudget = TierBudget(3, 400)
+    min_relevance: float = 0.55
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    max_text_chars: int = 8000
+    max_batch: int = 500
+    max_query_chars: int = 2000
+    max_k: int = 100
+
+
+@dataclass(frozen=True, slots=True)
+class Deps:
+    index: VectorIndex
+    embedder: CachedEmbedder
+    sparse: SparseEncoder
+    hasher: SubjectHasher
+    catalog: Catalog
+    clock: Clock
+    locks: SubjectLocks
+    access: AccessRecorder
+    thresholds: ReconcileThresholds
+    scale: CosineScale
+    weights: Weights
+    assemble: AssembleDefaults = AssembleDefaults()
+    limits: Limits = Limits()
+    search_min_relevance: float = 0.0
+    candidates: int = 60
+    locale: str = "fr"
+    embed_dates: bool = True
+    retention: dict[str, RetentionClass] = field(
+        default_factory=lambda: {"default": RetentionClass("default", None)}
+    )

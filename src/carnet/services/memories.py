@@ -1,0 +1,44 @@
+"""Reading records directly: list with filters and paging, get one, its history."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from carnet.domain.records import HistoryEntry, Kind, Memory, Status
+from carnet.errors import InvalidInput, MemoryNotFound, SubjectNotFound
+from carnet.ports import RecordFilter
+from carnet.services.deps import Deps
+from carnet.services.scope import scope_for
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    items: list[Memory]
+    next_cursor: str | None
+
+
+def list_memories(deps: Deps, *, tenant: str, subject_id: str, kind: Kind | None = None,
+                  status: Status | None = Status.ACTIVE, category: str | None = None,
+                  limit: int = 50, cursor: str | None = None) -> Page:
+    if not 1 <= limit <= 500:
+        raise InvalidInput("limit must be between 1 and 500")
+    scope = scope_for(deps, tenant, subject_id)
+    where = RecordFilter(kinds=(kind,) if kind else None, statuses=(status,) if status else None,
+                         category=category)
+    items, nxt = deps.index.scroll(scope, where=where, limit=limit, offset=cursor)
+    if not items and cursor is None and deps.index.count(scope, where=RecordFilter(statuses=None)) == 0:
+        raise SubjectNotFound()
+    return Page(items, nxt)
+
+
+def get_memory(deps: Deps, *, tenant: str, subject_id: str, memory_id: str) -> Memory:
+    scope = scope_for(deps, tenant, subject_id)
+    found = deps.index.get(scope, [memory_id])
+    if not found:
+        raise MemoryNotFound(memory_id)
+    return found[0]
+
+
+def memory_history(deps: Deps, *, tenant: str, subject_id: str, memory_id: str) -> list[HistoryEntry]:
+    get_memory(deps, tenant=tenant, subject_id=subject_id, memory_id=memory_id)
+    return deps.catalog.history(scope_for(deps, tenant, subject_id), memory_id)

@@ -1,0 +1,98 @@
+"""Search: hybrid retrieval (dense + keyword) inside the subject's scope, then the weighted score."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+
+from carnet.domain.records import Kind, Memory, Scope, Status
+from carnet.domain.scoring import Signals, final_score, signals
+from carnet.errors import InvalidInput, SubjectNotFound
+from carnet.ports import HybridHits, RecordFilter, Vector
+from carnet.services.deps import Deps
+from carnet.services.scope import scope_for
+
+
+@dataclass(frozen=True, slots=True)
+class Ranked:
+    memory: Memory
+    score: float
+    signals: Signals
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    text: str
+    k: int = 10
+    kinds: tuple[Kind, ...] | None = None
+    include_superseded: bool = False
+    min_relevance: float | None = None
+
+
+def search(deps: Deps, *, tenant: str, subject_id: str, query: Query) -> list[Ranked]:
+    scope = scope_for(deps, tenant, subject_id)
+    validate_query(deps, query)
+    now = deps.clock.now()
+    qvec = deps.embedder.embed_query(query.text)
+    ranked = rank(deps, scope, query, qvec, now)
+    if not ranked:
+        ensure_subject_exists(deps, scope)
+    deps.access.record(scope, [r.memory.id for r in ranked], now)
+    return ranked
+
+
+def validate_query(deps: Deps, query: Query) -> None:
+    if not query.text.strip():
+        raise InvalidInput("query is empty")
+    if len(query.text) > deps.limits.max_query_chars:
+        raise InvalidInput(f"query is longer than {deps.limits.max_query_chars} characters")
+    if not 1 <= query.k <= deps.limits.max_k:
+        raise InvalidInput(f"k must be between 1 and {deps.limits.max_k}")
+    if query.min_relevance is not None and not 0.0 <= query.min_relevance <= 1.0:
+        raise InvalidInput("min_relevance must be between 0 and 1")
+
+
+def ensure_subject_exists(deps: Deps, scope: Scope) -> None:
+    """Only called when nothing matched, so a known subject costs nothing on the hot path."""
+    if deps.index.count(scope, where=RecordFilter(statuses=None)) == 0:
+        raise SubjectNotFound()
+
+
+def rank(deps: Deps, scope: Scope, query: Query, qvec: Vector, now: datetime) -> list[Ranked]:
+    statuses = None if query.include_superseded else (Status.ACTIVE,)
+    where = RecordFilter(kinds=query.kinds, statuses=statuses,
+                         not_expired_at=None if query.include_superseded else now)
+    hits = deps.index.hybrid_search(
+        scope,
+        dense=qvec,
+        sparse=deps.sparse.encode_query(scope, query.text),
+        limit=max(deps.candidates, query.k),
+        where=where,
+        with_vectors=True,
+    )
+    floor = deps.search_min_relevance if query.min_relevance is None else query.min_relevance
+    ranked = [r for r in score_hits(deps, hits, qvec, now) if r.signals.relevance >= floor]
+    ranked.sort(key=lambda r: r.score, reverse=True)
+    return ranked[: query.k]
+
+
+def score_hits(deps: Deps, hits: HybridHits, qvec: Vector, now: datetime) -> list[Ranked]:
+    """Union of both retrievers. Every candidate gets a real cosine (computed from its vector when only
+    the keyword retriever found it) and a keyword score normalised by the best keyword score."""
+    cosines: dict[str, float] = {c.memory.id: c.score for c in hits.dense}
+    memories: dict[str, Memory] = {c.memory.id: c.memory for c in hits.dense}
+    top_kw = max((c.score for c in hits.sparse), default=0.0)
+    keyword: dict[str, float] = {}
+    for c in hits.sparse:
+        keyword[c.memory.id] = c.score / top_kw if top_kw > 0 else 0.0
+        if c.memory.id not in cosines:
+            memories[c.memory.id] = c.memory
+            cosines[c.memory.id] = float(np.dot(c.vector, qvec)) if c.vector is not None else 0.0
+    out = []
+    for mid, memory in memories.items():
+        s = signals(memory, cosine=cosines[mid], keyword=keyword.get(mid, 0.0), scale=deps.scale,
+                    weights=deps.weights, now=now)
+        out.append(Ranked(memory, final_score(s, deps.weights), s))
+    return out

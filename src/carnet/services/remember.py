@@ -1,0 +1,219 @@
+"""Remember: validate, embed in one batch, reconcile against the subject's records, write.
+
+Order of writes (so a failure never leaves a half-applied batch visible as "done"): new points are
+upserted first, then the records they merge into or supersede are rewritten, then history is appended.
+A replay of the same batch finds every id already stored and changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+
+import numpy as np
+
+from carnet.domain.embedding_text import embedding_text
+from carnet.domain.reconcile import Action, decide
+from carnet.domain.records import HistoryEntry, Kind, Memory, Scope, Source, point_id
+from carnet.domain.text import normalize
+from carnet.errors import InvalidInput
+from carnet.ports import IndexedMemory, RecordFilter, Vector
+from carnet.services.deps import Deps
+from carnet.services.scope import scope_for
+
+RECONCILE_CANDIDATES = 8
+
+
+@dataclass(frozen=True, slots=True)
+class NewMemory:
+    text: str
+    kind: Kind = Kind.FACT
+    occurred_at: datetime | None = None
+    importance: float | None = None
+    category: str | None = None
+    tags: tuple[str, ...] = ()
+    retention: str | None = None
+    idempotency_key: str | None = None
+    sources: tuple[Source, ...] = ()
+    context: str | None = None  # embedded with the text, never stored as provenance
+    session_id: str | None = None
+    agent_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What reconcile did with one input: ``created``, ``merged``, ``superseded`` or ``unchanged``."""
+
+    action: str
+    memory: Memory
+    merged_into: str | None = None
+    superseded: tuple[str, ...] = ()
+    reason: str = ""
+
+
+@dataclass(slots=True)
+class _Batch:
+    """Working state of one call: records to insert and stored records to rewrite."""
+
+    new: dict[str, IndexedMemory] = field(default_factory=dict)
+    changed: dict[str, Memory] = field(default_factory=dict)
+    history: list[HistoryEntry] = field(default_factory=list)
+    aliases: dict[str, str] = field(default_factory=dict)
+
+
+def remember(deps: Deps, *, tenant: str, subject_id: str, items: Sequence[NewMemory], actor: str) -> list[Outcome]:
+    _validate(deps, items)
+    scope = scope_for(deps, tenant, subject_id)
+    now = deps.clock.now()
+    with deps.locks.for_scope(scope):
+        ids = [_id_for(scope, item) for item in items]
+        aliases = deps.catalog.resolve_aliases(scope, list(dict.fromkeys(ids)))
+        wanted = list(dict.fromkeys([aliases.get(i, i) for i in ids]))
+        stored = {m.id: m for m in deps.index.get(scope, wanted)}
+        seen = {i for i in ids if aliases.get(i, i) in stored}
+        fresh = [(i, item) for i, item in zip(ids, items, strict=True) if i not in seen]
+        vectors = _embed(deps, fresh, now)
+        batch = _Batch()
+        outcomes: dict[str, Outcome] = {}
+        for (mid, item), vec in zip(fresh, vectors, strict=True):
+            if mid in batch.new or mid in outcomes:
+                continue  # the same item twice in one request
+            outcomes[mid] = _reconcile_one(deps, scope, batch, mid, item, vec, now, actor)
+        _write(deps, scope, batch)
+    return [outcomes.get(i) or Outcome("unchanged", stored[aliases.get(i, i)]) for i in ids]
+
+
+def _validate(deps: Deps, items: Sequence[NewMemory]) -> None:
+    if not items:
+        raise InvalidInput("no memory to remember")
+    if len(items) > deps.limits.max_batch:
+        raise InvalidInput(f"at most {deps.limits.max_batch} memories per request")
+    for n, item in enumerate(items):
+        if not item.text.strip():
+            raise InvalidInput(f"memory {n}: text is empty", index=n)
+        if len(item.text) > deps.limits.max_text_chars:
+            raise InvalidInput(f"memory {n}: text is longer than {deps.limits.max_text_chars} characters", index=n)
+        if item.importance is not None and not 0.0 <= item.importance <= 1.0:
+            raise InvalidInput(f"memory {n}: importance must be between 0 and 1", index=n)
+        if item.retention is not None and item.retention not in deps.retention:
+            raise InvalidInput(f"memory {n}: unknown retention class", index=n)
+
+
+def _id_for(scope: Scope, item: NewMemory) -> str:
+    if item.idempotency_key:
+        return point_id(scope, "key:" + item.idempotency_key)
+    return point_id(scope, f"text:{item.kind.value}:{normalize(item.text)}")
+
+
+def _embed(deps: Deps, fresh: list[tuple[str, NewMemory]], now: datetime) -> Vector:
+    texts = [
+        embedding_text(
+            item.text,  # pseudo_text: PII pseudonymisation slots in here (issue 4)
+            at=(item.occurred_at or now) if deps.embed_dates else None,
+            locale=deps.locale,
+            context=item.context,
+        )
+        for _, item in fresh
+    ]
+    return deps.embedder.embed_passages(texts)
+
+
+def _build(deps: Deps, scope: Scope, mid: str, item: NewMemory, now: datetime) -> Memory:
+    valid_from = item.occurred_at or now
+    retention = deps.retention[item.retention or "default"]
+    return Memory(
+        id=mid,
+        scope=scope,
+        kind=item.kind,
+        text=item.text,
+        pseudo_text=item.text,
+        recorded_at=now,
+        valid_from=valid_from,
+        updated_at=now,
+        category=item.category,
+        tags=item.tags,
+        importance=0.5 if item.importance is None else item.importance,
+        expires_at=retention.expires_at(valid_from),
+        retention=retention.name,
+        sources=item.sources or (Source("api", mid, item.session_id),),
+        agent_id=item.agent_id,
+        session_id=item.session_id,
+    )
+
+
+def _candidates(deps: Deps, scope: Scope, batch: _Batch, kind: Kind, vec: Vector,
+                now: datetime) -> list[tuple[Memory, float]]:
+    """The subject's live records of the same kind nearest to ``vec``, stored or pending in this batch."""
+    hits = deps.index.hybrid_search(
+        scope,
+        dense=vec,
+        sparse=None,
+        limit=RECONCILE_CANDIDATES,
+        where=RecordFilter(kinds=(kind,), not_expired_at=now),
+    )
+    found: dict[str, tuple[Memory, float]] = {}
+    for c in hits.dense:
+        current = batch.changed.get(c.memory.id, c.memory)
+        if current.is_live(now):
+            found[current.id] = (current, c.score)
+    for pending in batch.new.values():
+        m = batch.changed.get(pending.memory.id, pending.memory)
+        if m.kind is kind and m.is_live(now):
+            found[m.id] = (m, float(np.dot(pending.dense, vec)))
+    return sorted(found.values(), key=lambda mc: mc[1], reverse=True)[:RECONCILE_CANDIDATES]
+
+
+def _reconcile_one(deps: Deps, scope: Scope, batch: _Batch, mid: str, item: NewMemory, vec: Vector,
+                   now: datetime, actor: str) -> Outcome:
+    candidates = _candidates(deps, scope, batch, item.kind, vec, now)
+    decision = decide(item.text, candidates, deps.thresholds)
+    record = _build(deps, scope, mid, item, now)
+    if decision.action in (Action.MERGE, Action.UNCHANGED) and decision.target is not None:
+        target = _resolve(batch, decision.target, candidates)
+        merged = target.reinforced(at=now, sources=record.sources)
+        _stage_change(batch, merged)
+        batch.aliases[mid] = target.id
+        batch.history.append(HistoryEntry(target.id, now, "merged", actor, {"from": mid, "rule": decision.reason}))
+        return Outcome("merged", merged, merged_into=target.id, reason=decision.reason)
+    batch.new[mid] = IndexedMemory(record, vec, deps.sparse.encode_document(scope, record.pseudo_text))
+    batch.history.append(HistoryEntry(mid, now, "created", actor, {"rule": decision.reason}))
+    superseded: list[str] = []
+    if decision.action is Action.SUPERSEDE:
+        for old_id in decision.superseded:
+            old = _resolve(batch, old_id, candidates)
+            _stage_change(batch, old.superseded(by=mid, at=record.valid_from))
+            batch.history.append(HistoryEntry(old_id, now, "superseded", actor, {"by": mid, "rule": decision.reason}))
+            superseded.append(old_id)
+    action = "superseded" if superseded else "created"
+    return Outcome(action, record, superseded=tuple(superseded), reason=decision.reason)
+
+
+def _resolve(batch: _Batch, mid: str, candidates: Sequence[tuple[Memory, float]] = ()) -> Memory:
+    if mid in batch.changed:
+        return batch.changed[mid]
+    if mid in batch.new:
+        return batch.new[mid].memory
+    for m, _ in candidates:
+        if m.id == mid:
+            return m
+    raise KeyError(mid)
+
+
+def _stage_change(batch: _Batch, memory: Memory) -> None:
+    if memory.id in batch.new:
+        pending = batch.new[memory.id]
+        batch.new[memory.id] = replace(pending, memory=memory)
+    else:
+        batch.changed[memory.id] = memory
+
+
+def _write(deps: Deps, scope: Scope, batch: _Batch) -> None:
+    if batch.new:
+        deps.index.upsert(scope, list(batch.new.values()))
+    if batch.changed:
+        deps.index.replace_payload(scope, list(batch.changed.values()))
+    if batch.aliases:
+        deps.catalog.add_aliases(scope, batch.aliases)
+    if batch.history:
+        deps.catalog.append_history(scope, batch.history)

@@ -1,0 +1,49 @@
+from dataclasses import replace
+from datetime import UTC, datetime
+
+import pytest
+
+from carnet.domain.budget import TierBudget, pack
+from carnet.domain.prompt import preamble, render
+from carnet.domain.records import Kind, Memory, Scope
+
+
+def test_pack_respects_item_and_token_budgets() -> None:
+    items = [5, 5, 5, 5]
+    chosen, used = pack(items, TierBudget(max_items=3, max_tokens=100), cost=lambda x: x)
+    assert chosen == [5, 5, 5] and used == 15
+    chosen, used = pack(items, TierBudget(max_items=10, max_tokens=12), cost=lambda x: x)
+    assert chosen == [5, 5] and used == 10
+
+
+def test_pack_skips_an_item_too_long_but_keeps_shorter_ones() -> None:
+    chosen, used = pack([50, 3, 4], TierBudget(max_items=10, max_tokens=10), cost=lambda x: x)
+    assert chosen == [3, 4] and used == 7
+
+
+def test_budget_refuses_negative_values() -> None:
+    with pytest.raises(ValueError):
+        TierBudget(-1, 10)
+
+
+def _m(subject: str, text: str, day: int) -> Memory:
+    at = datetime(2025, 3, day, tzinfo=UTC)
+    return Memory(id=f"{subject}-{day}", scope=Scope("t", subject), kind=Kind.FACT, text=text,
+                  pseudo_text=text, recorded_at=at, valid_from=at, updated_at=at)
+
+
+@pytest.mark.parametrize("locale", ["fr", "en"])
+def test_stable_part_is_byte_identical_across_subjects_and_calls(locale: str) -> None:
+    a = render(facts=[_m("s1", "habite à Lyon", 1)], episodes=[], procedures=[], locale=locale)
+    b = render(facts=[_m("s2", "budget 750 euros", 2), _m("s2", "préfère le courriel", 3)],
+               episodes=[replace(_m("s2", "appel sinistre", 4), kind=Kind.EPISODE)], procedures=[], locale=locale)
+    stable = preamble(locale)
+    assert a.startswith(stable) and b.startswith(stable)
+    # Nothing volatile leaks into the stable part: no record id, no subject, no text.
+    for volatile in ("s1", "s2", "Lyon", "750"):
+        assert volatile not in stable
+
+
+def test_volatile_records_come_last_with_their_dates() -> None:
+    out = render(facts=[_m("s", "habite à Villeurbanne", 9)], episodes=[], procedures=[], locale="fr")
+    assert out.rstrip().endswith("- [9 mars 2025] habite à Villeurbanne")

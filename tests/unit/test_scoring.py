@@ -1,0 +1,58 @@
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from carnet.domain.records import Kind, Memory, Scope
+from carnet.domain.scoring import CosineScale, Weights, final_score, frequency, recency, signals
+
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def _memory(**kw: object) -> Memory:
+    base = Memory(id="m", scope=Scope("t", "s"), kind=Kind.FACT, text="x", pseudo_text="x",
+                  recorded_at=NOW, valid_from=NOW, updated_at=NOW)
+    return replace(base, **kw)  # type: ignore[arg-type]
+
+
+def test_cosine_scale_maps_model_range_to_unit_interval() -> None:
+    scale = CosineScale(zero=0.75, one=0.95)
+    assert scale.relevance(0.75) == 0.0
+    assert scale.relevance(0.95) == 1.0
+    assert scale.relevance(0.85) == pytest.approx(0.5)
+    assert scale.relevance(0.2) == 0.0 and scale.relevance(0.99) == 1.0
+
+
+def test_recency_halves_every_half_life() -> None:
+    old = _memory(valid_from=NOW - timedelta(days=90), updated_at=NOW - timedelta(days=90))
+    assert recency(old, NOW, 90.0) == pytest.approx(0.5)
+    assert recency(_memory(), NOW, 90.0) == pytest.approx(1.0)
+
+
+def test_frequency_saturates_and_counts_reinforcement_double() -> None:
+    assert frequency(_memory()) == 0.0
+    assert frequency(_memory(reinforcement_count=1)) == pytest.approx(frequency(_memory(access_count=2)))
+    assert 0.85 < frequency(_memory(access_count=10)) < 1.0
+
+
+def test_relevance_dominates_with_default_weights() -> None:
+    w = Weights()
+    scale = CosineScale(0.7, 0.95)
+    relevant = signals(_memory(importance=0.1), cosine=0.93, keyword=0.5, scale=scale, weights=w, now=NOW)
+    important = signals(_memory(importance=1.0), cosine=0.72, keyword=0.0, scale=scale, weights=w, now=NOW)
+    assert final_score(relevant, w) > final_score(important, w)
+
+
+def test_importance_breaks_ties_between_equally_relevant_records() -> None:
+    w = Weights()
+    scale = CosineScale()
+    a = signals(_memory(importance=0.9), cosine=0.8, keyword=0.3, scale=scale, weights=w, now=NOW)
+    b = signals(_memory(importance=0.2), cosine=0.8, keyword=0.3, scale=scale, weights=w, now=NOW)
+    assert final_score(a, w) > final_score(b, w)
+
+
+def test_signals_are_exposed_rounded() -> None:
+    s = signals(_memory(), cosine=0.812345, keyword=0.0, scale=CosineScale(), weights=Weights(), now=NOW)
+    assert s.as_dict()["cosine"] == 0.8123
+    assert set(s.as_dict()) == {"cosine", "relevance", "keyword", "importance", "recency", "frequency",
+                                "confidence"}
