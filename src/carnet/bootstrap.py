@@ -11,12 +11,12 @@ from prometheus_client import CollectorRegistry
 
 from carnet.adapters.dev_keys import DevSubjectHasher, load_or_create_master
 from carnet.adapters.sqlite_catalog import SqliteCatalog
-from carnet.metrics import registry_for
 from carnet.config import EmbedderKind, Environment, Settings, VectorBackend
 from carnet.domain.budget import TierBudget
 from carnet.domain.reconcile import ReconcileThresholds
 from carnet.domain.records import RetentionClass
 from carnet.domain.scoring import CosineScale, Weights
+from carnet.metrics import registry_for
 from carnet.ports import Catalog, Embedder, VectorIndex
 from carnet.services.access import AccessRecorder
 from carnet.services.deps import AssembleDefaults, Deps, Limits

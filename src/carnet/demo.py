@@ -19,7 +19,7 @@ from carnet.services.apikeys import create_key
 TENANT = "demo-mutuelle"
 MEMBER = "ADH-0042"
 
-FIRST_CALL = [
+FIRST_CALL: list[dict[str, Any]] = [
     {"text": "Le membre a un contrat habitation formule Confort depuis 2019.", "importance": 0.7,
      "occurred_at": "2024-01-15T10:00:00+01:00", "category": "contrat"},
     {"text": "Le membre habite à Lyon 7e.", "importance": 0.6, "occurred_at": "2024-01-15T10:01:00+01:00",
@@ -32,7 +32,7 @@ FIRST_CALL = [
      "occurred_at": "2024-03-04T09:35:00+01:00", "category": "projet"},
 ]
 
-SECOND_CALL = [
+SECOND_CALL: list[dict[str, Any]] = [
     {"text": "Le membre habite maintenant à Villeurbanne.", "importance": 0.6,
      "occurred_at": "2024-06-10T14:00:00+02:00", "category": "adresse"},
     {"text": "Budget maximum pour une assurance auto : 750 euros par an.", "importance": 0.5,

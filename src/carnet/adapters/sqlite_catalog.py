@@ -126,7 +126,7 @@ class SqliteCatalog:
         marks = ",".join("?" * len(ids))
         with self._lock:
             rows = self._db.execute(
-                f"SELECT alias_id, memory_id FROM aliases WHERE tenant = ? AND subject = ?"  # noqa: S608
+                f"SELECT alias_id, memory_id FROM aliases WHERE tenant = ? AND subject = ?"
                 f" AND alias_id IN ({marks})",
                 (scope.tenant, scope.subject, *ids),
             ).fetchall()

@@ -8,7 +8,6 @@ from collections.abc import Awaitable, Callable
 import structlog
 from fastapi import FastAPI, Request, Response
 from fastapi.responses import JSONResponse
-from starlette.routing import Match
 
 from carnet import __version__
 from carnet.api import errors, routes_context, routes_health, routes_memories, routes_metrics
@@ -20,13 +19,10 @@ MAX_BODY_BYTES = 5 * 1024 * 1024
 
 
 def _route_template(request: Request) -> str:
-    """The matched route's path template (``/api/v1/subjects/{subject_id}/search``), never the raw path,
-    which carries a subject id (personal data)."""
-    for route in request.app.router.routes:
-        match, _ = route.matches(request.scope)
-        if match is Match.FULL:
-            return str(getattr(route, "path", "?"))
-    return "<unmatched>"
+    """The matched route's path template (``/api/v1/subjects/{subject_id}/search``), set by the router
+    in the scope; never the raw path, which carries a subject id (personal data)."""
+    route = request.scope.get("route")
+    return str(getattr(route, "path", "<unmatched>"))
 
 
 def create_app(container: Container) -> FastAPI:

@@ -32,6 +32,11 @@ CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 # provenance): a reply such as "Yes, twice!" only makes sense with the question it answers.
 CONTEXT_TURNS = 1
 CONTEXT_CHARS = 400  # keep the context from drowning the turn itself in the embedding
+# A dialog turn is an utterance: "Caroline said X on 8 May" never stops being true, so it is remembered as
+# an event (``episode``), which reconcile may merge but never supersede. As ``fact`` records, chit-chat
+# turns trip the contradiction band ("What now?" reads as a change marker) and most of a conversation
+# ends up superseded and hidden from recall (see docs/benchmarks.md).
+TURN_KIND = "episode"
 
 _MONTHS = {
     name: n
@@ -251,13 +256,14 @@ def run(*, data: Path, ks: list[int], json_out: bool, store: Path | None) -> Non
 
 
 def _memories(conv: Conversation, session: Session) -> list[Any]:
-    from carnet.domain.records import Source
+    from carnet.domain.records import Kind, Source
     from carnet.services.remember import NewMemory
 
     sid = conv.session_id(session)
     return [
         NewMemory(
             text=turn.memory_text(),
+            kind=Kind(TURN_KIND),
             occurred_at=session.at,
             idempotency_key=f"{conv.sample_id}:{turn.dia_id}",
             sources=(Source("turn", turn.dia_id, sid),),

@@ -56,22 +56,39 @@ def fold(text: str) -> str:
 _CURRENCY = {
     "€": "eur", "eur": "eur", "euro": "eur", "euros": "eur",
     "$": "usd", "usd": "usd", "dollar": "usd", "dollars": "usd",
-    "£": "gbp", "gbp": "gbp", "livres": "gbp",
+    "£": "gbp", "gbp": "gbp",
     "%": "pct", "km": "km", "m2": "m2", "m²": "m2",
 }  # fmt: skip
 _ORDINAL = r"(?:er|re|ère|ere|e|è|ème|eme|ième|ieme|nd|nde|st|rd|th)"
 _UNIT = r"(?:€|eur|euros?|\$|usd|dollars?|£|gbp|%|km|m2|m²)"
 
+_MONTHS = {
+    "janvier": 1, "fevrier": 2, "février": 2, "mars": 3, "avril": 4, "mai": 5, "juin": 6, "juillet": 7,
+    "aout": 8, "août": 8, "septembre": 9, "octobre": 10, "novembre": 11, "decembre": 12, "décembre": 12,
+    "january": 1, "february": 2, "march": 3, "april": 4, "may": 5, "june": 6, "july": 7, "august": 8,
+    "september": 9, "october": 10, "november": 11, "december": 12,
+}  # fmt: skip
+_MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
+# Small number words become digits so "deux enfants" and "2 enfants" meet. "un"/"une"/"one" stay
+# words: they are articles and pronouns far more often than counts.
+_NUMBER_WORDS = {
+    "deux": 2, "trois": 3, "quatre": 4, "cinq": 5, "six": 6, "sept": 7, "huit": 8, "neuf": 9, "dix": 10,
+    "two": 2, "three": 3, "four": 4, "five": 5, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
+    "deuxième": 2, "troisième": 3, "quatrième": 4, "cinquième": 5, "second": 2, "third": 3,
+}  # fmt: skip
+
 # Order matters: the first alternative that matches at a position wins.
 _TOKEN = re.compile(
     rf"""
     (?P<email>[\w.+-]+@[\w-]+(?:\.[\w-]+)+)
-  | (?P<phone>(?:\+33\s?|0033\s?|0)[1-9](?:[\s.-]?\d{{2}}){{4}})(?!\d)
-  | (?P<date>\d{{1,4}}[/.-]\d{{1,2}}[/.-]\d{{1,4}})
-  | (?P<time>\d{{1,2}}h\d{{0,2}})\b
-  | (?P<num>\d{{1,3}}(?:[ \u00a0\u202f.]\d{{3}})+(?![\d.,])|\d+(?:[.,]\d+)?)
-      (?:\s?(?P<kilo>k)(?=\s?{_UNIT}|\b))?
-      (?:(?P<ord>{_ORDINAL})\b|\s?(?P<unit>{_UNIT})(?!\w))?
+  | (?P<iban>\b[a-z]{{2}}\d{{2}}(?:\ ?[a-z0-9]{{4}}){{2,7}}(?:\ ?[a-z0-9]{{1,3}})?\b)
+  | (?P<phone>(?:\+33\ ?|0033\ ?|\b0)[1-9](?:[\ .-]?\d{{2}}){{4}})(?!\d)
+  | \b(?P<dd>\d{{1,2}})(?:/(?P<dm>\d{{1,2}})(?:/(?P<dy>\d{{2,4}}))?|[.-](?P<dm2>\d{{1,2}})[.-](?P<dy2>\d{{4}}))\b
+  | \b(?P<mday>\d{{1,2}})(?:er|st|nd|rd|th)?\ (?:of\ )?(?P<mname>{_MONTH})\b(?:\ (?P<myear>\d{{4}}))?
+  | (?P<time>\b\d{{1,2}}h\d{{0,2}})\b
+  | (?P<num>[1-9]\d{{0,2}}(?:\ \d{{3}})+(?![\d.,])|[1-9]\d{{0,2}}(?:\.\d{{3}})+(?![\d,])|\d+(?:[.,]\d+)?)
+      (?:\ ?(?P<kilo>k)(?=\ ?{_UNIT}|\b))?
+      (?:(?P<ord>{_ORDINAL})\b|\ ?(?P<unit>{_UNIT})(?!\w))?
   | (?P<cur>[€$£%])
   | (?P<elision>\b(?:l|d|j|m|n|s|t|c|qu|jusqu|lorsqu|puisqu)')
   | (?P<word>\w+(?:-\w+)*)
@@ -79,8 +96,9 @@ _TOKEN = re.compile(
     re.VERBOSE,
 )
 
-# Inverted pronouns are split off a hyphenated word: "habite-t-il" -> "habite", "t", "il".
-_CLITIC_TAIL = re.compile(r"(?:-t)?-(?:il|elle|on|ils|elles|je|tu|nous|vous|moi|toi|lui|les|le|la|y|en|ce)$")
+# Inverted subject pronouns are split off a hyphenated word: "habite-t-il" -> "habite", "t", "il";
+# object pronouns are not ("rendez-vous" must stay whole).
+_CLITIC_TAIL = re.compile(r"(?:-t)?-(?:il|elle|on|ils|elles|je|tu)$")
 
 
 def _number(raw: str, kilo: bool) -> str:
@@ -102,22 +120,46 @@ def _number_tokens(m: re.Match[str]) -> list[str]:
     return [num, _CURRENCY[unit]] if unit else [num]
 
 
+def _date_tokens(day: str, month: int, year: str | None) -> list[str]:
+    """'3 mars 2024', '03/03/2024' -> '03-03', '2024': one form, year apart (often omitted)."""
+    d = int(day)
+    if not (1 <= d <= 31 and 1 <= month <= 12):
+        return [day, str(month)] + ([year] if year else [])
+    tokens = [f"{month:02d}-{d:02d}"]
+    if year:
+        tokens.append(year if len(year) == 4 else f"20{year}")
+    return tokens
+
+
+def _word_tokens(word: str) -> list[str]:
+    if word in _NUMBER_WORDS:
+        value = _NUMBER_WORDS[word]
+        return [f"{value}e" if word.endswith(("ième", "ieme", "ond", "ird")) else str(value)]
+    tail = _CLITIC_TAIL.search(word)
+    if tail and tail.start() > 0:
+        return [word[: tail.start()], *[p for p in tail.group(0).split("-") if p]]
+    return [word]
+
+
 def _match_tokens(m: re.Match[str]) -> list[str]:
     kind = m.lastgroup
     if kind == "phone":
         digits = re.sub(r"\D", "", m.group("phone"))
         return ["0" + digits[-9:]]  # +33 6.. / 0033 6.. / 06.. -> 06..
-    if kind in ("email", "date", "time", "elision"):
+    if kind == "iban":
+        return [m.group("iban").replace(" ", "")]
+    if m.group("dd") is not None:
+        month = m.group("dm") or m.group("dm2")
+        return _date_tokens(m.group("dd"), int(month), m.group("dy") or m.group("dy2"))
+    if m.group("mday") is not None:
+        return _date_tokens(m.group("mday"), _MONTHS[m.group("mname")], m.group("myear"))
+    if kind in ("email", "time", "elision"):
         return [m.group(kind)]
     if kind == "cur":
         return [_CURRENCY[m.group("cur")]]
     if m.group("num") is not None:
         return _number_tokens(m)
-    word = m.group("word")
-    tail = _CLITIC_TAIL.search(word)
-    if tail and tail.start() > 0:
-        return [word[: tail.start()], *[p for p in tail.group(0).split("-") if p]]
-    return [word]
+    return _word_tokens(m.group("word"))
 
 
 def tokenize(text: str) -> list[str]:
@@ -136,39 +178,56 @@ def tokenize(text: str) -> list[str]:
 
 # --- stopwords ---------------------------------------------------------------------------
 
+
+def _words(block: str) -> list[str]:
+    """Word lists are kept as readable text blocks."""
+    return block.split()
+
+
 FRENCH_STOPWORDS: frozenset[str] = frozenset(
-    """
-    l' d' j' m' n' s' t' c' qu' jusqu' lorsqu' puisqu'
-    le la les un une des du de au aux et ou à a en dans par pour sur sous avec sans chez vers entre
-    ce cet cette ces ça cela ceci il elle ils elles on je tu nous vous me te se moi toi lui leur leurs eux
-    son sa ses mon ma mes ton ta tes notre nos votre vos y qui que quoi dont où ne pas plus
-    est sont été être étant sera seront était étaient suis es sommes êtes soit
-    ai as avons avez ont avait avaient aura auront eu ayant
-    fait faire très aussi mais donc or ni car si comme tout tous toute toutes même bien encore déjà alors
-    quand puis ici là cas chaque
-    m. mme mlle monsieur madame client cliente adhérent adhérente sociétaire
-    """.split()
+    _words(
+        """
+        l' d' j' m' n' s' t' c' qu' jusqu' lorsqu' puisqu' le la les un une des du de au aux et ou à a en
+        dans par pour sur sous avec sans chez vers entre ce cet cette ces ça cela ceci il elle ils elles on
+        je tu nous vous me te se moi toi lui leur leurs eux son sa ses mon ma mes ton ta tes notre nos votre
+        vos y qui que quoi dont où ne pas plus est sont été être étant sera seront était étaient suis es
+        sommes êtes soit ai as avons avez ont avait avaient aura auront eu ayant fait faire très aussi mais
+        donc or ni car si comme tout tous toute toutes même bien encore déjà alors quand puis ici là cas
+        chaque t m. mme mlle monsieur madame client cliente adhérent adhérente sociétaire
+        """
+    )
 )
 
 ENGLISH_STOPWORDS: frozenset[str] = frozenset(
-    """
-    the a an and or of to in on at by for with from as into over about up out off than then
-    is are was were be been being am has have had having do does did done will would shall should
-    can could may might must he she they it we you i me him her them us his hers their its our your my
-    this that these those there here which who whom whose what when where why how
-    not no nor but so if also very just too all any each both some such own same other
-    mr mrs ms miss customer client member 's
-    """.split()
+    _words(
+        """
+        the a an and or of to in on at by for with from as into over about up out off than then is are was
+        were be been being am has have had having do does did done will would shall should can could may
+        might must he she they it we you i me him her them us his hers their its our your my this that these
+        those there here which who whom whose what when where why how not no nor but so if also very just
+        too all any each both some such own same other more most doesn don didn isn aren wasn weren won t s
+        ll ve re mr mrs ms miss customer client member
+        """
+    )
 )
 
-_ALL_STOPWORDS = FRENCH_STOPWORDS | ENGLISH_STOPWORDS
-_FRENCH_ONLY = FRENCH_STOPWORDS - ENGLISH_STOPWORDS
-_ENGLISH_ONLY = ENGLISH_STOPWORDS - FRENCH_STOPWORDS
+# Function words in one language that are content words in the other ("car" is "because" in
+# French and a vehicle in English; "son" is "his" and a son). They neither vote for a language
+# nor get dropped from a text of the other language.
+_AMBIGUOUS = frozenset({"car", "son", "an", "pain", "can", "ten", "sous", "pour", "sale", "chat", "but"})
+_FRENCH_ONLY = FRENCH_STOPWORDS - ENGLISH_STOPWORDS - _AMBIGUOUS
+_ENGLISH_ONLY = ENGLISH_STOPWORDS - FRENCH_STOPWORDS - _AMBIGUOUS
+_STOPWORDS: dict[Lang, frozenset[str]] = {
+    # French notes quote English words and the reverse: each list adds the other's
+    # unambiguous function words.
+    "fr": FRENCH_STOPWORDS | _ENGLISH_ONLY,
+    "en": ENGLISH_STOPWORDS | _FRENCH_ONLY,
+}
 
 
-def is_stopword(token: str) -> bool:
-    """A token is dropped if it is a stopword in either language (notes mix both)."""
-    return token in _ALL_STOPWORDS
+def is_stopword(token: str, lang: Lang) -> bool:
+    """Function words of the text's language, plus the other language's unambiguous ones."""
+    return token in _STOPWORDS[lang]
 
 
 def detect_language(tokens: Iterable[str]) -> Lang:
@@ -192,30 +251,36 @@ _STEMMERS = {"fr": snowballstemmer.stemmer("french"), "en": snowballstemmer.stem
 _STEM_LOCK = threading.Lock()  # Snowball stemmer objects keep a cursor: not thread-safe
 
 
-@lru_cache(maxsize=65536)
 def stem(token: str, lang: Lang) -> str:
-    """Snowball stem of one token, accent-folded. Numbers, emails, dates are returned as is.
-
-    Cached: call-center vocabulary is small, and this runs on every write and query.
-    """
-    if not token.isalpha() and not re.fullmatch(r"\w+(?:-\w+)+", token):
+    """Snowball stem of one token, accent-folded. Numbers, codes, dates are returned folded as is."""
+    if not _STEMMABLE.fullmatch(token):
         return fold_accents(token)
-    parts = token.split("-")
     with _STEM_LOCK:
-        stemmed = [_STEMMERS[lang].stemWord(p) for p in parts]
+        stemmed = [_STEMMERS[lang].stemWord(part) for part in token.split("-")]
     return fold_accents("".join(stemmed))
 
 
-def content_terms(text: str) -> list[str]:
-    """Stemmed, folded content tokens in order, repeats kept (term frequencies for BM25)."""
+_STEMMABLE = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
+# Call-center vocabulary is small and this runs on every write and query, so stems are cached.
+# Only pseudonymized text goes through the cache (names, emails, IBANs are placeholders there):
+# a process-wide cache must not become a store of personal data. Clear text uses ``cache=False``.
+_cached_stem = lru_cache(maxsize=65536)(stem)
+
+
+def content_terms(text: str, *, cache: bool = True) -> list[str]:
+    """Stemmed, folded content tokens in order, repeats kept (term frequencies for BM25).
+
+    ``cache=False`` for clear (decrypted) text, see ``_cached_stem``.
+    """
     tokens = tokenize(text)
     lang = detect_language(tokens)
-    return [stem(t, lang) for t in tokens if not is_stopword(t)]
+    stemmer = _cached_stem if cache else stem
+    return [stemmer(t, lang) for t in tokens if not is_stopword(t, lang)]
 
 
-def content_tokens(text: str) -> frozenset[str]:
+def content_tokens(text: str, *, cache: bool = True) -> frozenset[str]:
     """The set of ``content_terms``: what Jaccard compares."""
-    return frozenset(content_terms(text))
+    return frozenset(content_terms(text, cache=cache))
 
 
 def jaccard(a: str | Set[str], b: str | Set[str]) -> float:

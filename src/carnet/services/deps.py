@@ -16,9 +16,9 @@ from carnet.services.query_cache import CachedEmbedder
 
 @dataclass(frozen=True, slots=True)
 class AssembleDefaults:
-    memories: TierBudget = TierBudget(15, 1200)
-    episodes: TierBudget = TierBudget(3, 600)
-    procedures: TierBudget = TierBudget(3, 400)
+    memories: TierBudget = field(default_factory=lambda: TierBudget(15, 1200))
+    episodes: TierBudget = field(default_factory=lambda: TierBudget(3, 600))
+    procedures: TierBudget = field(default_factory=lambda: TierBudget(3, 400))
     min_relevance: float = 0.55
 
 
@@ -43,8 +43,8 @@ class Deps:
     thresholds: ReconcileThresholds
     scale: CosineScale
     weights: Weights
-    assemble: AssembleDefaults = AssembleDefaults()
-    limits: Limits = Limits()
+    assemble: AssembleDefaults = field(default_factory=AssembleDefaults)
+    limits: Limits = field(default_factory=Limits)
     search_min_relevance: float = 0.0
     candidates: int = 60
     locale: str = "fr"

@@ -14,7 +14,7 @@ from datetime import datetime
 import numpy as np
 
 from carnet.domain.embedding_text import embedding_text
-from carnet.domain.reconcile import Action, decide
+from carnet.domain.reconcile import Action, Incoming, decide
 from carnet.domain.records import HistoryEntry, Kind, Memory, Scope, Source, point_id
 from carnet.domain.text import normalize
 from carnet.errors import InvalidInput
@@ -167,9 +167,13 @@ def _candidates(deps: Deps, scope: Scope, batch: _Batch, kind: Kind, vec: Vector
 def _reconcile_one(deps: Deps, scope: Scope, batch: _Batch, mid: str, item: NewMemory, vec: Vector,
                    now: datetime, actor: str) -> Outcome:
     candidates = _candidates(deps, scope, batch, item.kind, vec, now)
-    decision = decide(item.text, candidates, deps.thresholds)
     record = _build(deps, scope, mid, item, now)
-    if decision.action in (Action.MERGE, Action.UNCHANGED) and decision.target is not None:
+    incoming = Incoming(text=record.text, pseudo_text=record.pseudo_text, kind=record.kind, id=mid,
+                        sources=record.sources)
+    decision = decide(incoming, candidates, deps.thresholds)
+    if decision.action is Action.UNCHANGED and decision.target is not None:
+        return Outcome("unchanged", _resolve(batch, decision.target, candidates), reason=decision.reason)
+    if decision.action is Action.MERGE and decision.target is not None:
         target = _resolve(batch, decision.target, candidates)
         merged = target.reinforced(at=now, sources=record.sources)
         _stage_change(batch, merged)

@@ -1,0 +1,233 @@
+"""The stored form of a record, shared by both Qdrant adapters.
+
+A ``Memory`` becomes a flat payload dict (``to_payload``) and back (``from_payload``). Datetimes are
+stored as float epoch seconds (UTC) so range filters are plain float ranges. A record that never
+expires stores ``NO_EXPIRY`` in ``expires_at``: "not expired at t" is then one indexed range
+(``expires_at > t``) instead of an ``is_null OR range`` disjunction.
+
+``narrowing`` turns a ``RecordFilter`` into neutral conditions. It never carries the scope: each
+adapter writes the tenant and subject ``must`` conditions itself, in the one function that builds
+its library's filter, so the scope is visible where the query is made.
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+
+from carnet.domain.records import Kind, Memory, Scope, Source, Status
+from carnet.errors import InvalidInput
+from carnet.ports import AccessUpdate, RecordFilter, SparseVector, Vector
+
+PAYLOAD_VERSION = 1
+NO_EXPIRY = 1e13  # year ~318,000: above any datetime Python can hold (max year 9999 is ~2.5e11 s)
+
+DENSE = "dense"
+SPARSE = "sparse"
+
+TENANT = "tenant"
+SUBJECT = "subject"
+KIND = "kind"
+STATUS = "status"
+CATEGORY = "category"
+EXPIRES_AT = "expires_at"
+ACCESS_COUNT = "access_count"
+LAST_ACCESSED_AT = "last_accessed_at"
+
+KEYWORD_INDEXES = (SUBJECT, KIND, STATUS, CATEGORY)  # plus TENANT, indexed as the tenant key
+FLOAT_INDEXES = (EXPIRES_AT,)
+
+
+@dataclass(frozen=True, slots=True)
+class Equals:
+    key: str
+    value: str
+
+
+@dataclass(frozen=True, slots=True)
+class OneOf:
+    key: str
+    values: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class GreaterThan:
+    key: str
+    value: float
+
+
+Condition = Equals | OneOf | GreaterThan
+
+
+def narrowing(where: RecordFilter) -> list[Condition]:
+    """The conditions of ``where`` (kinds, statuses, category, expiry), without the scope.
+
+    ``None`` means "no condition"; an empty tuple means "nothing matches" (``OneOf`` with no value).
+    """
+    out: list[Condition] = []
+    if where.kinds is not None:
+        out.append(OneOf(KIND, tuple(k.value for k in where.kinds)))
+    if where.statuses is not None:
+        out.append(OneOf(STATUS, tuple(s.value for s in where.statuses)))
+    if where.category is not None:
+        out.append(Equals(CATEGORY, where.category))
+    if where.not_expired_at is not None:
+        out.append(GreaterThan(EXPIRES_AT, epoch(where.not_expired_at)))
+    return out
+
+
+def epoch(at: datetime) -> float:
+    if at.tzinfo is None:
+        raise ValueError("naive datetime: the vector store only takes timezone-aware datetimes")
+    return at.timestamp()
+
+
+def from_epoch(value: float) -> datetime:
+    return datetime.fromtimestamp(value, UTC)
+
+
+def _epoch_or_none(at: datetime | None) -> float | None:
+    return None if at is None else epoch(at)
+
+
+def _datetime_or_none(value: Any) -> datetime | None:
+    return None if value is None else from_epoch(float(value))
+
+
+def check_point_id(memory_id: str) -> str:
+    """A record id must be a canonical UUID string (what the store hands back), or it would not round-trip."""
+    if not is_point_id(memory_id):
+        raise ValueError(f"record id {memory_id!r} is not a canonical UUID string")
+    return memory_id
+
+
+def is_point_id(value: str) -> bool:
+    try:
+        return str(uuid.UUID(value)) == value
+    except ValueError:
+        return False
+
+
+def parse_offset(offset: str | None) -> str | None:
+    """A scroll cursor comes back from API callers: reject anything that is not one we issued."""
+    if offset is None or is_point_id(offset):
+        return offset
+    raise InvalidInput("invalid page cursor")
+
+
+def dense_values(dense: Vector, dim: int) -> list[float]:
+    if dense.shape != (dim,):
+        raise ValueError(f"dense vector of shape {dense.shape}, expected ({dim},)")
+    if not np.isfinite(dense).all():
+        raise ValueError("dense vector with a NaN or infinite value")
+    values: list[float] = np.asarray(dense, dtype=np.float32).tolist()
+    return values
+
+
+def check_sparse(sparse: SparseVector) -> SparseVector:
+    """Refuse what the engine would take badly.
+
+    qdrant-edge 0.9.0 accepts a sparse vector with more indices than values, panics applying it,
+    and panics again replaying its write-ahead log at every load after: the shard is lost.
+    """
+    if len(sparse.indices) != len(sparse.values):
+        raise ValueError("sparse vector with a different number of indices and values")
+    if len(set(sparse.indices)) != len(sparse.indices):
+        raise ValueError("sparse vector with a repeated index")
+    if any(not 0 <= i < 2**32 for i in sparse.indices):
+        raise ValueError("sparse vector index outside [0, 2^32)")
+    if not all(math.isfinite(v) for v in sparse.values):
+        raise ValueError("sparse vector with a NaN or infinite value")
+    return sparse
+
+
+def check_scope(scope: Scope, memories: Iterable[Memory]) -> None:
+    for m in memories:
+        if m.scope != scope:
+            raise ValueError(f"record {m.id} belongs to another scope than the one given")
+
+
+def to_payload(memory: Memory) -> dict[str, Any]:
+    """Every field of the record except its id (the point id) and its vectors."""
+    return {
+        "v": PAYLOAD_VERSION,
+        TENANT: memory.scope.tenant,
+        SUBJECT: memory.scope.subject,
+        KIND: memory.kind.value,
+        STATUS: memory.status.value,
+        "text": memory.text,
+        "pseudo_text": memory.pseudo_text,
+        CATEGORY: memory.category,
+        "tags": list(memory.tags),
+        "importance": memory.importance,
+        "confidence": memory.confidence,
+        ACCESS_COUNT: memory.access_count,
+        "reinforcement_count": memory.reinforcement_count,
+        LAST_ACCESSED_AT: _epoch_or_none(memory.last_accessed_at),
+        "valid_from": epoch(memory.valid_from),
+        "valid_to": _epoch_or_none(memory.valid_to),
+        "recorded_at": epoch(memory.recorded_at),
+        "updated_at": epoch(memory.updated_at),
+        EXPIRES_AT: NO_EXPIRY if memory.expires_at is None else epoch(memory.expires_at),
+        "retention": memory.retention,
+        "superseded_by": memory.superseded_by,
+        "sources": [{"kind": s.kind, "ref": s.ref, "session_id": s.session_id} for s in memory.sources],
+        "agent_id": memory.agent_id,
+        "session_id": memory.session_id,
+    }
+
+
+def from_payload(point_id: str, p: Mapping[str, Any]) -> Memory:
+    expires = p.get(EXPIRES_AT)
+    return Memory(
+        id=point_id,
+        scope=Scope(tenant=p[TENANT], subject=p[SUBJECT]),
+        kind=Kind(p[KIND]),
+        text=p["text"],
+        pseudo_text=p["pseudo_text"],
+        recorded_at=from_epoch(p["recorded_at"]),
+        valid_from=from_epoch(p["valid_from"]),
+        updated_at=from_epoch(p["updated_at"]),
+        category=p.get(CATEGORY),
+        tags=tuple(p.get("tags") or ()),
+        importance=float(p.get("importance", 0.5)),
+        confidence=float(p.get("confidence", 0.7)),
+        access_count=int(p.get(ACCESS_COUNT, 0)),
+        reinforcement_count=int(p.get("reinforcement_count", 0)),
+        last_accessed_at=_datetime_or_none(p.get(LAST_ACCESSED_AT)),
+        valid_to=_datetime_or_none(p.get("valid_to")),
+        expires_at=None if expires is None or expires >= NO_EXPIRY else from_epoch(expires),
+        retention=p.get("retention", "default"),
+        status=Status(p.get(STATUS, Status.ACTIVE.value)),
+        superseded_by=p.get("superseded_by"),
+        sources=tuple(Source(s["kind"], s["ref"], s.get("session_id")) for s in p.get("sources") or ()),
+        agent_id=p.get("agent_id"),
+        session_id=p.get("session_id"),
+    )
+
+
+def access_payloads(current: Sequence[Memory], updates: Sequence[AccessUpdate]) -> dict[str, dict[str, Any]]:
+    """New ``access_count`` / ``last_accessed_at`` per record found; updates for missing ids are dropped.
+
+    Several updates of one id add up; ``last_accessed_at`` never moves backwards.
+    """
+    by_id = {m.id: m for m in current}
+    out: dict[str, dict[str, Any]] = {}
+    for u in updates:
+        m = by_id.get(u.memory_id)
+        if m is None:
+            continue
+        prev = out.get(m.id, {ACCESS_COUNT: m.access_count, LAST_ACCESSED_AT: _epoch_or_none(m.last_accessed_at)})
+        last = prev[LAST_ACCESSED_AT]
+        at = epoch(u.at)
+        out[m.id] = {
+            ACCESS_COUNT: prev[ACCESS_COUNT] + u.count_delta,
+            LAST_ACCESSED_AT: at if last is None else max(last, at),
+        }
+    return out

