@@ -109,7 +109,10 @@ def build(settings: Settings, *, embedder: Embedder | None = None) -> Container:
 
     plane = build_control_plane(settings)
     emb = embedder or build_embedder(settings)
-    calibration = load_calibration(emb.model_id, settings.calibration_dir or CALIBRATION_DIR)
+    calibration = load_calibration(emb.model_id, settings.calibration_dir or CALIBRATION_DIR,
+                                    dated=settings.embed_dates)
+    if not calibration.calibrated:
+        log.warning("reconcile_uncalibrated", model=emb.model_id, note="using DESIGN.md default thresholds")
     index = build_index(settings, emb.dim)
     locks = SubjectLocks()
     access = AccessRecorder(index=index, locks=locks)

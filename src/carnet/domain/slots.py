@@ -21,7 +21,7 @@ English patterns (``carnet.domain.slot_rules``), and two notes are compared fact
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import IntEnum
 
@@ -283,6 +283,3 @@ def uncovered(reading: Reading) -> str:
             chars[i] = " "
     return " ".join(w for w in "".join(chars).split() if w not in FRAME_WORDS)
 
-
-def spans(facts: Sequence[SlotFact]) -> list[tuple[int, int]]:
-    return [f.span for f in facts]

@@ -179,18 +179,30 @@ def _reconcile_one(deps: Deps, scope: Scope, batch: _Batch, mid: str, item: NewM
         _stage_change(batch, merged)
         batch.aliases[mid] = target.id
         batch.history.append(HistoryEntry(target.id, now, "merged", actor, {"from": mid, "rule": decision.reason}))
-        return Outcome("merged", merged, merged_into=target.id, reason=decision.reason)
+        # A merge may also close records that contradict the fact it confirms.
+        closed = _supersede(batch, decision.superseded, candidates, by=target.id, at=record.valid_from,
+                            now=now, actor=actor, rule=decision.reason)
+        return Outcome("merged", merged, merged_into=target.id, superseded=closed, reason=decision.reason)
     batch.new[mid] = IndexedMemory(record, vec, deps.sparse.encode_document(scope, record.pseudo_text))
     batch.history.append(HistoryEntry(mid, now, "created", actor, {"rule": decision.reason}))
-    superseded: list[str] = []
+    closed = ()
     if decision.action is Action.SUPERSEDE:
-        for old_id in decision.superseded:
-            old = _resolve(batch, old_id, candidates)
-            _stage_change(batch, old.superseded(by=mid, at=record.valid_from))
-            batch.history.append(HistoryEntry(old_id, now, "superseded", actor, {"by": mid, "rule": decision.reason}))
-            superseded.append(old_id)
-    action = "superseded" if superseded else "created"
-    return Outcome(action, record, superseded=tuple(superseded), reason=decision.reason)
+        closed = _supersede(batch, decision.superseded, candidates, by=mid, at=record.valid_from,
+                            now=now, actor=actor, rule=decision.reason)
+    return Outcome("superseded" if closed else "created", record, superseded=closed, reason=decision.reason)
+
+
+def _supersede(batch: _Batch, ids: Sequence[str], candidates: Sequence[tuple[Memory, float]], *, by: str,
+               at: datetime, now: datetime, actor: str, rule: str) -> tuple[str, ...]:
+    closed = []
+    for old_id in ids:
+        if old_id == by:
+            continue
+        old = _resolve(batch, old_id, candidates)
+        _stage_change(batch, old.superseded(by=by, at=max(at, old.valid_from)))
+        batch.history.append(HistoryEntry(old_id, now, "superseded", actor, {"by": by, "rule": rule}))
+        closed.append(old_id)
+    return tuple(closed)
 
 
 def _resolve(batch: _Batch, mid: str, candidates: Sequence[tuple[Memory, float]] = ()) -> Memory:
