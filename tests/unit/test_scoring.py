@@ -23,10 +23,21 @@ def test_cosine_scale_maps_model_range_to_unit_interval() -> None:
     assert scale.relevance(0.2) == 0.0 and scale.relevance(0.99) == 1.0
 
 
-def test_recency_halves_every_half_life() -> None:
-    old = _memory(valid_from=NOW - timedelta(days=90), updated_at=NOW - timedelta(days=90))
+def test_recency_halves_every_half_life_from_when_the_fact_became_true() -> None:
+    old = _memory(valid_from=NOW - timedelta(days=90))
     assert recency(old, NOW, 90.0) == pytest.approx(0.5)
     assert recency(_memory(), NOW, 90.0) == pytest.approx(1.0)
+    # written or read today does not make an old fact recent
+    assert recency(replace(old, updated_at=NOW, last_accessed_at=NOW), NOW, 90.0) == pytest.approx(0.5)
+
+
+def test_ranking_keeps_order_below_the_scale_zero() -> None:
+    w = Weights()
+    scale = CosineScale(zero=0.8, one=0.9)
+    a = signals(_memory(), cosine=0.79, keyword=0.0, scale=scale, weights=w, now=NOW)
+    b = signals(_memory(), cosine=0.75, keyword=0.0, scale=scale, weights=w, now=NOW)
+    assert a.relevance == b.relevance == 0.0
+    assert final_score(a, w) > final_score(b, w)
 
 
 def test_frequency_saturates_and_counts_reinforcement_double() -> None:

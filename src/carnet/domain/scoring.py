@@ -40,16 +40,20 @@ class CosineScale:
     one: float = 1.0
 
     def relevance(self, cosine: float) -> float:
+        """Clipped to 0..1: what the floor compares and what responses show."""
+        return max(0.0, min(1.0, self.linear(cosine)))
+
+    def linear(self, cosine: float) -> float:
+        """Unclipped: ranking keeps the order of records below ``zero`` instead of tying them at 0."""
         span = self.one - self.zero
-        if span <= 0:
-            return max(0.0, min(1.0, cosine))
-        return max(0.0, min(1.0, (cosine - self.zero) / span))
+        return cosine if span <= 0 else (cosine - self.zero) / span
 
 
 @dataclass(frozen=True, slots=True)
 class Signals:
     cosine: float
     relevance: float
+    ranking_relevance: float
     keyword: float
     importance: float
     recency: float
@@ -69,9 +73,10 @@ class Signals:
 
 
 def recency(memory: Memory, now: datetime, half_life_days: float) -> float:
-    """Exponential decay from the last time the record was true, touched or told again."""
-    anchor = max(memory.valid_from, memory.updated_at, memory.last_accessed_at or memory.valid_from)
-    age_days = max(0.0, (now - anchor).total_seconds() / 86400.0)
+    """Exponential decay from when the fact became true (``valid_from``), not from when it was written
+    or read: a claim's latest status must outrank its opening even when both were recorded today.
+    Reads and reinforcements count in ``frequency`` instead."""
+    age_days = max(0.0, (now - memory.valid_from).total_seconds() / 86400.0)
     return math.pow(0.5, age_days / half_life_days)
 
 
@@ -91,10 +96,10 @@ def signals(
     now: datetime,
 ) -> Signals:
     """``keyword`` is the keyword score already normalised to 0..1 within the candidate set."""
-    rel = scale.relevance(cosine)
     return Signals(
         cosine=cosine,
-        relevance=rel,
+        relevance=scale.relevance(cosine),
+        ranking_relevance=scale.linear(cosine),
         keyword=keyword,
         importance=memory.importance,
         recency=recency(memory, now, weights.recency_half_life_days),
@@ -104,7 +109,7 @@ def signals(
 
 
 def final_score(s: Signals, weights: Weights) -> float:
-    fused = (1.0 - weights.sparse_weight) * s.relevance + weights.sparse_weight * s.keyword
+    fused = (1.0 - weights.sparse_weight) * s.ranking_relevance + weights.sparse_weight * s.keyword
     total = weights.total() or 1.0
     return (
         weights.relevance * fused

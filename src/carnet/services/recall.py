@@ -7,6 +7,7 @@ from datetime import datetime
 
 import numpy as np
 
+from carnet.domain.linking import bring_linked_up
 from carnet.domain.records import Kind, Memory, Scope, Status
 from carnet.domain.scoring import Signals, final_score, signals
 from carnet.errors import InvalidInput, SubjectNotFound
@@ -75,7 +76,7 @@ def rank(deps: Deps, scope: Scope, query: Query, qvec: Vector, now: datetime) ->
     floor = deps.search_min_relevance if query.min_relevance is None else query.min_relevance
     ranked = [r for r in score_hits(deps, hits, qvec, now) if r.signals.relevance >= floor]
     ranked.sort(key=lambda r: r.score, reverse=True)
-    return ranked[: query.k]
+    return bring_linked_up(ranked, lambda r: r.memory.pseudo_text)[: query.k]
 
 
 def score_hits(deps: Deps, hits: HybridHits, qvec: Vector, now: datetime) -> list[Ranked]:

@@ -1,0 +1,35 @@
+"""Case identifiers link records: "dossier RC-2026-1184 accepté" answers a question about the claim
+that "conteste … dossier RC-2026-1184" opened, though the two share no other word.
+
+Call-center memories refer to claims, contracts and tickets by their reference. When the best match
+of a query carries such a reference, the subject's other records carrying the same reference are
+brought up right behind it (a bounded number of them), ordered by their own score.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+T = TypeVar("T")
+
+# Letters-dash-digits references (RC-2026-1184, TMP-55120, SIN-00042) and pseudonym placeholders
+# (<CONTRACT_3>), which stand for the same identifier in every record of a subject.
+_REFERENCE = re.compile(r"\b[A-Z]{2,}(?:-[A-Z0-9]+)*-\d[A-Z0-9]*(?:-[A-Z0-9]+)*\b|<[A-Z_]+_\d+>")
+
+
+def references(text: str) -> frozenset[str]:
+    return frozenset(m.group(0) for m in _REFERENCE.finditer(text))
+
+
+def bring_linked_up(ranked: Sequence[T], text_of: Callable[[T], str], *, limit: int = 2) -> list[T]:
+    """``ranked`` best first. Records sharing a reference with the first one move up behind it."""
+    if len(ranked) < 2:
+        return list(ranked)
+    refs = references(text_of(ranked[0]))
+    if not refs:
+        return list(ranked)
+    linked = [r for r in ranked[1:] if references(text_of(r)) & refs][:limit]
+    rest = [r for r in ranked[1:] if not any(r is x for x in linked)]
+    return [ranked[0], *linked, *rest]
