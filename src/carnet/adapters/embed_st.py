@@ -34,7 +34,11 @@ class SentenceTransformerEmbedder:
         if not path.is_dir():
             raise FileNotFoundError(f"embedding model directory not found: {path}")
         self._model = SentenceTransformer(str(path), device=device, local_files_only=True)
-        dim = self._model.get_sentence_embedding_dimension()
+        # sentence-transformers 6 renamed the accessor; older releases only have the first name.
+        getter = getattr(self._model, "get_embedding_dimension", None) or (
+            self._model.get_sentence_embedding_dimension
+        )
+        dim = getter()
         if dim is None:
             raise ValueError(f"cannot tell the embedding size of the model at {path}")
         self._dim = int(dim)

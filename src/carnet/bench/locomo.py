@@ -13,6 +13,7 @@ The loader (``load``, ``parse_session_date``, ``normalize_evidence``) is pure an
 from __future__ import annotations
 
 import json
+import os
 import re
 import tempfile
 import time
@@ -249,6 +250,9 @@ def run(*, data: Path, ks: list[int], json_out: bool, store: Path | None) -> Non
         query_cache_hit_rate=result["cache_hit_rate"],
         embedder=container.deps.embedder.model_id,
         machine=machine(),
+        load_avg_1m=round(os.getloadavg()[0], 2),  # latency is only comparable on an idle machine
+        context_turns=CONTEXT_TURNS,
+        turn_kind=TURN_KIND,
     )
     _print_report(out, summary, ks)
     if json_out:
@@ -267,7 +271,7 @@ def _memories(conv: Conversation, session: Session) -> list[Any]:
             occurred_at=session.at,
             idempotency_key=f"{conv.sample_id}:{turn.dia_id}",
             sources=(Source("turn", turn.dia_id, sid),),
-            context=turn_context(session.turns, i),
+            context=turn_context(session.turns, i, CONTEXT_TURNS),
             session_id=sid,
         )
         for i, turn in enumerate(session.turns)

@@ -63,9 +63,10 @@ def assemble(deps: Deps, *, tenant: str, subject_id: str, query: str, budget: Bu
     qvec = deps.embedder.embed_query(query)
     facts = rank(deps, scope, Query(query, k=budget.memories.max_items * 2, kinds=(Kind.FACT,),
                                     min_relevance=budget.min_relevance), qvec, now)
-    others = rank(deps, scope, Query(query, k=(budget.episodes.max_items + budget.procedures.max_items) * 2,
-                                     kinds=(Kind.EPISODE, Kind.PROCEDURE), min_relevance=budget.min_relevance),
-                  qvec, now)
+    # Episodes and procedures are few per subject: a small candidate pool is enough for them.
+    few = (budget.episodes.max_items + budget.procedures.max_items) * 2
+    others = rank(deps, scope, Query(query, k=few, kinds=(Kind.EPISODE, Kind.PROCEDURE),
+                                     min_relevance=budget.min_relevance), qvec, now, candidates=few)
     if not facts and not others:
         ensure_subject_exists(deps, scope)
 

@@ -61,7 +61,9 @@ def ensure_subject_exists(deps: Deps, scope: Scope) -> None:
         raise SubjectNotFound()
 
 
-def rank(deps: Deps, scope: Scope, query: Query, qvec: Vector, now: datetime) -> list[Ranked]:
+def rank(deps: Deps, scope: Scope, query: Query, qvec: Vector, now: datetime,
+         candidates: int | None = None) -> list[Ranked]:
+    """``candidates``: how many records each retriever returns before ranking (settings by default)."""
     statuses = None if query.include_superseded else (Status.ACTIVE,)
     where = RecordFilter(kinds=query.kinds, statuses=statuses,
                          not_expired_at=None if query.include_superseded else now)
@@ -69,7 +71,7 @@ def rank(deps: Deps, scope: Scope, query: Query, qvec: Vector, now: datetime) ->
         scope,
         dense=qvec,
         sparse=deps.sparse.encode_query(scope, query.text),
-        limit=max(deps.candidates, query.k),
+        limit=max(candidates or deps.candidates, query.k),
         where=where,
         with_vectors=True,
     )
