@@ -12,6 +12,14 @@ from carnet.config import Settings
 from carnet.ports import Embedder
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _logging() -> None:
+    """The same structured logging as ``carnet serve`` (writes to whatever stderr is current)."""
+    from carnet.logs import configure
+
+    configure("INFO")
+
+
 @pytest.fixture(scope="session")
 def embedder() -> Embedder:
     from carnet.adapters.embed_e5_fast import E5FastEmbedder

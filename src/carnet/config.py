@@ -52,7 +52,10 @@ class AssembleSettings(BaseModel):
     memory_tokens: int = Field(1200, ge=1)
     episode_tokens: int = Field(600, ge=0)
     procedure_tokens: int = Field(400, ge=0)
-    min_relevance: float = Field(0.55, ge=0, le=1)
+    # Calibrated scale: 0 is the median cosine of an unrelated question→fact pair, 1 of a paraphrase.
+    # Tuned on the French scenarios (docs/benchmarks.md): higher floors dropped answers e5-small
+    # ranks by keywords or case references rather than by cosine.
+    min_relevance: float = Field(0.0, ge=0, le=1)
 
 
 class ApiSettings(BaseModel):

@@ -9,6 +9,20 @@ import sys
 import structlog
 
 
+class _StderrLogger:
+    """Writes each rendered line to the *current* ``sys.stderr`` (looked up at every call, so a
+    redirected or replaced stream, as under test capture or a daemon manager, is always honoured)."""
+
+    def msg(self, message: str) -> None:
+        print(message, file=sys.stderr, flush=True)
+
+    log = debug = info = warning = warn = error = critical = exception = fatal = msg
+
+
+def _stderr_logger(*_args: object) -> _StderrLogger:
+    return _StderrLogger()
+
+
 def configure(level: str = "INFO", *, json: bool = False) -> None:
     logging.basicConfig(format="%(message)s", stream=sys.stderr, level=level.upper())
     renderer: structlog.types.Processor = (
@@ -21,6 +35,6 @@ def configure(level: str = "INFO", *, json: bool = False) -> None:
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level.upper())),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        logger_factory=_stderr_logger,
         cache_logger_on_first_use=False,
     )

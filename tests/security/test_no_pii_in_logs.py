@@ -13,7 +13,7 @@ from carnet.services.apikeys import create_key
 
 
 def test_logs_hold_no_subject_id_text_or_query(container: Container, capfd: pytest.CaptureFixture[str]) -> None:
-    configure("INFO")
+    configure("INFO")  # the configuration `carnet serve` uses
     key, _ = create_key(container.deps.catalog, container.pepper, tenant="t1", roles=["agent"])
     subject = "NIR-1850775123456"
     with running(create_app(container)) as base, httpx.Client(
@@ -26,7 +26,7 @@ def test_logs_hold_no_subject_id_text_or_query(container: Container, capfd: pyte
         api.get(f"/api/v1/subjects/{subject}/memories/00000000-0000-4000-8000-000000000000")
     out = capfd.readouterr()
     logs = out.out + out.err
-    assert "/api/v1/subjects/{subject_id}/memories" in logs
+    assert "/api/v1/subjects/{subject_id}/memories" in logs, repr(logs[:500])
     assert "/api/v1/context/assemble" in logs
     for secret in (subject, "Zéphyrin", "Quarteron", key):
         assert secret not in logs

@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import httpx
@@ -19,10 +19,13 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(s.getsockname()[1])
 
 
-def wait_ready(base_url: str, *, timeout: float = 30.0) -> None:
-    """Poll ``/healthz`` until it answers or the deadline passes (no fixed sleeps)."""
+def wait_ready(base_url: str, *, timeout: float = 30.0, alive: Callable[[], bool] = lambda: True) -> None:
+    """Poll ``/healthz`` until it answers or the deadline passes (no fixed sleeps); ``alive`` says
+    whether the server can still come up (a dead thread or process fails fast)."""
     deadline = time.monotonic() + timeout
     while True:
+        if not alive():
+            raise RuntimeError(f"server at {base_url} stopped before it was ready")
         try:
             if httpx.get(f"{base_url}/healthz", timeout=1.0).status_code == 200:
                 return
@@ -43,7 +46,7 @@ def running(app: FastAPI, *, host: str = "127.0.0.1", port: int | None = None) -
     thread.start()
     base = f"http://{host}:{port}"
     try:
-        wait_ready(base)
+        wait_ready(base, alive=thread.is_alive)
         yield base
     finally:
         server.should_exit = True

@@ -129,7 +129,7 @@ def _http_phase(root: Path, subjects: int, queries: int) -> dict[str, Any]:
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         base = f"http://127.0.0.1:{port}"
-        wait_ready(base, timeout=120)
+        wait_ready(base, timeout=120, alive=lambda: proc.poll() is None)
         return _assemble_http(base, key, subjects, queries)
     finally:
         proc.terminate()

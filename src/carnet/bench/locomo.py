@@ -31,7 +31,7 @@ ACTOR = "bench"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 # How many preceding turns of the same session are embedded with a turn (as context, never as
 # provenance): a reply such as "Yes, twice!" only makes sense with the question it answers.
-CONTEXT_TURNS = 1
+CONTEXT_TURNS = 2
 CONTEXT_CHARS = 400  # keep the context from drowning the turn itself in the embedding
 # A dialog turn is an utterance: "Caroline said X on 8 May" never stops being true, so it is remembered as
 # an event (``episode``), which reconcile may merge but never supersede. As ``fact`` records, chit-chat
@@ -286,8 +286,10 @@ def _ingest(deps: Any, conversations: Sequence[Conversation], err: Any) -> dict[
     actions: Counter[str] = Counter()
     total = sum(len(s.turns) for c in conversations for s in c.sessions)
     started = time.perf_counter()
+    lines = not err.is_terminal  # no live bar in a log file: periodic lines instead
+    done = 0
     with Progress(TextColumn("ingest {task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=err, transient=False) as progress:
+                  TimeElapsedColumn(), console=err, transient=False, disable=lines) as progress:
         task = progress.add_task("", total=total)
         for conv in conversations:
             progress.update(task, description=conv.sample_id)
@@ -296,6 +298,10 @@ def _ingest(deps: Any, conversations: Sequence[Conversation], err: Any) -> dict[
                                     items=_memories(conv, session), actor=ACTOR)
                 actions.update(o.action for o in outcomes)
                 progress.advance(task, len(session.turns))
+                if lines and (done + len(session.turns)) // 100 > done // 100:
+                    err.print(f"ingest {conv.sample_id}: {done + len(session.turns)}/{total} turns, "
+                              f"{time.perf_counter() - started:.0f} s")
+                done += len(session.turns)
     return {
         "turns": total,
         "created": actions["created"],

@@ -19,7 +19,7 @@ class AssembleDefaults:
     memories: TierBudget = field(default_factory=lambda: TierBudget(15, 1200))
     episodes: TierBudget = field(default_factory=lambda: TierBudget(3, 600))
     procedures: TierBudget = field(default_factory=lambda: TierBudget(3, 400))
-    min_relevance: float = 0.55
+    min_relevance: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)

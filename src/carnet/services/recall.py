@@ -7,7 +7,7 @@ from datetime import datetime
 
 import numpy as np
 
-from carnet.domain.linking import bring_linked_up
+from carnet.domain.linking import bring_linked_up, references
 from carnet.domain.records import Kind, Memory, Scope, Status
 from carnet.domain.scoring import Signals, final_score, signals
 from carnet.errors import InvalidInput, SubjectNotFound
@@ -76,9 +76,30 @@ def rank(deps: Deps, scope: Scope, query: Query, qvec: Vector, now: datetime,
         with_vectors=True,
     )
     floor = deps.search_min_relevance if query.min_relevance is None else query.min_relevance
-    ranked = [r for r in score_hits(deps, hits, qvec, now) if r.signals.relevance >= floor]
-    ranked.sort(key=lambda r: r.score, reverse=True)
-    return bring_linked_up(ranked, lambda r: r.memory.pseudo_text)[: query.k]
+    ranked = sorted(score_hits(deps, hits, qvec, now), key=lambda r: r.score, reverse=True)
+    return above_floor(ranked, floor)[: query.k]
+
+
+KEYWORD_EVIDENCE = 0.5
+
+
+def above_floor(ranked: list[Ranked], floor: float) -> list[Ranked]:
+    """Keep what is relevant enough, best first, with records linked to the best one right behind it.
+
+    The floor applies to the relevance signal (calibrated cosine), never to the fused score. Two kinds
+    of evidence stand on their own: an exact-term match at least half as strong as the best one (the
+    query names something the record names), and a case reference shared with the best record."""
+
+    def passes(r: Ranked) -> bool:
+        return r.signals.relevance >= floor or r.signals.keyword >= KEYWORD_EVIDENCE
+
+    kept = [r for r in ranked if passes(r)]
+    if not kept:
+        return []
+    anchor = references(kept[0].memory.pseudo_text)
+    linked = [r for r in ranked if not passes(r) and anchor & references(r.memory.pseudo_text)]
+    pool = [kept[0], *sorted(kept[1:] + linked, key=lambda r: r.score, reverse=True)]
+    return bring_linked_up(pool, lambda r: r.memory.pseudo_text)
 
 
 def score_hits(deps: Deps, hits: HybridHits, qvec: Vector, now: datetime) -> list[Ranked]:

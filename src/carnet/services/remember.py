@@ -14,7 +14,7 @@ from datetime import datetime
 import numpy as np
 
 from carnet.domain.embedding_text import embedding_text
-from carnet.domain.reconcile import Action, Incoming, decide
+from carnet.domain.reconcile import Action, Incoming, ReconcileThresholds, decide
 from carnet.domain.records import HistoryEntry, Kind, Memory, Scope, Source, point_id
 from carnet.domain.text import normalize
 from carnet.errors import InvalidInput
@@ -170,7 +170,7 @@ def _reconcile_one(deps: Deps, scope: Scope, batch: _Batch, mid: str, item: NewM
     record = _build(deps, scope, mid, item, now)
     incoming = Incoming(text=record.text, pseudo_text=record.pseudo_text, kind=record.kind, id=mid,
                         sources=record.sources)
-    decision = decide(incoming, candidates, deps.thresholds)
+    decision = decide(incoming, candidates, _thresholds_for(deps, item))
     if decision.action is Action.UNCHANGED and decision.target is not None:
         return Outcome("unchanged", _resolve(batch, decision.target, candidates), reason=decision.reason)
     if decision.action is Action.MERGE and decision.target is not None:
@@ -203,6 +203,15 @@ def _supersede(batch: _Batch, ids: Sequence[str], candidates: Sequence[tuple[Mem
         batch.history.append(HistoryEntry(old_id, now, "superseded", actor, {"by": by, "rule": rule}))
         closed.append(old_id)
     return tuple(closed)
+
+
+def _thresholds_for(deps: Deps, item: NewMemory) -> ReconcileThresholds:
+    """Cosines are calibrated between records embedded alike. A record embedded with context (its
+    neighbouring turns) resembles those neighbours, not the facts they state: for it, only the
+    word-level rules (slot/value, Jaccard, exact) judge, and cosine never merges or supersedes."""
+    if not item.context:
+        return deps.thresholds
+    return replace(deps.thresholds, cosine_dup=1.0, band_low=1.0)
 
 
 def _resolve(batch: _Batch, mid: str, candidates: Sequence[tuple[Memory, float]] = ()) -> Memory:
