@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter
+from fastapi.responses import JSONResponse
 
 from carnet.api.auth import Agent, Ctr
 from carnet.api.schemas import AssembleBody, ranked_json
@@ -14,13 +13,14 @@ router = APIRouter(prefix="/api/v1/context", tags=["context"])
 
 
 @router.post("/assemble")
-def assemble_context(body: AssembleBody, who: Agent, c: Ctr) -> dict[str, Any]:
+def assemble_context(body: AssembleBody, who: Agent, c: Ctr) -> JSONResponse:
     b = budgets(c.deps, overrides=body.budgets.model_dump() if body.budgets else {})
     ctx = assemble(c.deps, tenant=who.tenant, subject_id=body.subject_id, query=body.query, budget=b)
-    return {
+    # A ready JSONResponse skips FastAPI's generic encoder: this is the hot path.
+    return JSONResponse({
         "memories": [ranked_json(r) for r in ctx.memories],
         "episodes": [ranked_json(r) for r in ctx.episodes],
         "procedures": [ranked_json(r) for r in ctx.procedures],
         "prompt": ctx.prompt,
         "stats": ctx.stats,
-    }
+    })

@@ -6,6 +6,7 @@ from typing import Annotated, Any
 from uuid import UUID
 
 from fastapi import APIRouter, Header, Path, Query
+from fastapi.responses import JSONResponse
 
 from carnet.api.auth import Agent, Ctr
 from carnet.api.schemas import RememberBatch, RememberOne, SearchBody, memory_json, ranked_json
@@ -95,8 +96,8 @@ def get_history(subject_id: SubjectId, memory_id: UUID, who: Agent, c: Ctr) -> d
 
 
 @router.post("/search")
-def search(subject_id: SubjectId, body: SearchBody, who: Agent, c: Ctr) -> dict[str, Any]:
+def search(subject_id: SubjectId, body: SearchBody, who: Agent, c: Ctr) -> JSONResponse:
     q = recall.Query(text=body.query, k=body.k, kinds=tuple(body.kinds) if body.kinds else None,
                      include_superseded=body.include_superseded, min_relevance=body.min_relevance)
     ranked = recall.search(c.deps, tenant=who.tenant, subject_id=subject_id, query=q)
-    return {"results": [ranked_json(r) for r in ranked]}
+    return JSONResponse({"results": [ranked_json(r) for r in ranked]})

@@ -31,13 +31,13 @@ lands in record history and API responses, which must not carry plaintext.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
 from carnet.domain.records import Kind, Memory, Source, Status
 from carnet.domain.slots import Comparison, Reading, Relation, compare, is_negated, read, uncovered
-from carnet.domain.text import content_tokens, jaccard, same_text
+from carnet.domain.text import content_tokens, exact_key, jaccard
 
 
 class Action(StrEnum):
@@ -142,23 +142,49 @@ class _Seen:
     negated: bool
 
 
-def _see(id_: str, cosine: float, text: str, pseudo_text: str) -> _Seen:
+@dataclass(frozen=True, slots=True)
+class _Read:
+    reading: Reading
+    tokens: frozenset[str]
+    numbers: frozenset[str]
+    negated: bool
+    exact: str
+
+
+Memo = MutableMapping[tuple[str, str], _Read]
+
+
+def _read(text: str, pseudo_text: str, memo: Memo | None) -> _Read:
+    key = (text, pseudo_text)
+    if memo is not None and key in memo:
+        return memo[key]
     tokens = content_tokens(pseudo_text)
     reading = read(text)
-    return _Seen(
-        id=id_,
-        cosine=cosine,
-        reading=reading,
-        tokens=tokens,
-        numbers=frozenset(t for t in tokens if any(ch.isdigit() for ch in t)),
-        negated=is_negated(reading.folded),
-    )
+    out = _Read(reading, tokens, frozenset(t for t in tokens if any(ch.isdigit() for ch in t)),
+                is_negated(reading.folded), exact_key(text))
+    if memo is not None:
+        memo[key] = out
+    return out
+
+
+def _see(id_: str, cosine: float, text: str, pseudo_text: str, memo: Memo | None = None) -> _Seen:
+    r = _read(text, pseudo_text, memo)
+    return _Seen(id=id_, cosine=cosine, reading=r.reading, tokens=r.tokens, numbers=r.numbers,
+                 negated=r.negated)
 
 
 def decide(
-    new: Incoming | str, candidates: Sequence[tuple[Memory, float]], thresholds: ReconcileThresholds
+    new: Incoming | str,
+    candidates: Sequence[tuple[Memory, float]],
+    thresholds: ReconcileThresholds,
+    *,
+    memo: Memo | None = None,
 ) -> Decision:
     """Decide CREATE / MERGE / SUPERSEDE / UNCHANGED for ``new`` (see the module doc).
+
+    ``memo``: a dict the caller keeps for one batch, so a record read for one write is not read
+    again for the next (a subject's neighbours recur). It holds plaintext readings: scope it to a
+    request, never to the process.
 
     ``candidates`` are the subject's nearest records with the cosine between their embedding and
     the new one's. A plain string is a note whose ``pseudo_text`` is its text and whose kind is the
@@ -168,11 +194,11 @@ def decide(
     pool = [(m, c) for m, c in candidates if m.kind is incoming.kind and m.status is Status.ACTIVE]
     if not pool:
         return Decision(Action.CREATE, Rule.NO_MATCH, "no active record of this kind to compare with")
-    early = _replay_or_exact(incoming, pool)
+    early = _replay_or_exact(incoming, pool, memo)
     if early is not None:
         return early
-    seen_new = _see(incoming.id or "", 1.0, incoming.text, incoming.pseudo_text)
-    seen = [_see(m.id, c, m.text, m.pseudo_text) for m, c in pool]
+    seen_new = _see(incoming.id or "", 1.0, incoming.text, incoming.pseudo_text, memo)
+    seen = [_see(m.id, c, m.text, m.pseudo_text, memo) for m, c in pool]
     judged = incoming.kind is Kind.FACT  # episodes and procedures are never "no longer true"
     relations = {s.id: compare(s.reading, seen_new.reading) for s in seen}
     decision = _by_slot(seen_new, seen, relations) if judged else None
@@ -188,12 +214,13 @@ def _incoming(text: str, candidates: Sequence[tuple[Memory, float]]) -> Incoming
     return Incoming(text=text, pseudo_text=text, kind=kind)
 
 
-def _replay_or_exact(incoming: Incoming, pool: Sequence[tuple[Memory, float]]) -> Decision | None:
+def _replay_or_exact(incoming: Incoming, pool: Sequence[tuple[Memory, float]], memo: Memo | None) -> Decision | None:
     for memory, _ in pool:
         if incoming.id is not None and memory.id == incoming.id:
             return Decision(Action.UNCHANGED, Rule.REPLAY, "same record id: a replayed write", target=memory.id)
+    new_key = _read(incoming.text, incoming.pseudo_text, memo).exact
     for memory, cosine in pool:
-        if not same_text(memory.text, incoming.text):
+        if _read(memory.text, memory.pseudo_text, memo).exact != new_key:
             continue
         if set(incoming.sources) <= set(memory.sources):
             return Decision(Action.UNCHANGED, Rule.EXACT, "exact duplicate, no new source", target=memory.id)

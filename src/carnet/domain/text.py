@@ -296,10 +296,11 @@ def jaccard(a: str | Set[str], b: str | Set[str]) -> float:
 
 def same_text(a: str, b: str) -> bool:
     """Exact duplicate up to case, accents, spacing and final punctuation."""
-    return _exact_key(a) == _exact_key(b)
+    return exact_key(a) == exact_key(b)
 
 
-def _exact_key(text: str) -> str:
+def exact_key(text: str) -> str:
+    """What two texts share when they are the same note (see ``same_text``)."""
     return fold(text).rstrip(" .!;…")
 
 

@@ -14,7 +14,7 @@ from datetime import datetime
 import numpy as np
 
 from carnet.domain.embedding_text import embedding_text
-from carnet.domain.reconcile import Action, Incoming, ReconcileThresholds, decide
+from carnet.domain.reconcile import Action, Incoming, Memo, ReconcileThresholds, decide
 from carnet.domain.records import HistoryEntry, Kind, Memory, Scope, Source, point_id
 from carnet.domain.text import normalize
 from carnet.errors import InvalidInput
@@ -60,6 +60,7 @@ class _Batch:
     changed: dict[str, Memory] = field(default_factory=dict)
     history: list[HistoryEntry] = field(default_factory=list)
     aliases: dict[str, str] = field(default_factory=dict)
+    readings: Memo = field(default_factory=dict)  # reconcile's parsed texts, for this call only
 
 
 def remember(deps: Deps, *, tenant: str, subject_id: str, items: Sequence[NewMemory], actor: str) -> list[Outcome]:
@@ -170,7 +171,7 @@ def _reconcile_one(deps: Deps, scope: Scope, batch: _Batch, mid: str, item: NewM
     record = _build(deps, scope, mid, item, now)
     incoming = Incoming(text=record.text, pseudo_text=record.pseudo_text, kind=record.kind, id=mid,
                         sources=record.sources)
-    decision = decide(incoming, candidates, _thresholds_for(deps, item))
+    decision = decide(incoming, candidates, _thresholds_for(deps, item), memo=batch.readings)
     if decision.action is Action.UNCHANGED and decision.target is not None:
         return Outcome("unchanged", _resolve(batch, decision.target, candidates), reason=decision.reason)
     if decision.action is Action.MERGE and decision.target is not None:
