@@ -42,9 +42,15 @@ def serve(
     from carnet.api.app import create_app
     from carnet.bootstrap import build
 
+    from carnet.errors import CarnetError
+
     settings = _settings(data_dir, host=host, port=port)
     _configure_logs(settings)
-    container = build(settings)
+    try:
+        container = build(settings)
+    except CarnetError as exc:
+        typer.echo(f"error: {exc.message}", err=True)
+        raise typer.Exit(2) from exc
     application = create_app(container)
     if demo:
         from carnet.demo import run_against_server_when_ready

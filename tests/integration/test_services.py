@@ -1,0 +1,89 @@
+"""The service layer on the real embedded stack: serialization, replays, ownership of the shard."""
+
+from __future__ import annotations
+
+import threading
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from carnet.bootstrap import Container, build
+from carnet.config import Settings
+from carnet.domain.records import Kind, Status
+from carnet.errors import StoreLocked
+from carnet.ports import Embedder
+from carnet.services import memories
+from carnet.services.remember import NewMemory, remember
+
+AT = datetime(2025, 5, 1, tzinfo=UTC)
+
+
+def _active(c: Container, subject: str) -> list[str]:
+    return [m.text for m in memories.list_memories(c.deps, tenant="t", subject_id=subject, limit=500).items]
+
+
+def test_concurrent_writes_for_one_subject_are_serialized(container: Container) -> None:
+    """Eight threads tell the same new address at once: exactly one record is created, the rest merge."""
+    remember(container.deps, tenant="t", subject_id="S1", actor="a",
+             items=[NewMemory(text="Le membre habite à Lyon 7e.", occurred_at=AT)])
+    errors: list[BaseException] = []
+
+    def tell(n: int) -> None:
+        try:
+            remember(container.deps, tenant="t", subject_id="S1", actor=f"a{n}",
+                     items=[NewMemory(text="Le membre habite maintenant à Villeurbanne.",
+                                      idempotency_key=f"call-{n}", occurred_at=AT)])
+        except BaseException as exc:  # collected and re-raised below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=tell, args=(n,)) for n in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    active = _active(container, "S1")
+    assert active == ["Le membre habite maintenant à Villeurbanne."]
+    record = memories.list_memories(container.deps, tenant="t", subject_id="S1").items[0]
+    assert record.reinforcement_count == 7
+
+
+def test_replayed_batch_changes_nothing(container: Container) -> None:
+    items = [NewMemory(text="Le membre a un contrat auto formule Tiers.", idempotency_key="k1"),
+             NewMemory(text="Le membre a un contrat auto Tiers.", idempotency_key="k2")]
+    first = remember(container.deps, tenant="t", subject_id="S2", items=items, actor="a")
+    assert [o.action for o in first] == ["created", "merged"]
+    again = remember(container.deps, tenant="t", subject_id="S2", items=items, actor="a")
+    assert [o.action for o in again] == ["unchanged", "unchanged"]
+    assert again[1].memory.reinforcement_count == 1
+
+
+def test_context_never_makes_neighbours_duplicates(container: Container) -> None:
+    """A record embedded with its preceding turn must not be merged into that turn by cosine."""
+    prev = "Caroline: I went to a support group yesterday."
+    items = [NewMemory(text=prev, kind=Kind.EPISODE, idempotency_key="d1"),
+             NewMemory(text="Melanie: That's great, how did it feel?", kind=Kind.EPISODE, idempotency_key="d2",
+                       context=prev)]
+    out = remember(container.deps, tenant="t", subject_id="S3", items=items, actor="a")
+    assert [o.action for o in out] == ["created", "created"]
+
+
+def test_superseded_record_keeps_its_history(container: Container) -> None:
+    old = remember(container.deps, tenant="t", subject_id="S4", actor="a",
+                   items=[NewMemory(text="Budget max 600 euros pour l'assurance auto.", occurred_at=AT)])[0]
+    new = remember(container.deps, tenant="t", subject_id="S4", actor="a",
+                   items=[NewMemory(text="Budget max 750 euros pour l'assurance auto.")])[0]
+    assert new.action == "superseded" and new.superseded == (old.memory.id,)
+    stored = memories.get_memory(container.deps, tenant="t", subject_id="S4", memory_id=old.memory.id)
+    assert stored.status is Status.SUPERSEDED and stored.superseded_by == new.memory.id
+    assert stored.valid_to is not None
+    history = memories.memory_history(container.deps, tenant="t", subject_id="S4", memory_id=old.memory.id)
+    assert [h.action for h in history] == ["created", "superseded"]
+    assert all("600" not in str(h.detail) for h in history)
+
+
+def test_the_shard_has_one_owner(container: Container, tmp_path: Path, embedder: Embedder) -> None:
+    settings = container.settings
+    with pytest.raises(StoreLocked, match="held by another process"):
+        build(Settings(data_dir=settings.data_dir, key_dir=settings.resolved_key_dir), embedder=embedder)
