@@ -119,7 +119,7 @@ def build(settings: Settings, *, embedder: Embedder | None = None) -> Container:
         log.warning("reconcile_uncalibrated", model=emb.model_id, note="using DESIGN.md default thresholds")
     index = build_index(settings, emb.dim)
     locks = SubjectLocks()
-    access = AccessRecorder(index=index, locks=locks)
+    access = AccessRecorder(index=index, locks=locks, interval=settings.access_flush_seconds)
     access.start()
     sc, asm, api = settings.scoring, settings.assemble, settings.api
     deps = Deps(

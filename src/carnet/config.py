@@ -96,6 +96,10 @@ class Settings(BaseSettings):
     embedder_passage_prefix: str = ""
     embed_threads: int | None = Field(None, ge=1)
     query_cache_size: int = Field(4096, ge=0)
+    # Access statistics are written behind, in one batch per interval: each write to the shard
+    # competes with searches, so fewer, larger batches keep assemble's tail latency down. A crash
+    # loses at most one interval of counts (they only nudge ranking).
+    access_flush_seconds: float = Field(30.0, gt=0, le=3600)
     calibration_dir: Path | None = None
     api_key_pepper: SecretStr | None = None
     scoring: ScoringSettings = ScoringSettings()
