@@ -5,6 +5,7 @@ Nested groups use ``__`` in environment names, e.g. ``CARNET_SCORING__W_RELEVANC
 
 from __future__ import annotations
 
+import os
 from enum import StrEnum
 from pathlib import Path
 from typing import Self
@@ -73,6 +74,18 @@ class QdrantServerSettings(BaseModel):
     prefer_grpc: bool = False
 
 
+def _known(name: str) -> bool:
+    """``CARNET_PORT`` or ``CARNET_SCORING__W_RECENCY``: a field, or a field of a nested group."""
+    top, _, rest = name.removeprefix("CARNET_").lower().partition("__")
+    field = Settings.model_fields.get(top)
+    if field is None:
+        return False
+    if not rest:
+        return True
+    group = field.annotation
+    return isinstance(group, type) and issubclass(group, BaseModel) and rest in group.model_fields
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="CARNET_",
@@ -114,6 +127,14 @@ class Settings(BaseSettings):
     @property
     def resolved_key_dir(self) -> Path:
         return self.key_dir or self.data_dir.with_name(self.data_dir.name + "-keys")
+
+    @model_validator(mode="after")
+    def _refuse_unknown_variables(self) -> Self:
+        """A mistyped ``CARNET_*`` variable would otherwise be ignored and its default used silently."""
+        unknown = sorted(k for k in os.environ if k.upper().startswith("CARNET_") and not _known(k.upper()))
+        if unknown:
+            raise ValueError(f"unknown setting(s): {', '.join(unknown)} (see docs/configuration.md)")
+        return self
 
     @model_validator(mode="after")
     def _refuse_dev_only_in_production(self) -> Self:

@@ -1,0 +1,25 @@
+import pytest
+from pydantic import ValidationError
+
+from carnet.config import Environment, Settings
+
+
+def test_nested_settings_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CARNET_PORT", "9000")
+    monkeypatch.setenv("CARNET_SCORING__W_RECENCY", "0.2")
+    s = Settings()
+    assert s.port == 9000 and s.scoring.w_recency == 0.2
+
+
+@pytest.mark.parametrize("name", ["CARNET_PROT", "CARNET_SCORING__W_RECENT", "CARNET_NOPE__X"])
+def test_a_mistyped_variable_is_refused(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    monkeypatch.setenv(name, "1")
+    with pytest.raises(ValidationError, match="unknown setting"):
+        Settings()
+
+
+def test_production_refuses_dev_only_material() -> None:
+    with pytest.raises(ValidationError, match="API_KEY_PEPPER"):
+        Settings(environment=Environment.PRODUCTION)
+    s = Settings(environment=Environment.PRODUCTION, api_key_pepper="a-long-random-pepper")
+    assert s.environment is Environment.PRODUCTION
