@@ -174,5 +174,37 @@ class Catalog(Protocol):
     def close(self) -> None: ...
 
 
+@dataclass(frozen=True, slots=True)
+class WrappedKey:
+    """A data key as the KMS wrapped it: safe to store (in the key store, never in data backups)."""
+
+    tenant: str
+    ciphertext: str  # the KMS's own format, e.g. Transit's "vault:v3:…"
+    kek_version: int
+
+
+class Kms(Protocol):
+    """Key-encryption keys per tenant, which never leave the KMS (Vault/OpenBao Transit, a PKCS#11
+    HSM, or the dev key file). Data keys are generated under them and stored wrapped."""
+
+    def ensure_tenant_key(self, tenant: str) -> None: ...
+
+    def generate_data_key(self, tenant: str) -> tuple[bytes, WrappedKey]:
+        """A fresh 256-bit data key: its plaintext (kept in memory only) and its wrapped form."""
+        ...
+
+    def unwrap(self, wrapped: WrappedKey) -> bytes: ...
+
+    def rotate(self, tenant: str) -> int:
+        """A new version of the tenant's key; returns it. Existing wrapped keys still unwrap."""
+        ...
+
+    def rewrap(self, wrapped: Sequence[WrappedKey]) -> list[WrappedKey]:
+        """The same data keys wrapped under the newest version (no plaintext leaves the KMS)."""
+        ...
+
+    def check(self) -> None: ...
+
+
 class Clock(Protocol):
     def now(self) -> datetime: ...
