@@ -126,17 +126,24 @@ def _http_phase(root: Path, subjects: int, queries: int) -> dict[str, Any]:
     port = free_port()
     env = {**os.environ, "CARNET_KEY_DIR": str(root / "keys"), "CARNET_LOG_LEVEL": "WARNING"}
     cmd = [sys.executable, "-m", "carnet.cli", "serve", "--data-dir", str(root / "data"), "--port", str(port)]
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        base = f"http://127.0.0.1:{port}"
-        wait_ready(base, timeout=120, alive=lambda: proc.poll() is None)
-        return _assemble_http(base, key, subjects, queries)
-    finally:
-        proc.terminate()
+    log_path = root / "serve.log"
+    with log_path.open("wb") as log:
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=log)
         try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+            base = f"http://127.0.0.1:{port}"
+            try:
+                wait_ready(base, timeout=120, alive=lambda: proc.poll() is None)
+            except (RuntimeError, TimeoutError):
+                progress(log_path.read_text(errors="replace")[-2000:])
+                raise
+            return _assemble_http(base, key, subjects, queries)
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
 
 
 def _assemble_http(base: str, key: str, subjects: int, queries: int) -> dict[str, Any]:

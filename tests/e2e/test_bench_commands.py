@@ -1,0 +1,58 @@
+"""The benchmark commands run end to end on tiny loads and end with their JSON summary line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from carnet.cli import app
+
+runner = CliRunner()
+
+TINY_LOCOMO = [{
+    "sample_id": "conv-x",
+    "conversation": {
+        "speaker_a": "Ana", "speaker_b": "Ben",
+        "session_1_date_time": "1:56 pm on 8 May, 2023",
+        "session_1": [
+            {"speaker": "Ana", "dia_id": "D1:1", "text": "I adopted a grey cat called Miso last week."},
+            {"speaker": "Ben", "dia_id": "D1:2", "text": "Lovely! I started rowing on Saturdays."},
+            {"speaker": "Ana", "dia_id": "D1:3", "text": "My sister moved to Porto for her new job."},
+        ],
+    },
+    "qa": [
+        {"question": "What is the name of Ana's cat?", "answer": "Miso", "evidence": ["D1:1"], "category": 4},
+        {"question": "Where did Ana's sister move?", "answer": "Porto", "evidence": ["D:1:3"], "category": 4},
+        {"question": "What sport does Ben do?", "answer": "rowing", "evidence": ["D9:9"], "category": 4},
+        {"question": "Unanswerable?", "answer": "", "evidence": ["D1:1"], "category": 5},
+    ],
+}]
+
+
+def _last_json(output: str) -> dict[str, object]:
+    summary: dict[str, object] = json.loads(output.strip().splitlines()[-1])
+    return summary
+
+
+def test_bench_locomo_json(tmp_path: Path) -> None:
+    data = tmp_path / "tiny.json"
+    data.write_text(json.dumps(TINY_LOCOMO))
+    result = runner.invoke(app, ["bench", "locomo", "--data", str(data), "--k", "1,2", "--json"])
+    assert result.exit_code == 0, result.output
+    s = _last_json(result.stdout)
+    assert s["questions"] == 2  # category 5 skipped, one question left without valid evidence
+    assert {"recall@1", "recall@2", "by_category", "p50_ms", "p95_ms", "p99_ms"} <= set(s)
+    assert s["recall@2"] == 1.0
+
+
+def test_bench_latency_json(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["bench", "latency", "--memories", "120", "--subjects", "4", "--queries", "10",
+                                 "--store", str(tmp_path / "store"), "--json"])
+    assert result.exit_code == 0, result.output
+    s = _last_json(result.stdout)
+    for key in ("ingest_per_s", "service_p50_ms", "service_p95_ms", "service_p99_ms", "http_p50_ms",
+                "http_p95_ms", "http_p99_ms"):
+        assert isinstance(s[key], float) and s[key] > 0, key
+    assert s["service_cache_hit_rate"] == 0.0 and s["http_cache_hit_rate"] == 0.0
