@@ -11,13 +11,13 @@ from prometheus_client import CollectorRegistry
 
 from carnet.adapters.dev_keys import DevSubjectHasher, load_or_create_master
 from carnet.adapters.sqlite_catalog import SqliteCatalog
-from carnet.config import EmbedderKind, Environment, Settings, VectorBackend
+from carnet.config import EmbedderKind, Environment, KmsBackend, Settings, VaultAuth, VectorBackend
 from carnet.domain.budget import TierBudget
 from carnet.domain.reconcile import ReconcileThresholds
 from carnet.domain.records import RetentionClass
 from carnet.domain.scoring import CosineScale, Weights
 from carnet.metrics import registry_for
-from carnet.ports import Catalog, Embedder, VectorIndex
+from carnet.ports import Catalog, Embedder, Kms, VectorIndex
 from carnet.services.access import AccessRecorder
 from carnet.services.deps import AssembleDefaults, Deps, Limits
 from carnet.services.locks import SubjectLocks
@@ -89,6 +89,41 @@ def build_embedder(settings: Settings) -> Embedder:
     )
 
 
+def build_kms(settings: Settings) -> Kms:
+    if settings.kms_backend is KmsBackend.DEV:
+        from carnet.adapters.kms_dev import DevKms
+
+        return DevKms(settings.resolved_key_dir / "kms", data_dir=settings.data_dir)
+    from carnet.adapters.kms_vault import AppRoleAuth, KubernetesAuth, TokenAuth, connect
+
+    v = settings.vault
+    auth: TokenAuth | AppRoleAuth | KubernetesAuth
+    if v.auth is VaultAuth.TOKEN:
+        if v.token is None:
+            raise ValueError("CARNET_VAULT__TOKEN is required with CARNET_VAULT__AUTH=token")
+        auth = TokenAuth(v.token.get_secret_value())
+    elif v.auth is VaultAuth.APPROLE:
+        if v.role_id is None or v.secret_id is None:
+            raise ValueError("CARNET_VAULT__ROLE_ID and CARNET_VAULT__SECRET_ID are required for AppRole")
+        auth = AppRoleAuth(v.role_id, v.secret_id.get_secret_value())
+    else:
+        auth = KubernetesAuth(v.kubernetes_role)
+    return connect(v.url, auth=auth, ca_cert=v.ca_cert, mount=v.mount, key_template=v.key_template,
+                   namespace=v.namespace)
+
+
+def build_sealed_index(settings: Settings, inner: VectorIndex) -> VectorIndex:
+    """Every record's text is sealed under its subject's data key before it reaches the store; the
+    wrapped data keys live in the key store beside (never inside) the data dir."""
+    from carnet.crypto.keyring import Keyring
+    from carnet.crypto.keystore import FileKeyStore
+    from carnet.crypto.sealed_index import SealedIndex
+
+    kms = build_kms(settings)
+    store = FileKeyStore(settings.resolved_key_dir / "subjects", data_dir=settings.data_dir)
+    return SealedIndex(inner, Keyring(kms, store), kms)
+
+
 def build_index(settings: Settings, dim: int) -> VectorIndex:
     if settings.vector_backend is VectorBackend.EDGE:
         from carnet.adapters.qdrant_edge import EdgeVectorIndex
@@ -117,7 +152,7 @@ def build(settings: Settings, *, embedder: Embedder | None = None) -> Container:
                                     dated=settings.embed_dates)
     if not calibration.calibrated:
         log.warning("reconcile_uncalibrated", model=emb.model_id, note="using DESIGN.md default thresholds")
-    index = build_index(settings, emb.dim)
+    index = build_sealed_index(settings, build_index(settings, emb.dim))
     locks = SubjectLocks()
     access = AccessRecorder(index=index, locks=locks, interval=settings.access_flush_seconds)
     access.start()

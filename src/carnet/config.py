@@ -30,6 +30,30 @@ class EmbedderKind(StrEnum):
     SENTENCE_TRANSFORMERS = "sentence-transformers"
 
 
+class KmsBackend(StrEnum):
+    DEV = "dev"  # a local key file: development only, refused in production
+    VAULT = "vault"  # Vault or OpenBao Transit through hvac
+
+
+class VaultAuth(StrEnum):
+    TOKEN = "token"
+    APPROLE = "approle"
+    KUBERNETES = "kubernetes"
+
+
+class VaultSettings(BaseModel):
+    url: str = "https://localhost:8200"
+    auth: VaultAuth = VaultAuth.KUBERNETES
+    token: SecretStr | None = None
+    role_id: str | None = None
+    secret_id: SecretStr | None = None
+    kubernetes_role: str = "carnet"
+    ca_cert: Path | None = None
+    mount: str = "transit"
+    key_template: str = "carnet-{tenant}"
+    namespace: str | None = None
+
+
 class ScoringSettings(BaseModel):
     """Weights of the final score; they need not sum to 1 (the score is a weighted mean)."""
 
@@ -103,6 +127,8 @@ class Settings(BaseSettings):
     port: int = Field(8080, ge=1, le=65535)
     vector_backend: VectorBackend = VectorBackend.EDGE
     qdrant: QdrantServerSettings = QdrantServerSettings()
+    kms_backend: KmsBackend = KmsBackend.DEV
+    vault: VaultSettings = VaultSettings()
     embedder: EmbedderKind = EmbedderKind.E5_FAST
     embedder_path: Path | None = None
     embedder_query_prefix: str = ""
@@ -143,6 +169,8 @@ class Settings(BaseSettings):
         problems = []
         if self.api_key_pepper is None:
             problems.append("CARNET_API_KEY_PEPPER must be set (the dev pepper file is refused)")
+        if self.kms_backend is KmsBackend.DEV:
+            problems.append("CARNET_KMS_BACKEND=dev (a local key file) is refused: use vault")
         if self.vector_backend is VectorBackend.SERVER and not self.qdrant.url.startswith("https://"):
             problems.append("CARNET_QDRANT__URL must use https in production")
         if problems:

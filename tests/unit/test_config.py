@@ -21,5 +21,7 @@ def test_a_mistyped_variable_is_refused(monkeypatch: pytest.MonkeyPatch, name: s
 def test_production_refuses_dev_only_material() -> None:
     with pytest.raises(ValidationError, match="API_KEY_PEPPER"):
         Settings(environment=Environment.PRODUCTION)
-    s = Settings(environment=Environment.PRODUCTION, api_key_pepper="a-long-random-pepper")
+    with pytest.raises(ValidationError, match="KMS_BACKEND=dev"):
+        Settings(environment=Environment.PRODUCTION, api_key_pepper="a-long-random-pepper")
+    s = Settings(environment=Environment.PRODUCTION, api_key_pepper="a-long-random-pepper", kms_backend="vault")
     assert s.environment is Environment.PRODUCTION

@@ -1,0 +1,140 @@
+"""A ``VectorIndex`` that never lets a record's text reach the store in clear.
+
+It wraps the real index (qdrant-edge or Qdrant server): on the way in, ``text`` and ``pseudo_text``
+are sealed with AES-256-GCM under the subject's data key, bound to (tenant, subject hash, record id,
+field, key id); on the way out they are opened. Everything that must be filtered or sorted on (ids,
+kind, status, timestamps, scores) stays in clear, as DESIGN.md says. The vectors are computed by the
+caller from ``pseudo_text`` before they get here.
+
+Sealed fields are stored as ``"enc1:" + base64(envelope)``. A field without that prefix is refused,
+never passed through: a store written without encryption cannot be read as if it were sealed.
+"""
+
+from __future__ import annotations
+
+import base64
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from carnet.crypto.envelope import Aad, header_key_id, open_text, seal
+from carnet.crypto.errors import EnvelopeError
+from carnet.crypto.keyring import Keyring
+from carnet.domain.records import Memory, Scope
+from carnet.ports import (
+    AccessUpdate,
+    Candidate,
+    HybridHits,
+    IndexedMemory,
+    Kms,
+    RecordFilter,
+    SparseVector,
+    Vector,
+    VectorIndex,
+)
+
+PREFIX = "enc1:"
+SEALED_FIELDS = ("text", "pseudo_text")
+
+
+class SealedIndex:
+    """``VectorIndex`` decorator: seals on write, opens on read, delegates everything else."""
+
+    def __init__(self, inner: VectorIndex, keyring: Keyring, kms: Kms) -> None:
+        self._inner = inner
+        self._keyring = keyring
+        self._kms = kms
+        self._tenants: set[str] = set()
+        self._tenant_lock = threading.Lock()
+
+    # -- sealing ----------------------------------------------------------------------------
+
+    def _ensure_tenant(self, tenant: str) -> None:
+        if tenant in self._tenants:
+            return
+        with self._tenant_lock:
+            if tenant not in self._tenants:
+                self._kms.ensure_tenant_key(tenant)
+                self._tenants.add(tenant)
+
+    def _seal(self, scope: Scope, memories: Sequence[Memory]) -> list[Memory]:
+        self._ensure_tenant(scope.tenant)
+        dk = self._keyring.data_key(scope.tenant, scope.subject)
+
+        def sealed(m: Memory, name: str) -> str:
+            aad = Aad(scope.tenant, scope.subject, m.id, name)
+            blob = seal(dk.key, key_id=dk.key_id, aad=aad, plaintext=getattr(m, name))
+            return PREFIX + base64.b64encode(blob).decode("ascii")
+
+        return [replace(m, text=sealed(m, "text"), pseudo_text=sealed(m, "pseudo_text")) for m in memories]
+
+    def _opener(self, scope: Scope) -> Callable[[Memory], Memory]:
+        keys: dict[str, bytes] = {}  # one read_key per key id per call
+
+        def open_field(m: Memory, name: str) -> str:
+            value: str = getattr(m, name)
+            if not value.startswith(PREFIX):
+                raise EnvelopeError("a stored record field is not sealed")
+            blob = base64.b64decode(value[len(PREFIX):])
+            key_id = header_key_id(blob)
+            key = keys.get(key_id)
+            if key is None:
+                key = keys[key_id] = self._keyring.read_key(scope.tenant, scope.subject, key_id)
+            return open_text(key, aad=Aad(scope.tenant, scope.subject, m.id, name), blob=blob)
+
+        def open_memory(m: Memory) -> Memory:
+            return replace(m, text=open_field(m, "text"), pseudo_text=open_field(m, "pseudo_text"))
+
+        return open_memory
+
+    def _open_candidates(self, open_memory: Callable[[Memory], Memory], hits: list[Candidate]) -> list[Candidate]:
+        return [replace(c, memory=open_memory(c.memory)) for c in hits]
+
+    # -- the VectorIndex port -------------------------------------------------------------------
+
+    def upsert(self, scope: Scope, items: Sequence[IndexedMemory]) -> None:
+        sealed = self._seal(scope, [i.memory for i in items])
+        self._inner.upsert(scope, [replace(i, memory=m) for i, m in zip(items, sealed, strict=True)])
+
+    def replace_payload(self, scope: Scope, memories: Sequence[Memory]) -> None:
+        self._inner.replace_payload(scope, self._seal(scope, memories))
+
+    def hybrid_search(self, scope: Scope, *, dense: Vector, sparse: SparseVector | None, limit: int,
+                      where: RecordFilter, with_vectors: bool = False) -> HybridHits:
+        hits = self._inner.hybrid_search(scope, dense=dense, sparse=sparse, limit=limit, where=where,
+                                         with_vectors=with_vectors)
+        opener = self._opener(scope)
+        opened: dict[str, Memory] = {}
+
+        def once(m: Memory) -> Memory:  # a record found by both retrievers is opened once
+            if m.id not in opened:
+                opened[m.id] = opener(m)
+            return opened[m.id]
+
+        return HybridHits(dense=self._open_candidates(once, hits.dense),
+                          sparse=self._open_candidates(once, hits.sparse))
+
+    def get(self, scope: Scope, ids: Sequence[str]) -> list[Memory]:
+        return [self._opener(scope)(m) for m in self._inner.get(scope, ids)] if ids else []
+
+    def scroll(self, scope: Scope, *, where: RecordFilter, limit: int,
+               offset: str | None = None) -> tuple[list[Memory], str | None]:
+        items, nxt = self._inner.scroll(scope, where=where, limit=limit, offset=offset)
+        opener = self._opener(scope)
+        return [opener(m) for m in items], nxt
+
+    def count(self, scope: Scope, *, where: RecordFilter) -> int:
+        return self._inner.count(scope, where=where)
+
+    def delete(self, scope: Scope, ids: Sequence[str]) -> None:
+        self._inner.delete(scope, ids)
+
+    def record_access(self, scope: Scope, updates: Sequence[AccessUpdate]) -> None:
+        self._inner.record_access(scope, updates)
+
+    def check(self) -> None:
+        self._inner.check()
+        self._kms.check()
+
+    def close(self) -> None:
+        self._inner.close()

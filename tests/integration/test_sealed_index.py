@@ -1,0 +1,83 @@
+"""The sealing decorator over a real shard, dev KMS and file key store."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from carnet.adapters.kms_dev import DevKms
+from carnet.adapters.qdrant_edge import EdgeVectorIndex
+from carnet.crypto.errors import EnvelopeError, KeyDestroyed
+from carnet.crypto.keyring import Keyring
+from carnet.crypto.keystore import FileKeyStore
+from carnet.crypto.sealed_index import PREFIX, SealedIndex
+from carnet.domain.records import Kind, Memory, Scope
+from carnet.ports import IndexedMemory, RecordFilter, SparseVector
+
+AT = datetime(2026, 1, 1, tzinfo=UTC)
+S = Scope("t", "subject-hash")
+
+
+def _m(mid: str, text: str) -> Memory:
+    return Memory(id=mid, scope=S, kind=Kind.FACT, text=text, pseudo_text=text, recorded_at=AT, valid_from=AT,
+                  updated_at=AT)
+
+
+def _item(m: Memory) -> IndexedMemory:
+    return IndexedMemory(m, np.ones(4, dtype=np.float32) / 2, SparseVector([7], [1.0]))
+
+
+@pytest.fixture
+def parts(tmp_path: Path) -> tuple[SealedIndex, EdgeVectorIndex, Keyring]:
+    inner = EdgeVectorIndex(tmp_path / "data" / "vectors", 4)
+    kms = DevKms(tmp_path / "keys" / "kms", data_dir=tmp_path / "data")
+    keyring = Keyring(kms, FileKeyStore(tmp_path / "keys" / "subjects", data_dir=tmp_path / "data"))
+    return SealedIndex(inner, keyring, kms), inner, keyring
+
+
+A = "6f1c0f4e-3f0b-4a43-9a1d-2d9f4b8a6b11"
+B = "7a2d1e5f-4a1c-4b54-8b2e-3e0a5c9b7c22"
+
+
+def test_fields_are_sealed_in_the_store_and_open_through_the_decorator(parts: tuple[SealedIndex, EdgeVectorIndex,
+                                                                                  Keyring]) -> None:
+    sealed, inner, _ = parts
+    sealed.upsert(S, [_item(_m(A, "habite à Lyon 7e"))])
+    raw = inner.get(S, [A])[0]
+    assert raw.text.startswith(PREFIX) and "Lyon" not in raw.text and raw.pseudo_text != raw.text
+    assert sealed.get(S, [A])[0].text == "habite à Lyon 7e"
+    hits = sealed.hybrid_search(S, dense=np.ones(4, dtype=np.float32) / 2, sparse=SparseVector([7], [1.0]),
+                                limit=5, where=RecordFilter())
+    assert [c.memory.text for c in hits.dense] == ["habite à Lyon 7e"]
+
+
+def test_a_ciphertext_moved_to_another_record_fails(parts: tuple[SealedIndex, EdgeVectorIndex, Keyring]) -> None:
+    sealed, inner, _ = parts
+    sealed.upsert(S, [_item(_m(A, "budget 600 euros")), _item(_m(B, "budget 750 euros"))])
+    a = inner.get(S, [A])[0]
+    b = inner.get(S, [B])[0]
+    inner.replace_payload(S, [replace(b, text=a.text)])
+    with pytest.raises(EnvelopeError):
+        sealed.get(S, [B])
+
+
+def test_a_plaintext_record_is_refused_not_passed_through(parts: tuple[SealedIndex, EdgeVectorIndex,
+                                                                       Keyring]) -> None:
+    sealed, inner, _ = parts
+    inner.upsert(S, [_item(_m(A, "en clair"))])
+    with pytest.raises(EnvelopeError):
+        sealed.get(S, [A])
+
+
+def test_after_shredding_the_subject_key_its_records_cannot_be_opened(parts: tuple[SealedIndex, EdgeVectorIndex,
+                                                                                   Keyring]) -> None:
+    sealed, _, keyring = parts
+    sealed.upsert(S, [_item(_m(A, "habite à Lyon 7e"))])
+    assert keyring.shred(S.tenant, S.subject)
+    with pytest.raises(KeyDestroyed):
+        sealed.get(S, [A])
+
