@@ -12,6 +12,7 @@ from prometheus_client import CollectorRegistry
 from carnet.adapters.dev_keys import DevSubjectHasher, load_or_create_master
 from carnet.adapters.sqlite_catalog import SqliteCatalog
 from carnet.config import EmbedderKind, Environment, KmsBackend, Settings, VaultAuth, VectorBackend
+from carnet.crypto.keyring import Keyring
 from carnet.domain.budget import TierBudget
 from carnet.domain.reconcile import ReconcileThresholds
 from carnet.domain.records import RetentionClass
@@ -112,16 +113,15 @@ def build_kms(settings: Settings) -> Kms:
                    namespace=v.namespace)
 
 
-def build_sealed_index(settings: Settings, inner: VectorIndex) -> VectorIndex:
+def build_sealed_index(settings: Settings, inner: VectorIndex) -> tuple[VectorIndex, Keyring]:
     """Every record's text is sealed under its subject's data key before it reaches the store; the
     wrapped data keys live in the key store beside (never inside) the data dir."""
-    from carnet.crypto.keyring import Keyring
     from carnet.crypto.keystore import FileKeyStore
     from carnet.crypto.sealed_index import SealedIndex
 
     kms = build_kms(settings)
-    store = FileKeyStore(settings.resolved_key_dir / "subjects", data_dir=settings.data_dir)
-    return SealedIndex(inner, Keyring(kms, store), kms)
+    keyring = Keyring(kms, FileKeyStore(settings.resolved_key_dir / "subjects", data_dir=settings.data_dir))
+    return SealedIndex(inner, keyring, kms), keyring
 
 
 def build_index(settings: Settings, dim: int) -> VectorIndex:
@@ -152,7 +152,7 @@ def build(settings: Settings, *, embedder: Embedder | None = None) -> Container:
                                     dated=settings.embed_dates)
     if not calibration.calibrated:
         log.warning("reconcile_uncalibrated", model=emb.model_id, note="using DESIGN.md default thresholds")
-    index = build_sealed_index(settings, build_index(settings, emb.dim))
+    index, keyring = build_sealed_index(settings, build_index(settings, emb.dim))
     locks = SubjectLocks()
     access = AccessRecorder(index=index, locks=locks, interval=settings.access_flush_seconds)
     access.start()
@@ -167,6 +167,7 @@ def build(settings: Settings, *, embedder: Embedder | None = None) -> Container:
         locks=locks,
         access=access,
         thresholds=calibration.thresholds,
+        keys=keyring,
         scale=CosineScale(calibration.cosine_zero, calibration.cosine_one),
         weights=Weights(sc.w_relevance, sc.w_importance, sc.w_recency, sc.w_frequency, sc.w_confidence,
                         sc.recency_half_life_days, sc.sparse_weight),

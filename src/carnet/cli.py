@@ -13,6 +13,8 @@ from carnet.config import Settings
 app = typer.Typer(help="Carnet: sovereign long-term memory for LLM assistants.", no_args_is_help=True)
 apikey_app = typer.Typer(help="Manage API keys.", no_args_is_help=True)
 app.add_typer(apikey_app, name="apikey")
+subject_app = typer.Typer(help="Data subjects: erasure (GDPR art. 17).", no_args_is_help=True)
+app.add_typer(subject_app, name="subject")
 
 DataDir = Annotated[Path | None, typer.Option("--data-dir", help="Data directory (default ./carnet-data).")]
 
@@ -89,6 +91,40 @@ def apikey_create(
     typer.echo(f"created key {record.key_id} for tenant {record.tenant} with roles {', '.join(record.roles)}")
     typer.echo("store it now: it cannot be shown again")
     typer.echo(key)
+
+
+@subject_app.command("erase")
+def subject_erase(
+    tenant: Annotated[str, typer.Option(help="Tenant of the subject.")],
+    subject: Annotated[str, typer.Option(help="The subject id, as the tenant's systems know it.")],
+    data_dir: DataDir = None,
+) -> None:
+    """Erase a subject: records, history, then its data key; prints a JSON receipt of what was
+    deleted and verified. Works on the files directly: refuses while `carnet serve` holds the store."""
+    import json
+
+    from carnet.bootstrap import build
+    from carnet.errors import CarnetError, StoreLocked
+    from carnet.services.erase import erase_subject
+
+    settings = _settings(data_dir)
+    _configure_logs(settings)
+    try:
+        container = build(settings)
+    except StoreLocked as exc:
+        typer.echo(f"error: {exc.message}. Stop the server first (an admin API comes with the GDPR endpoints).",
+                   err=True)
+        raise typer.Exit(2) from exc
+    try:
+        receipt = erase_subject(container.deps, tenant=tenant, subject_id=subject)
+    except CarnetError as exc:
+        typer.echo(f"error: {exc.message}", err=True)
+        raise typer.Exit(2) from exc
+    finally:
+        container.close()
+    typer.echo(json.dumps(receipt.as_dict(), indent=2))
+    if not receipt.complete:
+        raise typer.Exit(1)
 
 
 @app.command()

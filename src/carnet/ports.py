@@ -169,6 +169,10 @@ class Catalog(Protocol):
         """``{alias: target}`` for those of ``ids`` that were merged into another record."""
         ...
 
+    def erase_subject(self, scope: Scope) -> int:
+        """Delete the subject's history and aliases; returns how many rows went."""
+        ...
+
     def check(self) -> None: ...
 
     def close(self) -> None: ...
@@ -204,6 +208,17 @@ class Kms(Protocol):
         ...
 
     def check(self) -> None: ...
+
+
+class SubjectKeys(Protocol):
+    """The subject's data key, as erasure sees it: destroying it makes every copy of the subject's
+    sealed records (snapshots, backups) unreadable."""
+
+    def shred(self, tenant: str, subject: str) -> bool:
+        """Destroy the stored wrapped key and evict it from memory; False when there was none."""
+        ...
+
+    def exists(self, tenant: str, subject: str) -> bool: ...
 
 
 class Clock(Protocol):

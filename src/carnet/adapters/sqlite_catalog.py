@@ -132,6 +132,15 @@ class SqliteCatalog:
             ).fetchall()
         return {r[0]: r[1] for r in rows}
 
+    def erase_subject(self, scope: Scope) -> int:
+        with self._lock:
+            gone = 0
+            for table in ("history", "aliases"):
+                cur = self._db.execute(f"DELETE FROM {table} WHERE tenant = ? AND subject = ?",
+                                       (scope.tenant, scope.subject))
+                gone += cur.rowcount
+        return gone
+
     def check(self) -> None:
         try:
             with self._lock:

@@ -127,6 +127,10 @@ class Keyring:
             finally:
                 self.forget(tenant, subject)
 
+    def exists(self, tenant: str, subject: str) -> bool:
+        """Whether a wrapped key is stored for the subject (what an erasure receipt verifies)."""
+        return self._store.get(tenant, subject) is not None
+
     def rewrap_all(self, tenant: str, *, batch_size: int = 250) -> RewrapReport:
         """Rewrap every stored key of the tenant under the newest KEK version, ``batch_size`` per KMS
         call. Plaintext keys never leave the KMS and cached keys stay valid (same key, new wrapping)."""

@@ -8,7 +8,7 @@ from carnet.domain.budget import TierBudget
 from carnet.domain.reconcile import ReconcileThresholds
 from carnet.domain.records import RetentionClass
 from carnet.domain.scoring import CosineScale, Weights
-from carnet.ports import Catalog, Clock, SparseEncoder, SubjectHasher, VectorIndex
+from carnet.ports import Catalog, Clock, SparseEncoder, SubjectHasher, SubjectKeys, VectorIndex
 from carnet.services.access import AccessRecorder
 from carnet.services.locks import SubjectLocks
 from carnet.services.query_cache import CachedEmbedder
@@ -42,6 +42,7 @@ class Deps:
     access: AccessRecorder
     thresholds: ReconcileThresholds
     scale: CosineScale
+    keys: SubjectKeys
     weights: Weights
     assemble: AssembleDefaults = field(default_factory=AssembleDefaults)
     limits: Limits = field(default_factory=Limits)
