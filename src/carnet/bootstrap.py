@@ -116,12 +116,17 @@ def build_kms(settings: Settings) -> Kms:
 def build_sealed_index(settings: Settings, inner: VectorIndex) -> tuple[VectorIndex, Keyring]:
     """Every record's text is sealed under its subject's data key before it reaches the store; the
     wrapped data keys live in the key store beside (never inside) the data dir."""
-    from carnet.crypto.keystore import FileKeyStore
     from carnet.crypto.sealed_index import SealedIndex
 
     kms = build_kms(settings)
-    keyring = Keyring(kms, FileKeyStore(settings.resolved_key_dir / "subjects", data_dir=settings.data_dir))
+    keyring = build_keyring(settings, kms)
     return SealedIndex(inner, keyring, kms), keyring
+
+
+def build_keyring(settings: Settings, kms: Kms) -> Keyring:
+    from carnet.crypto.keystore import FileKeyStore
+
+    return Keyring(kms, FileKeyStore(settings.resolved_key_dir / "subjects", data_dir=settings.data_dir))
 
 
 def build_index(settings: Settings, dim: int) -> VectorIndex:

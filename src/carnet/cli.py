@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import gc
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from carnet.config import Settings
 
+if TYPE_CHECKING:
+    pass
+
 app = typer.Typer(help="Carnet: sovereign long-term memory for LLM assistants.", no_args_is_help=True)
 apikey_app = typer.Typer(help="Manage API keys.", no_args_is_help=True)
 app.add_typer(apikey_app, name="apikey")
+keys_app = typer.Typer(help="Tenant key rotation (the KMS and the key store; no downtime).", no_args_is_help=True)
+app.add_typer(keys_app, name="keys")
 subject_app = typer.Typer(help="Data subjects: erasure (GDPR art. 17).", no_args_is_help=True)
 app.add_typer(subject_app, name="subject")
 
@@ -91,6 +96,59 @@ def apikey_create(
     typer.echo(f"created key {record.key_id} for tenant {record.tenant} with roles {', '.join(record.roles)}")
     typer.echo("store it now: it cannot be shown again")
     typer.echo(key)
+
+
+def _keyring(settings: Settings):  # type: ignore[no-untyped-def]
+    from carnet.bootstrap import build_keyring, build_kms
+
+    kms = build_kms(settings)
+    return kms, build_keyring(settings, kms)
+
+
+@keys_app.command("rotate")
+def keys_rotate(
+    tenant: Annotated[str, typer.Option(help="Tenant whose key-encryption key gets a new version.")],
+    data_dir: DataDir = None,
+) -> None:
+    """Create a new version of the tenant's key in the KMS. Existing data keys keep working; run
+    `carnet keys rewrap` next to move them to it."""
+    from carnet.errors import CarnetError
+    from carnet.services.keys import rotate
+
+    settings = _settings(data_dir)
+    _configure_logs(settings)
+    try:
+        kms, _ = _keyring(settings)
+        version = rotate(kms, tenant=tenant)
+    except CarnetError as exc:
+        typer.echo(f"error: {exc.message}", err=True)
+        raise typer.Exit(2) from exc
+    typer.echo(f"tenant {tenant}: key version {version}")
+
+
+@keys_app.command("rewrap")
+def keys_rewrap(
+    tenant: Annotated[str, typer.Option(help="Tenant whose stored data keys are rewrapped.")],
+    retire: Annotated[bool, typer.Option("--retire/--keep-old",
+                                         help="Then stop older key versions from decrypting.")] = True,
+    data_dir: DataDir = None,
+) -> None:
+    """Rewrap every stored data key of the tenant under the newest key version (the KMS's batch
+    rewrap; record ciphertexts are not touched), then retire older versions. Safe while serving."""
+    import json
+
+    from carnet.errors import CarnetError
+    from carnet.services.keys import rewrap
+
+    settings = _settings(data_dir)
+    _configure_logs(settings)
+    try:
+        kms, keyring = _keyring(settings)
+        result = rewrap(kms, keyring, tenant=tenant, retire=retire)
+    except CarnetError as exc:
+        typer.echo(f"error: {exc.message}", err=True)
+        raise typer.Exit(2) from exc
+    typer.echo(json.dumps(result.as_dict()))
 
 
 @subject_app.command("erase")

@@ -283,6 +283,10 @@ class VaultTransitKms:
         )
         return _key_info(name, _data(response))
 
+    def latest_version(self, tenant: str) -> int:
+        """``GET /{mount}/keys/{name}``: the newest version of the tenant's key."""
+        return self.key_info(tenant).latest_version
+
     def set_min_decryption_version(self, tenant: str, version: int) -> None:
         """``POST /{mount}/keys/{name}/config`` (min_decryption_version): ciphertexts of older
         versions stop opening. Call it once every stored key has been rewrapped."""
