@@ -2,6 +2,8 @@
 # Installs Carnet with its test tools into .venv and runs the whole test suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# SoftHSM2, the real PKCS#11 token of the HSM adapter's tests (as root, without sudo).
+if ! command -v softhsm2-util >/dev/null; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq softhsm2 >/dev/null; fi
 python3 -m venv .venv
 .venv/bin/pip install --quiet --upgrade pip
 .venv/bin/pip install --quiet 'torch==2.13.0'   # the CPU build, before anything that depends on torch

@@ -9,10 +9,11 @@ from pathlib import Path
 import structlog
 from prometheus_client import CollectorRegistry
 
-from carnet.adapters.dev_keys import DevSubjectHasher, load_or_create_master
+from carnet.adapters.dev_keys import dev_api_key_pepper
 from carnet.adapters.sqlite_catalog import SqliteCatalog
-from carnet.config import EmbedderKind, Environment, KmsBackend, Settings, VaultAuth, VectorBackend
+from carnet.config import EmbedderKind, KmsBackend, Settings, VaultAuth, VectorBackend
 from carnet.crypto.keyring import Keyring
+from carnet.crypto.tenant_hasher import KmsSubjectHasher
 from carnet.domain.budget import TierBudget
 from carnet.domain.reconcile import ReconcileThresholds
 from carnet.domain.records import RetentionClass
@@ -40,7 +41,6 @@ class ControlPlane:
 
     catalog: Catalog
     pepper: bytes
-    hasher: DevSubjectHasher
 
 
 @dataclass(slots=True)
@@ -57,17 +57,13 @@ class Container:
 
 
 def build_control_plane(settings: Settings) -> ControlPlane:
-    if settings.environment is Environment.PRODUCTION:
-        raise NotImplementedError("production key management arrives with the KMS adapters (issue 3)")
+    """The catalog and the API-key pepper: all `carnet apikey create` needs (not the vector store)."""
     settings.data_dir.mkdir(parents=True, exist_ok=True)
-    hasher = DevSubjectHasher(load_or_create_master(settings.resolved_key_dir))
-    log.warning("dev_kms_in_use", note="development keys from a local file; production refuses them")
-    pepper = (
-        settings.api_key_pepper.get_secret_value().encode()
-        if settings.api_key_pepper is not None
-        else hasher.api_key_pepper()
-    )
-    return ControlPlane(SqliteCatalog(settings.data_dir / "catalog.sqlite3"), pepper, hasher)
+    if settings.api_key_pepper is not None:
+        pepper = settings.api_key_pepper.get_secret_value().encode()
+    else:  # development only: production settings refuse to start without a pepper
+        pepper = dev_api_key_pepper(settings.resolved_key_dir)
+    return ControlPlane(SqliteCatalog(settings.data_dir / "catalog.sqlite3"), pepper)
 
 
 def build_embedder(settings: Settings) -> Embedder:
@@ -113,14 +109,14 @@ def build_kms(settings: Settings) -> Kms:
                    namespace=v.namespace)
 
 
-def build_sealed_index(settings: Settings, inner: VectorIndex) -> tuple[VectorIndex, Keyring]:
+def build_sealed_index(settings: Settings, inner: VectorIndex) -> tuple[VectorIndex, Keyring, Kms]:
     """Every record's text is sealed under its subject's data key before it reaches the store; the
     wrapped data keys live in the key store beside (never inside) the data dir."""
     from carnet.crypto.sealed_index import SealedIndex
 
     kms = build_kms(settings)
     keyring = build_keyring(settings, kms)
-    return SealedIndex(inner, keyring, kms), keyring
+    return SealedIndex(inner, keyring, kms), keyring, kms
 
 
 def build_keyring(settings: Settings, kms: Kms) -> Keyring:
@@ -157,7 +153,8 @@ def build(settings: Settings, *, embedder: Embedder | None = None) -> Container:
                                     dated=settings.embed_dates)
     if not calibration.calibrated:
         log.warning("reconcile_uncalibrated", model=emb.model_id, note="using DESIGN.md default thresholds")
-    index, keyring = build_sealed_index(settings, build_index(settings, emb.dim))
+    index, keyring, kms = build_sealed_index(settings, build_index(settings, emb.dim))
+    hasher = KmsSubjectHasher(keyring, kms)
     locks = SubjectLocks()
     access = AccessRecorder(index=index, locks=locks, interval=settings.access_flush_seconds)
     access.start()
@@ -165,8 +162,8 @@ def build(settings: Settings, *, embedder: Embedder | None = None) -> Container:
     deps = Deps(
         index=index,
         embedder=CachedEmbedder(emb, size=settings.query_cache_size),
-        sparse=HashedSparseEncoder(plane.hasher),
-        hasher=plane.hasher,
+        sparse=HashedSparseEncoder(hasher),
+        hasher=hasher,
         catalog=plane.catalog,
         clock=SystemClock(),
         locks=locks,

@@ -40,7 +40,8 @@ def test_rotate_rewrap_retire(tmp_path: Path, embedder: Embedder) -> None:
     rewrapped = runner.invoke(app, ["keys", "rewrap", *common], env=env)
     assert rewrapped.exit_code == 0, rewrapped.output
     result = json.loads(rewrapped.stdout.strip().splitlines()[-1])
-    assert result == {"tenant": "t", "version": 2, "rewrapped": 2, "skipped": 0, "retired_below": 2}
+    # two subjects' data keys and the tenant's hash key
+    assert result == {"tenant": "t", "version": 2, "rewrapped": 3, "skipped": 0, "retired_below": 2}
 
     after = store.get("t", scope.subject)
     assert after is not None and after.wrapped.kek_version == 2 and after.key_id == before.key_id
