@@ -91,6 +91,14 @@ def build_kms(settings: Settings) -> Kms:
         from carnet.adapters.kms_dev import DevKms
 
         return DevKms(settings.resolved_key_dir / "kms", data_dir=settings.data_dir)
+    if settings.kms_backend is KmsBackend.PKCS11:
+        from carnet.adapters.kms_pkcs11 import Pkcs11Kms
+
+        p = settings.pkcs11
+        if p.user_pin is None:
+            raise ValueError("CARNET_PKCS11__USER_PIN is required with CARNET_KMS_BACKEND=pkcs11")
+        return Pkcs11Kms(str(p.library), token_label=p.token_label, user_pin=p.user_pin.get_secret_value(),
+                         key_template=p.key_template)
     from carnet.adapters.kms_vault import AppRoleAuth, KubernetesAuth, TokenAuth, connect
 
     v = settings.vault

@@ -33,6 +33,7 @@ class EmbedderKind(StrEnum):
 class KmsBackend(StrEnum):
     DEV = "dev"  # a local key file: development only, refused in production
     VAULT = "vault"  # Vault or OpenBao Transit through hvac
+    PKCS11 = "pkcs11"  # an HSM through its PKCS#11 library (keys generated and kept inside the token)
 
 
 class VaultAuth(StrEnum):
@@ -52,6 +53,13 @@ class VaultSettings(BaseModel):
     mount: str = "transit"
     key_template: str = "carnet-{tenant}"
     namespace: str | None = None
+
+
+class Pkcs11Settings(BaseModel):
+    library: Path = Path("/usr/lib/softhsm/libsofthsm2.so")
+    token_label: str = "carnet"
+    user_pin: SecretStr | None = None
+    key_template: str = "carnet-{tenant}-v{version}"
 
 
 class ScoringSettings(BaseModel):
@@ -129,6 +137,7 @@ class Settings(BaseSettings):
     qdrant: QdrantServerSettings = QdrantServerSettings()
     kms_backend: KmsBackend = KmsBackend.DEV
     vault: VaultSettings = VaultSettings()
+    pkcs11: Pkcs11Settings = Pkcs11Settings()
     embedder: EmbedderKind = EmbedderKind.E5_FAST
     embedder_path: Path | None = None
     embedder_query_prefix: str = ""

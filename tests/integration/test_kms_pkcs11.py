@@ -16,6 +16,7 @@ import subprocess
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pkcs11
 import pkcs11.exceptions
@@ -31,7 +32,7 @@ from carnet.adapters.kms_pkcs11 import (
     kek_version,
 )
 from carnet.errors import DependencyUnavailable, InvalidInput
-from carnet.ports import WrappedKey
+from carnet.ports import Embedder, WrappedKey
 
 _LIBRARY_CANDIDATES = (
     "/usr/lib/softhsm/libsofthsm2.so",
@@ -383,3 +384,23 @@ def test_custom_key_template(hsm: Hsm) -> None:
     with pytest.raises(UnwrapFailed):
         hsm.kms.unwrap(wrapped)
     assert kms.key_label("acme", 1) == "bank/1/acme"
+
+
+def test_the_service_runs_on_the_hsm(hsm: Hsm, tmp_path: Path, embedder: Embedder) -> None:
+    """Bootstrap wired to the token: records sealed under data keys wrapped by an HSM-held key."""
+    from carnet.bootstrap import build
+    from carnet.config import Settings
+    from carnet.services import memories
+    from carnet.services.remember import NewMemory, remember
+
+    settings = Settings(data_dir=tmp_path / "data", key_dir=tmp_path / "keys", kms_backend="pkcs11",
+                        pkcs11={"library": hsm.library, "token_label": TOKEN, "user_pin": hsm.pin})
+    c = build(settings, embedder=embedder)
+    try:
+        remember(c.deps, tenant="hsm-bank", subject_id="CLI-1", actor="t",
+                 items=[NewMemory(text="Le client a un crédit immobilier.")])
+        assert memories.list_memories(c.deps, tenant="hsm-bank", subject_id="CLI-1").items[0].text == (
+            "Le client a un crédit immobilier.")
+        assert hsm.kms.latest_version("hsm-bank") == 1
+    finally:
+        c.close()
