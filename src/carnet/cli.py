@@ -18,6 +18,8 @@ apikey_app = typer.Typer(help="Manage API keys.", no_args_is_help=True)
 app.add_typer(apikey_app, name="apikey")
 keys_app = typer.Typer(help="Tenant key rotation (the KMS and the key store; no downtime).", no_args_is_help=True)
 app.add_typer(keys_app, name="keys")
+tenant_app = typer.Typer(help="Tenant-wide operations.", no_args_is_help=True)
+app.add_typer(tenant_app, name="tenant")
 subject_app = typer.Typer(help="Data subjects: erasure (GDPR art. 17).", no_args_is_help=True)
 app.add_typer(subject_app, name="subject")
 
@@ -149,6 +151,34 @@ def keys_rewrap(
         typer.echo(f"error: {exc.message}", err=True)
         raise typer.Exit(2) from exc
     typer.echo(json.dumps(result.as_dict()))
+
+
+@tenant_app.command("shred")
+def tenant_shred(
+    tenant: Annotated[str, typer.Option(help="Tenant whose every record becomes unreadable.")],
+    confirm: Annotated[str | None, typer.Option(help="Type the tenant name again to confirm.")] = None,
+    data_dir: DataDir = None,
+) -> None:
+    """Panic purge: destroy the tenant's key in the KMS, then its data keys. Irreversible: every record of
+    the tenant becomes unreadable at once, backups included. Needs --confirm with the tenant name."""
+    import json
+
+    from carnet.errors import CarnetError
+    from carnet.services.keys import shred_tenant
+
+    if confirm != tenant:
+        typer.echo(f"refused: this destroys every record of tenant {tenant!r} for good; "
+                   f"repeat the tenant name with --confirm {tenant}", err=True)
+        raise typer.Exit(2)
+    settings = _settings(data_dir)
+    _configure_logs(settings)
+    try:
+        kms, keyring = _keyring(settings)
+        receipt = shred_tenant(kms, keyring, tenant=tenant)
+    except CarnetError as exc:
+        typer.echo(f"error: {exc.message}", err=True)
+        raise typer.Exit(2) from exc
+    typer.echo(json.dumps(receipt.as_dict()))
 
 
 @subject_app.command("erase")

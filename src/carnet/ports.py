@@ -213,6 +213,10 @@ class Kms(Protocol):
         """Retire older versions: keys still wrapped under them stop unwrapping."""
         ...
 
+    def destroy_tenant_key(self, tenant: str) -> bool:
+        """Panic purge: destroy every version of the tenant's key; False when there was none."""
+        ...
+
     def check(self) -> None: ...
 
 

@@ -31,7 +31,7 @@ from carnet.adapters.kms_pkcs11 import (
     UnwrapFailed,
     kek_version,
 )
-from carnet.errors import DependencyUnavailable, InvalidInput
+from carnet.errors import CarnetError, DependencyUnavailable, InvalidInput
 from carnet.ports import Embedder, WrappedKey
 
 _LIBRARY_CANDIDATES = (
@@ -404,3 +404,13 @@ def test_the_service_runs_on_the_hsm(hsm: Hsm, tmp_path: Path, embedder: Embedde
         assert hsm.kms.latest_version("hsm-bank") == 1
     finally:
         c.close()
+
+
+def test_destroy_tenant_key_removes_every_version_from_the_token(hsm: Hsm) -> None:
+    hsm.kms.ensure_tenant_key("purge")
+    _, wrapped = hsm.kms.generate_data_key("purge")
+    hsm.kms.rotate("purge")
+    assert hsm.kms.destroy_tenant_key("purge") is True
+    with pytest.raises(CarnetError):
+        hsm.kms.unwrap(wrapped)
+    assert hsm.kms.destroy_tenant_key("purge") is False

@@ -34,7 +34,7 @@ from carnet.adapters.kms_vault import (
     connect,
     transit_policy,
 )
-from carnet.errors import DependencyUnavailable
+from carnet.errors import CarnetError, DependencyUnavailable
 
 _START_DEADLINE_S = 15.0
 
@@ -352,3 +352,13 @@ def test_check_fails_closed_when_the_server_stops_and_recovers(tmp_path: Path) -
         kms.check()  # the same adapter recovers by itself
     finally:
         server.stop()
+
+
+def test_destroy_tenant_key_makes_every_data_key_unopenable(kms: VaultTransitKms, tenant: str) -> None:
+    kms.ensure_tenant_key(tenant)
+    _, wrapped = kms.generate_data_key(tenant)
+    kms.rotate(tenant)
+    assert kms.destroy_tenant_key(tenant) is True
+    with pytest.raises(CarnetError):
+        kms.unwrap(wrapped)
+    assert kms.destroy_tenant_key(tenant) is False  # nothing left

@@ -190,6 +190,19 @@ class DevKms:
     def latest_version(self, tenant: str) -> int:
         return self._tenant(tenant).latest
 
+    def destroy_tenant_key(self, tenant: str) -> bool:
+        """Removes every version of the tenant's key from the file (rewritten atomically)."""
+        _check_tenant(tenant)
+        existed = False
+
+        def drop(tenants: dict[str, _TenantKeys]) -> None:
+            nonlocal existed
+            existed = tenants.pop(tenant, None) is not None
+
+        self._update(drop)
+        log.warning("kms_tenant_key_destroyed", tenant=tenant)
+        return existed
+
     # -- internals ----------------------------------------------------------------------------
 
     def _wrap(self, tenant: str, data_key: bytes) -> WrappedKey:

@@ -322,6 +322,20 @@ class Pkcs11Kms:
         destroyed = self._run("set_min_decryption_version", tenant, retire)
         log.info("kms_min_decryption_version_set", tenant=tenant, version=version, destroyed_versions=destroyed)
 
+    def destroy_tenant_key(self, tenant: str) -> bool:
+        """Destroys every key object of the tenant on the token."""
+
+        def destroy(session: Session) -> bool:
+            versions = self._versions(session, tenant)
+            for keys in versions.values():
+                for key in keys:
+                    key.destroy()
+            return bool(versions)
+
+        existed = self._run("destroy_tenant_key", tenant, destroy)
+        log.warning("kms_tenant_key_destroyed", tenant=tenant)
+        return existed
+
     def close(self) -> None:
         """Logs out and closes the process's session on this token (the next call opens another)."""
         self._connection.close()

@@ -302,6 +302,20 @@ class VaultTransitKms:
         )
         log.info("kms_min_decryption_version_set", tenant=tenant, key=name, version=version)
 
+    def destroy_tenant_key(self, tenant: str) -> bool:
+        """``POST /{mount}/keys/{name}/config`` (deletion_allowed) then ``DELETE /{mount}/keys/{name}``:
+        every version goes. Needs the admin policy; the runtime policy cannot do it."""
+        name = self.key_name(tenant)
+        try:
+            self._call("config_key", tenant, lambda: self._client.secrets.transit.update_key_configuration(
+                name, deletion_allowed=True, mount_point=self._mount))
+        except KmsRejected:
+            return False  # no such key
+        self._call("delete_key", tenant,
+                   lambda: self._client.secrets.transit.delete_key(name, mount_point=self._mount))
+        log.warning("kms_tenant_key_destroyed", tenant=tenant, key=name)
+        return True
+
     def login(self) -> None:
         """Log in now (a no-op with ``TokenAuth``)."""
         self._relogin(seen=self._generation)

@@ -127,6 +127,15 @@ class Keyring:
             finally:
                 self.forget(tenant, subject)
 
+    def shred_tenant(self, tenant: str) -> int:
+        """Delete every stored key of the tenant (the tenant hash key included) and evict them all;
+        returns how many were deleted. Used after the tenant's KMS key is destroyed."""
+        deleted = 0
+        for stored in list(self._store.scan(tenant)):
+            deleted += self.shred(tenant, stored.subject)
+        self.forget_tenant(tenant)
+        return deleted
+
     def exists(self, tenant: str, subject: str) -> bool:
         """Whether a wrapped key is stored for the subject (what an erasure receipt verifies)."""
         return self._store.get(tenant, subject) is not None

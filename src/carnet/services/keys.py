@@ -38,3 +38,26 @@ def rewrap(kms: Kms, keyring: Keyring, *, tenant: str, retire: bool) -> RewrapRe
         kms.set_min_decryption_version(tenant, version)
         retired = version
     return RewrapResult(tenant, version, report.rewrapped, report.skipped, retired)
+
+
+@dataclass(frozen=True, slots=True)
+class TenantShredReceipt:
+    tenant: str
+    kms_key_destroyed: bool
+    data_keys_deleted: int
+
+    def as_dict(self) -> dict[str, object]:
+        return {"tenant": self.tenant, "kms_key_destroyed": self.kms_key_destroyed,
+                "data_keys_deleted": self.data_keys_deleted}
+
+
+def shred_tenant(kms: Kms, keyring: Keyring, *, tenant: str) -> TenantShredReceipt:
+    """Panic purge: the tenant's key-encryption key is destroyed in the KMS first (from then on no
+    data key of the tenant can be unwrapped anywhere, backups of the key store included), then the
+    wrapped data keys and the tenant hash key are deleted and evicted from this process.
+
+    Another process that already holds unwrapped keys in its cache keeps them for at most the
+    keyring's TTL (5 minutes): stop or restart the servers for an immediate cut."""
+    destroyed = kms.destroy_tenant_key(tenant)
+    deleted = keyring.shred_tenant(tenant)
+    return TenantShredReceipt(tenant, destroyed, deleted)

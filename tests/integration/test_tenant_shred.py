@@ -1,0 +1,53 @@
+"""Panic purge: `carnet tenant shred` destroys the tenant's KMS key and data keys; every record of the
+tenant becomes unreadable at once, other tenants are untouched, and a confirmation guard stands first."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from carnet.bootstrap import build
+from carnet.cli import app
+from carnet.config import Settings
+from carnet.crypto.errors import KeyDestroyed
+from carnet.errors import SubjectNotFound
+from carnet.ports import Embedder, RecordFilter
+from carnet.services import memories
+from carnet.services.remember import NewMemory, remember
+from carnet.services.scope import scope_for
+
+
+def test_tenant_shred(tmp_path: Path, embedder: Embedder) -> None:
+    settings = Settings(data_dir=tmp_path / "data", key_dir=tmp_path / "keys")
+    c = build(settings, embedder=embedder)
+    for tenant, subject in (("t1", "A"), ("t1", "B"), ("t2", "A")):
+        remember(c.deps, tenant=tenant, subject_id=subject, actor="x", items=[NewMemory(text=f"Fait de {tenant}.")])
+    old_scope = scope_for(c.deps, "t1", "A")
+    c.close()
+
+    runner = CliRunner()
+    env = {"CARNET_KEY_DIR": str(settings.resolved_key_dir)}
+    base = ["tenant", "shred", "--tenant", "t1", "--data-dir", str(settings.data_dir)]
+    refused = runner.invoke(app, base, env=env)
+    assert refused.exit_code == 2 and "--confirm t1" in refused.output
+    refused = runner.invoke(app, [*base, "--confirm", "t2"], env=env)
+    assert refused.exit_code == 2
+    done = runner.invoke(app, [*base, "--confirm", "t1"], env=env)
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {
+        "tenant": "t1", "kms_key_destroyed": True, "data_keys_deleted": 3}  # 2 subjects + the hash key
+
+    c = build(settings, embedder=embedder)
+    try:
+        # the records are still on disk under the old hash, and none of them opens
+        with pytest.raises(KeyDestroyed):
+            c.deps.index.scroll(old_scope, where=RecordFilter(statuses=None), limit=10)
+        # the subject id no longer leads to them: the tenant's hash key is a new one
+        with pytest.raises(SubjectNotFound):
+            memories.list_memories(c.deps, tenant="t1", subject_id="A")
+        assert memories.list_memories(c.deps, tenant="t2", subject_id="A").items[0].text == "Fait de t2."
+    finally:
+        c.close()
