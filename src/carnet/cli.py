@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -31,6 +33,18 @@ def _settings(data_dir: Path | None = None, **overrides: object) -> Settings:
     if data_dir is not None:
         values["data_dir"] = data_dir
     return Settings(**values)  # type: ignore[arg-type]
+
+
+@contextmanager
+def _reported() -> Iterator[None]:
+    """A Carnet error ends the command with its message on stderr and exit code 2 (no traceback)."""
+    from carnet.errors import CarnetError
+
+    try:
+        yield
+    except CarnetError as exc:
+        typer.echo(f"error: {exc.message}", err=True)
+        raise typer.Exit(2) from exc
 
 
 def _configure_logs(settings: Settings) -> None:
@@ -114,17 +128,13 @@ def keys_rotate(
 ) -> None:
     """Create a new version of the tenant's key in the KMS. Existing data keys keep working; run
     `carnet keys rewrap` next to move them to it."""
-    from carnet.errors import CarnetError
     from carnet.services.keys import rotate
 
     settings = _settings(data_dir)
     _configure_logs(settings)
-    try:
+    with _reported():
         kms, _ = _keyring(settings)
         version = rotate(kms, tenant=tenant)
-    except CarnetError as exc:
-        typer.echo(f"error: {exc.message}", err=True)
-        raise typer.Exit(2) from exc
     typer.echo(f"tenant {tenant}: key version {version}")
 
 
@@ -139,17 +149,13 @@ def keys_rewrap(
     rewrap; record ciphertexts are not touched), then retire older versions. Safe while serving."""
     import json
 
-    from carnet.errors import CarnetError
     from carnet.services.keys import rewrap
 
     settings = _settings(data_dir)
     _configure_logs(settings)
-    try:
+    with _reported():
         kms, keyring = _keyring(settings)
         result = rewrap(kms, keyring, tenant=tenant, retire=retire)
-    except CarnetError as exc:
-        typer.echo(f"error: {exc.message}", err=True)
-        raise typer.Exit(2) from exc
     typer.echo(json.dumps(result.as_dict()))
 
 
@@ -163,7 +169,6 @@ def tenant_shred(
     the tenant becomes unreadable at once, backups included. Needs --confirm with the tenant name."""
     import json
 
-    from carnet.errors import CarnetError
     from carnet.services.keys import shred_tenant
 
     if confirm != tenant:
@@ -172,12 +177,9 @@ def tenant_shred(
         raise typer.Exit(2)
     settings = _settings(data_dir)
     _configure_logs(settings)
-    try:
+    with _reported():
         kms, keyring = _keyring(settings)
         receipt = shred_tenant(kms, keyring, tenant=tenant)
-    except CarnetError as exc:
-        typer.echo(f"error: {exc.message}", err=True)
-        raise typer.Exit(2) from exc
     typer.echo(json.dumps(receipt.as_dict()))
 
 

@@ -12,7 +12,11 @@
     ├── Conflict                  (409 conflict)
     ├── StoreLocked               (409 store_locked)          the embedded shard is owned by another process
     ├── PayloadTooLarge           (413 payload_too_large)
+    ├── KmsRejected               (500 kms_rejected)         the KMS refused: missing key, bad version…
+    │   └── UnwrapFailed          (500 key_unwrap_failed)    a wrapped key does not open (tampered, foreign, retired)
     └── DependencyUnavailable     (503 dependency_unavailable)
+        └── KmsUnavailable        (503 kms_unavailable)      KMS/HSM down, sealed, or our credentials no longer work
+            └── KmsDenied         (503 kms_unavailable)      credentials or policy refused (401/403, PIN refused)
 
 The HTTP edge maps ``code`` and ``status`` in one handler (``carnet.api.errors``).
 """
@@ -91,3 +95,26 @@ class PayloadTooLarge(CarnetError):
 class DependencyUnavailable(CarnetError):
     code = "dependency_unavailable"
     status = 503
+
+
+class KmsRejected(CarnetError):
+    """The KMS (Transit, HSM or dev file) refused a request for another reason than availability."""
+
+    code = "kms_rejected"
+    status = 500
+
+
+class UnwrapFailed(KmsRejected):
+    """A wrapped data key does not open under its tenant's key (tampered, foreign or retired)."""
+
+    code = "key_unwrap_failed"
+
+
+class KmsUnavailable(DependencyUnavailable):
+    """The KMS cannot serve us now: down, sealed, overloaded, or our credentials no longer work."""
+
+    code = "kms_unavailable"
+
+
+class KmsDenied(KmsUnavailable):
+    """The KMS refused our credentials or policy (HTTP 401/403, a refused PIN)."""

@@ -24,9 +24,9 @@ import pytest
 from pkcs11 import Attribute, KeyType, MechanismFlag, ObjectClass
 
 from carnet.adapters.kms_pkcs11 import (
-    HsmDenied,
-    HsmRejected,
-    HsmUnavailable,
+    KmsDenied,
+    KmsRejected,
+    KmsUnavailable,
     Pkcs11Kms,
     UnwrapFailed,
     kek_version,
@@ -193,7 +193,7 @@ def test_tenants_cannot_unwrap_each_others_keys(hsm: Hsm) -> None:
         hsm.kms.unwrap(dataclasses.replace(wrapped_a, tenant="bank-b"))
     with pytest.raises(UnwrapFailed):
         hsm.kms.unwrap(dataclasses.replace(wrapped_b, tenant="bank-a"))
-    with pytest.raises(HsmRejected):
+    with pytest.raises(KmsRejected):
         hsm.kms.generate_data_key("bank-unknown")
     with pytest.raises(UnwrapFailed):
         hsm.kms.unwrap(dataclasses.replace(wrapped_a, tenant="bank-unknown"))
@@ -273,14 +273,14 @@ def test_wrong_pin_fails_clearly_and_is_not_retried(hsm: Hsm) -> None:
     wrong = "0000" + secrets.token_hex(4)
     # A token this process is not logged in to: the token itself refuses the PIN.
     kms = Pkcs11Kms(hsm.library, token_label=OTHER_TOKEN, user_pin=wrong)
-    with pytest.raises(HsmDenied) as err:
+    with pytest.raises(KmsDenied) as err:
         kms.check()
     assert isinstance(err.value, DependencyUnavailable)
     assert (err.value.code, err.value.status) == ("kms_unavailable", 503)
     assert "PIN" in err.value.message
     assert isinstance(err.value.__cause__, pkcs11.exceptions.PinIncorrect)
     # Not tried again (HSMs lock the user after a few failures): refused without the token.
-    with pytest.raises(HsmDenied, match="refused this PIN earlier") as again:
+    with pytest.raises(KmsDenied, match="refused this PIN earlier") as again:
         kms.generate_data_key("acme")
     assert again.value.__cause__ is None
     # The right PIN still works.
@@ -291,7 +291,7 @@ def test_wrong_pin_fails_clearly_and_is_not_retried(hsm: Hsm) -> None:
     assert good.unwrap(wrapped) == data_key
     good.close()
     # The token this process is logged in to: a different PIN is refused, not silently shared.
-    with pytest.raises(HsmDenied, match="PIN differs"):
+    with pytest.raises(KmsDenied, match="PIN differs"):
         Pkcs11Kms(hsm.library, token_label=TOKEN, user_pin=wrong).check()
     # The same PIN shares the login.
     twin = Pkcs11Kms(hsm.library, token_label=TOKEN, user_pin=hsm.pin)
@@ -316,11 +316,11 @@ def test_pin_never_in_repr_errors_or_logs(hsm: Hsm, capfd: pytest.CaptureFixture
         lambda: Pkcs11Kms(hsm.library, token_label="no-such-token", user_pin=hsm.pin).check(),
         lambda: Pkcs11Kms("/nonexistent/libpkcs11.so", token_label=TOKEN, user_pin=hsm.pin).check(),
     ):
-        with pytest.raises((HsmRejected, HsmUnavailable)) as err:
+        with pytest.raises((KmsRejected, KmsUnavailable)) as err:
             call()
         errors.append(err.value)
-    assert isinstance(errors[2], HsmUnavailable)
-    assert isinstance(errors[3], HsmUnavailable)
+    assert isinstance(errors[2], KmsUnavailable)
+    assert isinstance(errors[3], KmsUnavailable)
     kms.ensure_tenant_key("acme")
     kms.rotate("acme")
     kms.check()

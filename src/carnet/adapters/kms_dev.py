@@ -33,7 +33,7 @@ import structlog
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from carnet.errors import CarnetError, InvalidInput
+from carnet.errors import InvalidInput, KmsRejected, UnwrapFailed
 from carnet.ports import WrappedKey
 
 log = structlog.get_logger(__name__)
@@ -45,19 +45,6 @@ _KEY_BYTES = 32
 _NONCE_BYTES = 12
 _PREFIX = re.compile(r"^dev:v([1-9][0-9]{0,9}):")
 _TENANT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
-
-
-class KmsRejected(CarnetError):
-    """The dev KMS refused a request: no key for the tenant, a bad version, an unsafe key file."""
-
-    code = "kms_rejected"
-    status = 500
-
-
-class UnwrapFailed(KmsRejected):
-    """A wrapped data key does not open under its tenant's key (tampered, foreign or retired)."""
-
-    code = "key_unwrap_failed"
 
 
 @dataclass(slots=True)

@@ -27,10 +27,10 @@ the one this process is logged in with is refused the same way.
 
 Errors are translated here, and messages name the PKCS#11 error, never a PIN or key material:
 
-- the library, token or session cannot serve us → ``HsmUnavailable`` (503 ``kms_unavailable``);
-- the token refuses the PIN (incorrect, locked, expired) → ``HsmDenied`` (a ``HsmUnavailable``);
+- the library, token or session cannot serve us → ``KmsUnavailable`` (503 ``kms_unavailable``);
+- the token refuses the PIN (incorrect, locked, expired) → ``KmsDenied`` (a ``KmsUnavailable``);
 - a wrapped key does not open (tampered, another tenant's, retired) → ``UnwrapFailed``;
-- anything else the token refuses → ``HsmRejected``.
+- anything else the token refuses → ``KmsRejected``.
 
 Key versions are only ever created by ``ensure_tenant_key`` and ``rotate`` in one process at a
 time (the service, or ``carnet keys rotate`` with the service running): two processes rotating at
@@ -61,7 +61,13 @@ from pkcs11 import Attribute, KeyType, Mechanism, MechanismFlag, ObjectClass
 from pkcs11.mechanisms import GCMParams
 from pkcs11.types import DecryptMixin, EncryptMixin, Session, Token
 
-from carnet.errors import CarnetError, DependencyUnavailable, InvalidInput
+from carnet.errors import (
+    InvalidInput,
+    KmsDenied,
+    KmsRejected,
+    KmsUnavailable,
+    UnwrapFailed,
+)
 from carnet.ports import WrappedKey
 
 log = structlog.get_logger(__name__)
@@ -132,29 +138,6 @@ _DOES_NOT_OPEN: tuple[type[Exception], ...] = (
 )
 
 
-class HsmUnavailable(DependencyUnavailable):
-    """The HSM cannot serve us now (library, token or session missing, device failing)."""
-
-    code = "kms_unavailable"
-
-
-class HsmDenied(HsmUnavailable):
-    """The token refused the PIN (incorrect, locked, expired): an operator must fix the setting."""
-
-
-class HsmRejected(CarnetError):
-    """The HSM refused a request for another reason: no key for the tenant, a bad version."""
-
-    code = "kms_rejected"
-    status = 500
-
-
-class UnwrapFailed(HsmRejected):
-    """A wrapped data key does not open under its tenant's key (tampered, foreign or retired)."""
-
-    code = "key_unwrap_failed"
-
-
 def kek_version(ciphertext: str) -> int:
     """The tenant-key version in an HSM wrapped key (``hsm:v3:…`` → 3)."""
     return _split(ciphertext)[0]
@@ -211,7 +194,7 @@ class Pkcs11Kms:
                 for key in keys:
                     attrs = key.get_attributes([Attribute.SENSITIVE, Attribute.EXTRACTABLE])
                     if attrs.get(Attribute.SENSITIVE) is not True or attrs.get(Attribute.EXTRACTABLE) is not False:
-                        raise HsmRejected(
+                        raise KmsRejected(
                             "HSM key object exists with unsafe settings (not sensitive, or extractable)",
                             tenant=tenant,
                             version=version,
@@ -225,7 +208,7 @@ class Pkcs11Kms:
         def generate(session: Session) -> tuple[bytes, WrappedKey]:
             versions = self._versions(session, tenant)
             if not versions:
-                raise HsmRejected("no HSM key for this tenant", tenant=tenant)
+                raise KmsRejected("no HSM key for this tenant", tenant=tenant)
             data_key = _random(session, DATA_KEY_BYTES)
             return data_key, self._wrap(session, tenant, max(versions), versions, data_key)
 
@@ -244,7 +227,7 @@ class Pkcs11Kms:
         def add_version(session: Session) -> int:
             versions = self._versions(session, tenant)
             if not versions:
-                raise HsmRejected("no HSM key for this tenant", tenant=tenant)
+                raise KmsRejected("no HSM key for this tenant", tenant=tenant)
             version = max(versions) + 1
             self._generate(session, tenant, version)
             return version
@@ -298,7 +281,7 @@ class Pkcs11Kms:
     def latest_version(self, tenant: str) -> int:
         versions = self._run("latest_version", tenant, lambda session: self._versions(session, tenant))
         if not versions:
-            raise HsmRejected("no HSM key for this tenant", tenant=tenant)
+            raise KmsRejected("no HSM key for this tenant", tenant=tenant)
         return max(versions)
 
     def set_min_decryption_version(self, tenant: str, version: int) -> None:
@@ -310,7 +293,7 @@ class Pkcs11Kms:
         def retire(session: Session) -> list[int]:
             versions = self._versions(session, tenant)
             if not versions:
-                raise HsmRejected("no HSM key for this tenant", tenant=tenant)
+                raise KmsRejected("no HSM key for this tenant", tenant=tenant)
             if not 1 <= version <= max(versions):
                 raise InvalidInput("min_decryption_version must be between 1 and the latest version", version=version)
             destroyed = sorted(v for v in versions if v < version)
@@ -396,11 +379,11 @@ class Pkcs11Kms:
     ) -> WrappedKey:
         key = versions[version][0]
         if not isinstance(key, EncryptMixin):
-            raise HsmRejected("HSM key object cannot encrypt", tenant=tenant, version=version)
+            raise KmsRejected("HSM key object cannot encrypt", tenant=tenant, version=version)
         iv = _random(session, IV_BYTES)
         sealed = key.encrypt(data_key, mechanism=Mechanism.AES_GCM, mechanism_param=_gcm(iv, tenant, version))
         if not isinstance(sealed, bytes) or len(sealed) != DATA_KEY_BYTES + TAG_BITS // 8:
-            raise HsmRejected("HSM returned a sealed key of the wrong length", tenant=tenant)
+            raise KmsRejected("HSM returned a sealed key of the wrong length", tenant=tenant)
         ciphertext = f"hsm:v{version}:" + base64.b64encode(iv + sealed).decode("ascii")
         return WrappedKey(tenant=tenant, ciphertext=ciphertext, kek_version=version)
 
@@ -473,7 +456,7 @@ class _Connection:
                             # destructor. C_GenerateRandom fails cleanly.
                             _random(session, 1)
                         return action(session)
-                except HsmUnavailable as exc:
+                except KmsUnavailable as exc:
                     if attempt == 2 or not isinstance(exc.__cause__, _SESSION_LOST):
                         raise
                     log.warning("hsm_session_lost", op=op, tenant=tenant, error=type(exc.__cause__).__name__)
@@ -491,9 +474,9 @@ class _Connection:
     def _open(self, op: str, tenant: str | None, pin: _Pin) -> Session:
         """The live session, or a new one logged in with ``pin``. Caller holds the lock."""
         if pin.digest in self._refused:
-            raise HsmDenied("HSM refused this PIN earlier: not trying again (fix the PIN setting)", op=op)
+            raise KmsDenied("HSM refused this PIN earlier: not trying again (fix the PIN setting)", op=op)
         if self._logged_in_with is not None and not hmac.compare_digest(pin.digest, self._logged_in_with):
-            raise HsmDenied("PIN differs from the one this process is logged in to the token with", op=op)
+            raise KmsDenied("PIN differs from the one this process is logged in to the token with", op=op)
         if self._session is not None:
             return self._session
         token = self._token(op)
@@ -507,11 +490,11 @@ class _Connection:
                     # The login survived the session we lost (other sessions of this process are
                     # open): the token already accepted this PIN (checked above), share it.
                     if self._logged_in_with is None:
-                        raise HsmDenied(
+                        raise KmsDenied(
                             "another part of this process is already logged in to the token", op=op
                         ) from None
                     session = token.open(rw=True)
-        except HsmDenied as exc:
+        except KmsDenied as exc:
             if isinstance(exc.__cause__, p11.PinIncorrect | p11.PinLocked | p11.PinInvalid | p11.PinLenRange):
                 self._refused.add(pin.digest)
             raise
@@ -538,7 +521,7 @@ def _token(library: str, token_label: str) -> Token:
     """The token, from the library loaded (and ``C_Initialize``d) once per process: python-pkcs11
     keeps one ``lib`` per path; its cache is not locked, so we load under ours."""
     if not os.path.isfile(library):
-        raise HsmUnavailable("PKCS#11 library not found", library=library)
+        raise KmsUnavailable("PKCS#11 library not found", library=library)
     with _registry_lock:
         lib = pkcs11.lib(library)
     return lib.get_token(token_label=token_label)
@@ -561,22 +544,22 @@ def _translated(op: str, tenant: str | None) -> Iterator[None]:
     try:
         yield
     except _DENIED as exc:
-        raise HsmDenied(f"HSM refused the PIN ({type(exc).__name__}) for {op}", **context) from exc
+        raise KmsDenied(f"HSM refused the PIN ({type(exc).__name__}) for {op}", **context) from exc
     except _UNAVAILABLE as exc:
-        raise HsmUnavailable(f"HSM unavailable for {op}: {type(exc).__name__}", **context) from exc
+        raise KmsUnavailable(f"HSM unavailable for {op}: {type(exc).__name__}", **context) from exc
     except p11.NoSuchKey as exc:
-        raise HsmRejected(f"HSM has no such key for {op}", **context) from exc
+        raise KmsRejected(f"HSM has no such key for {op}", **context) from exc
     except p11.PKCS11Error as exc:
         name = type(exc).__name__
         if name == "PKCS11Error":  # the library failed to load, or an untyped return value
-            raise HsmUnavailable(f"HSM unavailable for {op}: {str(exc)[:300]}", **context) from exc
-        raise HsmRejected(f"HSM rejected {op}: {name}", **context) from exc
+            raise KmsUnavailable(f"HSM unavailable for {op}: {str(exc)[:300]}", **context) from exc
+        raise KmsRejected(f"HSM rejected {op}: {name}", **context) from exc
 
 
 def _random(session: Session, n_bytes: int) -> bytes:
     value = session.generate_random(n_bytes * 8)
     if len(value) != n_bytes:
-        raise HsmRejected("HSM RNG returned the wrong number of bytes")
+        raise KmsRejected("HSM RNG returned the wrong number of bytes")
     return value
 
 

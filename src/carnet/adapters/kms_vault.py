@@ -33,7 +33,14 @@ import hvac
 import hvac.exceptions as hvac_errors
 import structlog
 
-from carnet.errors import CarnetError, DependencyUnavailable, InvalidInput
+from carnet.errors import (
+    CarnetError,
+    InvalidInput,
+    KmsDenied,
+    KmsRejected,
+    KmsUnavailable,
+    UnwrapFailed,
+)
 from carnet.ports import WrappedKey
 
 log = structlog.get_logger(__name__)
@@ -47,29 +54,6 @@ _VERSION_PREFIX = re.compile(r"^vault:v([1-9][0-9]{0,9}):")
 _TENANT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 _RENEW_FRACTION = 0.75
 _T = TypeVar("_T")
-
-
-class KmsUnavailable(DependencyUnavailable):
-    """The KMS cannot serve us now (down, sealed, overloaded, or our token no longer works)."""
-
-    code = "kms_unavailable"
-
-
-class KmsDenied(KmsUnavailable):
-    """The KMS refused our credentials or policy (HTTP 401/403), even after logging in again."""
-
-
-class KmsRejected(CarnetError):
-    """The KMS refused a request for another reason: a missing key or mount, a bad argument."""
-
-    code = "kms_rejected"
-    status = 500
-
-
-class UnwrapFailed(KmsRejected):
-    """A wrapped data key does not open under its tenant's key (tampered, foreign or retired)."""
-
-    code = "key_unwrap_failed"
 
 
 @dataclass(frozen=True, slots=True)
