@@ -114,7 +114,7 @@ def build_kms(settings: Settings) -> Kms:
     else:
         auth = KubernetesAuth(v.kubernetes_role)
     return connect(v.url, auth=auth, ca_cert=v.ca_cert, mount=v.mount, key_template=v.key_template,
-                   namespace=v.namespace)
+                   namespace=v.namespace, timeout=v.timeout)
 
 
 def build_sealed_index(settings: Settings, inner: VectorIndex) -> tuple[VectorIndex, Keyring, Kms]:

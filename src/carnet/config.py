@@ -53,6 +53,8 @@ class VaultSettings(BaseModel):
     mount: str = "transit"
     key_template: str = "carnet-{tenant}"
     namespace: str | None = None
+    # Per-call timeout: a hung KMS must turn into a 503, not a hung request.
+    timeout: float = Field(5.0, gt=0, le=60)
 
 
 class Pkcs11Settings(BaseModel):

@@ -1,0 +1,68 @@
+"""Fail closed, recover by itself: the service on a real OpenBao (Transit), through HTTP.
+
+The KMS is made unreachable by freezing its process (SIGSTOP): calls hang until the client's timeout,
+as with a network partition. Keys already cached keep serving; anything that needs the KMS answers
+503 ``kms_unavailable`` and writes nothing; when the KMS comes back (SIGCONT) service resumes."""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from carnet.api.app import create_app
+from carnet.api.server import running
+from carnet.bootstrap import build
+from carnet.config import Settings
+from carnet.ports import Embedder
+from carnet.services.apikeys import create_key
+from tests.support.openbao import Bao
+
+
+@pytest.fixture
+def bao(tmp_path: Path) -> Iterator[Bao]:
+    server = Bao(tmp_path / "bao")
+    server.workdir.mkdir()
+    server.start()
+    try:
+        server.root().sys.enable_secrets_engine("transit")
+        yield server
+    finally:
+        if server.process is not None:
+            os.killpg(server.process.pid, signal.SIGCONT)
+        server.stop()
+
+
+def test_kms_outage_fails_closed_and_recovers(bao: Bao, tmp_path: Path, embedder: Embedder) -> None:
+    settings = Settings(data_dir=tmp_path / "data", key_dir=tmp_path / "keys", kms_backend="vault",
+                        vault={"url": bao.url, "auth": "token", "token": bao.root_token,
+                               "ca_cert": bao.ca_cert, "timeout": 1.0})
+    c = build(settings, embedder=embedder)
+    key, _ = create_key(c.deps.catalog, c.pepper, tenant="banque", roles=["agent"])
+    try:
+        with running(create_app(c)) as base, httpx.Client(
+            base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=30
+        ) as api:
+            assert api.post("/api/v1/subjects/KNOWN/memories", json={"text": "Le client a un PEA."}).status_code == 201
+            assert bao.process is not None
+            os.killpg(bao.process.pid, signal.SIGSTOP)  # the KMS stops answering
+            try:
+                # a subject whose key is cached is still served
+                r = api.post("/api/v1/subjects/KNOWN/search", json={"query": "PEA", "k": 3})
+                assert r.status_code == 200 and r.json()["results"]
+                # a new subject needs a data key from the KMS: 503 with the clear code, nothing written
+                r = api.post("/api/v1/subjects/NEW/memories", json={"text": "Le client a un livret A."})
+                assert r.status_code == 503 and r.json()["error"]["code"] == "kms_unavailable"
+                assert api.get("/readyz").status_code == 503
+            finally:
+                os.killpg(bao.process.pid, signal.SIGCONT)  # the KMS is back
+            assert api.get("/api/v1/subjects/NEW/memories").status_code == 404  # nothing was written
+            r = api.post("/api/v1/subjects/NEW/memories", json={"text": "Le client a un livret A."})
+            assert r.status_code == 201
+            assert api.get("/readyz").status_code == 200
+    finally:
+        c.close()
