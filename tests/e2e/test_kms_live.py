@@ -1,4 +1,4 @@
-"""Fail closed, recover by itself: the service on a real OpenBao (Transit), through HTTP.
+"""The service on a real OpenBao (Transit), through HTTP: fail closed and recover; rotate while serving.
 
 The KMS is made unreachable by freezing its process (SIGSTOP): calls hang until the client's timeout,
 as with a network partition. Keys already cached keep serving; anything that needs the KMS answers
@@ -64,5 +64,38 @@ def test_kms_outage_fails_closed_and_recovers(bao: Bao, tmp_path: Path, embedder
             r = api.post("/api/v1/subjects/NEW/memories", json={"text": "Le client a un livret A."})
             assert r.status_code == 201
             assert api.get("/readyz").status_code == 200
+    finally:
+        c.close()
+
+
+def test_rotation_and_rewrap_while_serving(bao: Bao, tmp_path: Path, embedder: Embedder) -> None:
+    """`keys rotate` + `keys rewrap` (another process's keyring on the same KMS and key store) while the
+    server answers: reads never stop, and after the old version is retired fresh unwraps still work."""
+    from carnet.bootstrap import build_keyring, build_kms
+    from carnet.crypto.keyring import Keyring
+    from carnet.services.keys import rewrap, rotate
+
+    settings = Settings(data_dir=tmp_path / "data", key_dir=tmp_path / "keys", kms_backend="vault",
+                        vault={"url": bao.url, "auth": "token", "token": bao.root_token,
+                               "ca_cert": bao.ca_cert, "timeout": 5.0})
+    c = build(settings, embedder=embedder)
+    key, _ = create_key(c.deps.catalog, c.pepper, tenant="banque", roles=["agent"])
+    try:
+        with running(create_app(c)) as base, httpx.Client(
+            base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=30
+        ) as api:
+            for n in range(3):
+                r = api.post(f"/api/v1/subjects/C{n}/memories", json={"text": f"Le client {n} a un PEA."})
+                assert r.status_code == 201
+            admin_kms = build_kms(settings)
+            assert rotate(admin_kms, tenant="banque") == 2
+            result = rewrap(admin_kms, build_keyring(settings, admin_kms), tenant="banque", retire=True)
+            assert (result.rewrapped, result.skipped, result.retired_below) == (4, 0, 2)  # 3 subjects + hash key
+            assert api.post("/api/v1/subjects/C0/search", json={"query": "PEA", "k": 1}).status_code == 200
+            assert isinstance(c.deps.keys, Keyring)
+            c.deps.keys.forget_tenant("banque")  # as the 5-minute TTL would: unwrap again, now under v2
+            for n in range(3):
+                r = api.post(f"/api/v1/subjects/C{n}/search", json={"query": "PEA", "k": 1})
+                assert r.status_code == 200 and r.json()["results"][0]["memory"]["text"] == f"Le client {n} a un PEA."
     finally:
         c.close()
