@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from carnet.adapters.qdrant_edge import EdgeVectorIndex
 from carnet.bootstrap import build
@@ -54,3 +55,62 @@ def test_the_scan_sees_plaintext_written_without_the_seal(tmp_path: Path) -> Non
     index.upsert(m.scope, [IndexedMemory(m, np.ones(4, dtype=np.float32) / 2, SparseVector([1], [1.0]))])
     index.close()
     assert _files_with_words(tmp_path)
+
+
+CORPUS = {
+    "ADH-2231-XQ": ["L'adhérente travaille de nuit comme infirmière et ne répond jamais avant quatorze heures.",
+                    "Elle conteste le remboursement d'une consultation d'orthodontie pour son fils."],
+    "CPT-90412-ZR": ["La cliente souhaite financer une voiture électrique avec un apport personnel.",
+                     "Elle est en congé maternité et voudrait décaler la première échéance."],
+}
+
+
+def test_corpus_sweep_no_text_or_subject_id_in_clear_and_every_field_is_a_bound_envelope(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    import base64
+
+    from carnet.crypto.envelope import Aad, header_key_id, open_text
+    from carnet.crypto.errors import EnvelopeError
+    from carnet.crypto.sealed_index import PREFIX
+    from carnet.ports import RecordFilter
+    from carnet.services.scope import scope_for
+
+    settings = Settings(data_dir=tmp_path / "data", key_dir=tmp_path / "keys")
+    c = build(settings, embedder=embedder)
+    for subject, facts in CORPUS.items():
+        remember(c.deps, tenant="t", subject_id=subject, actor="a", items=[NewMemory(text=f) for f in facts])
+    scopes = {s: scope_for(c.deps, "t", s) for s in CORPUS}
+    c.close()
+
+    words = [w.encode() for facts in CORPUS.values() for f in facts for w in f.split() if len(w) > 8]
+    words += [s.encode() for s in CORPUS]
+    for root in (settings.data_dir, settings.resolved_key_dir):
+        for path in root.rglob("*"):
+            if path.is_file():
+                data = path.read_bytes()
+                assert not [w for w in words if w in data], path
+
+    c = build(settings, embedder=embedder)
+    try:
+        index = c.deps.index
+        assert isinstance(index, SealedIndex)
+        for subject, scope in scopes.items():
+            raw, _ = index._inner.scroll(scope, where=RecordFilter(statuses=None), limit=100)
+            assert len(raw) == len(CORPUS[subject])
+            for m in raw:
+                for name in ("text", "pseudo_text"):
+                    assert getattr(m, name).startswith(PREFIX)
+                    blob = base64.b64decode(getattr(m, name).removeprefix(PREFIX))
+                    key = c.deps.keys.read_key(scope.tenant, scope.subject, header_key_id(blob))  # type: ignore[attr-defined]
+                    own = Aad(scope.tenant, scope.subject, m.id, name)
+                    assert open_text(key, aad=own, blob=blob) in CORPUS[subject]
+                    other_field = "pseudo_text" if name == "text" else "text"
+                    for wrong in (Aad(scope.tenant, scope.subject, m.id, other_field),
+                                  Aad("other", scope.subject, m.id, name),
+                                  Aad(scope.tenant, "0" * 32, m.id, name),
+                                  Aad(scope.tenant, scope.subject, "6f1c0f4e-3f0b-4a43-9a1d-2d9f4b8a6b11", name)):
+                        with pytest.raises(EnvelopeError):
+                            open_text(key, aad=wrong, blob=blob)
+    finally:
+        c.close()
