@@ -117,12 +117,13 @@ def build_kms(settings: Settings) -> Kms:
                    namespace=v.namespace, timeout=v.timeout)
 
 
-def build_sealed_index(settings: Settings, inner: VectorIndex) -> tuple[VectorIndex, Keyring, Kms]:
+def build_sealed_index(settings: Settings, inner: VectorIndex, kms: Kms | None = None
+                       ) -> tuple[VectorIndex, Keyring, Kms]:
     """Every record's text is sealed under its subject's data key before it reaches the store; the
     wrapped data keys live in the key store beside (never inside) the data dir."""
     from carnet.crypto.sealed_index import SealedIndex
 
-    kms = build_kms(settings)
+    kms = kms or build_kms(settings)
     keyring = build_keyring(settings, kms)
     return SealedIndex(inner, keyring, kms), keyring, kms
 
@@ -151,7 +152,8 @@ def build_index(settings: Settings, dim: int) -> VectorIndex:
     )
 
 
-def build(settings: Settings, *, embedder: Embedder | None = None) -> Container:
+def build(settings: Settings, *, embedder: Embedder | None = None, kms: Kms | None = None) -> Container:
+    """The whole object graph. ``embedder`` and ``kms`` may be given ready (tests, benchmarks)."""
     from carnet.adapters.sparse_hash import HashedSparseEncoder
     from carnet.bench.calibrate import load_calibration
 
@@ -161,7 +163,7 @@ def build(settings: Settings, *, embedder: Embedder | None = None) -> Container:
                                     dated=settings.embed_dates)
     if not calibration.calibrated:
         log.warning("reconcile_uncalibrated", model=emb.model_id, note="using DESIGN.md default thresholds")
-    index, keyring, kms = build_sealed_index(settings, build_index(settings, emb.dim))
+    index, keyring, kms = build_sealed_index(settings, build_index(settings, emb.dim), kms)
     hasher = KmsSubjectHasher(keyring, kms)
     locks = SubjectLocks()
     access = AccessRecorder(index=index, locks=locks, interval=settings.access_flush_seconds)

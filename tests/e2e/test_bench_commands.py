@@ -56,3 +56,13 @@ def test_bench_latency_json(tmp_path: Path) -> None:
                 "http_p95_ms", "http_p99_ms"):
         assert isinstance(s[key], float) and s[key] > 0, key
     assert s["service_cache_hit_rate"] == 0.0 and s["http_cache_hit_rate"] == 0.0
+
+
+def test_bench_crypto_json() -> None:
+    result = runner.invoke(app, ["bench", "crypto", "--memories", "60", "--subjects", "3", "--pairs", "2",
+                                 "--queries", "10", "--json"])
+    assert result.exit_code == 0, result.output
+    s = _last_json(result.stdout)
+    assert s["kms_calls_while_querying"] == 0  # warm key cache: no KMS round trip on the hot path
+    assert s["fields_opened_per_request"] > 0 and s["open_ms_per_request"] > 0
+    assert len(s["pairs_p95_sealed"]) == len(s["pairs_p95_plain"]) == 2

@@ -38,6 +38,20 @@ def latency(
     run(memories=memories, subjects=subjects, queries=queries, store=store, json_out=json_out)
 
 
+@bench_app.command("crypto")
+def crypto(
+    memories: Annotated[int, typer.Option("--memories", min=1, help="Memories in each store.")] = 10_000,
+    subjects: Annotated[int, typer.Option("--subjects", min=1, help="Subjects they belong to.")] = 100,
+    pairs: Annotated[int, typer.Option("--pairs", min=1, help="A/B rounds (sealed vs plain).")] = 5,
+    queries: Annotated[int, typer.Option("--queries", min=10, help="Assemble calls per arm and round.")] = 200,
+    json_out: Annotated[bool, typer.Option("--json", help="Print a JSON summary as the last line.")] = False,
+) -> None:
+    """What encryption costs assemble: sealed vs plain stores, interleaved A/B pairs, KMS calls counted."""
+    from carnet.bench.crypto import run
+
+    run(memories=memories, subjects=subjects, pairs=pairs, queries=queries, json_out=json_out)
+
+
 @bench_app.command("scenarios")
 def scenarios(
     data: Annotated[Path, typer.Option("--data", exists=True, dir_okay=False, help="Scenario JSON file.")],
