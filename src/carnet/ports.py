@@ -84,7 +84,14 @@ class VectorIndex(Protocol):
         limit: int,
         where: RecordFilter,
         with_vectors: bool = False,
-    ) -> HybridHits: ...
+    ) -> HybridHits:
+        """Candidates for ranking. Their ``text`` may still be sealed (ranking never reads it): call
+        ``reveal`` on the records you keep. ``pseudo_text`` is always readable."""
+        ...
+
+    def reveal(self, scope: Scope, memories: Sequence[Memory]) -> list[Memory]:
+        """The same records with ``text`` readable (identity for a store that seals nothing)."""
+        ...
 
     def get(self, scope: Scope, ids: Sequence[str]) -> list[Memory]: ...
 

@@ -52,7 +52,11 @@ def test_fields_are_sealed_in_the_store_and_open_through_the_decorator(parts: tu
     assert sealed.get(S, [A])[0].text == "habite à Lyon 7e"
     hits = sealed.hybrid_search(S, dense=np.ones(4, dtype=np.float32) / 2, sparse=SparseVector([7], [1.0]),
                                 limit=5, where=RecordFilter())
-    assert [c.memory.text for c in hits.dense] == ["habite à Lyon 7e"]
+    # candidates carry a readable pseudo_text; their text stays sealed until revealed
+    assert [c.memory.pseudo_text for c in hits.dense] == ["habite à Lyon 7e"]
+    assert hits.dense[0].memory.text.startswith(PREFIX)
+    assert [m.text for m in sealed.reveal(S, [c.memory for c in hits.dense])] == ["habite à Lyon 7e"]
+    assert inner.reveal(S, [raw]) == [raw]  # the bare store has nothing to reveal
 
 
 def test_a_ciphertext_moved_to_another_record_fails(parts: tuple[SealedIndex, EdgeVectorIndex, Keyring]) -> None:
@@ -81,3 +85,13 @@ def test_after_shredding_the_subject_key_its_records_cannot_be_opened(parts: tup
     with pytest.raises(KeyDestroyed):
         sealed.get(S, [A])
 
+
+
+def test_writing_back_an_unrevealed_candidate_is_refused(parts: tuple[SealedIndex, EdgeVectorIndex,
+                                                                        Keyring]) -> None:
+    sealed, _, _ = parts
+    sealed.upsert(S, [_item(_m(A, "habite à Lyon 7e"))])
+    hits = sealed.hybrid_search(S, dense=np.ones(4, dtype=np.float32) / 2, sparse=None, limit=5,
+                                where=RecordFilter())
+    with pytest.raises(EnvelopeError):
+        sealed.replace_payload(S, [hits.dense[0].memory])

@@ -283,6 +283,10 @@ class EdgeVectorIndex:
             params=SearchParams(idf=IdfParams(corpus=scoped_filter(scope))),
         )
 
+    def reveal(self, scope: Scope, memories: Sequence[Memory]) -> list[Memory]:
+        """Nothing is sealed at this level: the records as they are."""
+        return list(memories)
+
     def get(self, scope: Scope, ids: Sequence[str]) -> list[Memory]:
         """``scroll`` filtered by scope AND ids, in the order asked; unknown or malformed ids are absent."""
         wanted = list(dict.fromkeys(i for i in ids if pl.is_point_id(i)))

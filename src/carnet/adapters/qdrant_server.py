@@ -270,6 +270,10 @@ class ServerVectorIndex:
         sparse_hits = [_candidate(p, with_vectors, known) for p in responses[1].points] if len(responses) > 1 else []
         return HybridHits(dense=dense_hits, sparse=sparse_hits)
 
+    def reveal(self, scope: Scope, memories: Sequence[Memory]) -> list[Memory]:
+        """Nothing is sealed at this level: the records as they are."""
+        return list(memories)
+
     def get(self, scope: Scope, ids: Sequence[str]) -> list[Memory]:
         """``POST /points/scroll`` filtered by scope AND ids, in the order asked; unknown ids are absent."""
         wanted = list(dict.fromkeys(i for i in ids if pl.is_point_id(i)))

@@ -68,13 +68,15 @@ class SealedIndex:
         dk = self._keyring.data_key(scope.tenant, scope.subject)
 
         def sealed(m: Memory, name: str) -> str:
+            if getattr(m, name).startswith(PREFIX):  # a candidate written back without ``reveal``
+                raise EnvelopeError("refusing to seal an already sealed field")
             aad = Aad(scope.tenant, scope.subject, m.id, name)
             blob = seal(dk.key, key_id=dk.key_id, aad=aad, plaintext=getattr(m, name))
             return PREFIX + base64.b64encode(blob).decode("ascii")
 
         return [replace(m, text=sealed(m, "text"), pseudo_text=sealed(m, "pseudo_text")) for m in memories]
 
-    def _opener(self, scope: Scope) -> Callable[[Memory], Memory]:
+    def _opener(self, scope: Scope, fields: tuple[str, ...] = SEALED_FIELDS) -> Callable[[Memory], Memory]:
         keys: dict[str, bytes] = {}  # one read_key per key id per call
 
         def open_field(m: Memory, name: str) -> str:
@@ -90,9 +92,11 @@ class SealedIndex:
 
         def open_memory(m: Memory) -> Memory:
             started = time.perf_counter()
-            out = replace(m, text=open_field(m, "text"), pseudo_text=open_field(m, "pseudo_text"))
+            text = open_field(m, "text") if "text" in fields else m.text
+            pseudo = open_field(m, "pseudo_text") if "pseudo_text" in fields else m.pseudo_text
+            out = replace(m, text=text, pseudo_text=pseudo)
             self.open_seconds += time.perf_counter() - started
-            self.opened += 2
+            self.opened += len(fields)
             return out
 
         return open_memory
@@ -118,7 +122,9 @@ class SealedIndex:
                       where: RecordFilter, with_vectors: bool = False) -> HybridHits:
         hits = self._inner.hybrid_search(scope, dense=dense, sparse=sparse, limit=limit, where=where,
                                          with_vectors=with_vectors)
-        opener = self._opener(scope)
+        # Ranking reads pseudo_text (case references) but never text: text is opened by ``reveal``,
+        # for the few records kept, instead of for every candidate.
+        opener = self._opener(scope, ("pseudo_text",))
         opened: dict[str, Memory] = {}
 
         def once(m: Memory) -> Memory:  # a record found by both retrievers is opened once
@@ -128,6 +134,10 @@ class SealedIndex:
 
         return HybridHits(dense=self._open_candidates(once, hits.dense),
                           sparse=self._open_candidates(once, hits.sparse))
+
+    def reveal(self, scope: Scope, memories: Sequence[Memory]) -> list[Memory]:
+        opener = self._opener(scope, ("text",))
+        return [opener(m) if m.text.startswith(PREFIX) else m for m in memories]
 
     def get(self, scope: Scope, ids: Sequence[str]) -> list[Memory]:
         return [self._opener(scope)(m) for m in self._inner.get(scope, ids)] if ids else []

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 import numpy as np
@@ -77,7 +77,9 @@ def rank(deps: Deps, scope: Scope, query: Query, qvec: Vector, now: datetime,
     )
     floor = deps.search_min_relevance if query.min_relevance is None else query.min_relevance
     ranked = sorted(score_hits(deps, hits, qvec, now), key=lambda r: r.score, reverse=True)
-    return above_floor(ranked, floor)[: query.k]
+    top = above_floor(ranked, floor)[: query.k]
+    shown = deps.index.reveal(scope, [r.memory for r in top])
+    return [replace(r, memory=m) for r, m in zip(top, shown, strict=True)]
 
 
 KEYWORD_EVIDENCE = 0.5

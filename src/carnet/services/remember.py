@@ -154,8 +154,9 @@ def _candidates(deps: Deps, scope: Scope, batch: _Batch, kind: Kind, vec: Vector
         where=RecordFilter(kinds=(kind,), not_expired_at=now),
     )
     found: dict[str, tuple[Memory, float]] = {}
-    for c in hits.dense:
-        current = batch.changed.get(c.memory.id, c.memory)
+    revealed = deps.index.reveal(scope, [c.memory for c in hits.dense])  # reconcile reads the text
+    for c, memory in zip(hits.dense, revealed, strict=True):
+        current = batch.changed.get(c.memory.id, memory)
         if current.is_live(now):
             found[current.id] = (current, c.score)
     for pending in batch.new.values():
