@@ -74,7 +74,7 @@ class SealedIndex:
             blob = seal(dk.key, key_id=dk.key_id, aad=aad, plaintext=getattr(m, name))
             return PREFIX + base64.b64encode(blob).decode("ascii")
 
-        return [replace(m, text=sealed(m, "text"), pseudo_text=sealed(m, "pseudo_text")) for m in memories]
+        return [m.with_texts(sealed(m, "text"), sealed(m, "pseudo_text")) for m in memories]
 
     def _opener(self, scope: Scope, fields: tuple[str, ...] = SEALED_FIELDS) -> Callable[[Memory], Memory]:
         keys: dict[str, bytes] = {}  # one read_key per key id per call
@@ -94,7 +94,7 @@ class SealedIndex:
             started = time.perf_counter()
             text = open_field(m, "text") if "text" in fields else m.text
             pseudo = open_field(m, "pseudo_text") if "pseudo_text" in fields else m.pseudo_text
-            out = replace(m, text=text, pseudo_text=pseudo)
+            out = m.with_texts(text, pseudo)
             self.open_seconds += time.perf_counter() - started
             self.opened += len(fields)
             return out
@@ -102,7 +102,7 @@ class SealedIndex:
         return open_memory
 
     def _open_candidates(self, open_memory: Callable[[Memory], Memory], hits: list[Candidate]) -> list[Candidate]:
-        return [replace(c, memory=open_memory(c.memory)) for c in hits]
+        return [Candidate(open_memory(c.memory), c.score, c.vector) for c in hits]
 
     @property
     def inner(self) -> VectorIndex:

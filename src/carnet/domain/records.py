@@ -80,6 +80,16 @@ class Memory:
     agent_id: str | None = None
     session_id: str | None = None
 
+    def with_texts(self, text: str, pseudo_text: str) -> Memory:
+        """The same record with other texts (sealing and opening). Spelled out rather than
+        ``dataclasses.replace``, which is several times slower and runs for every search candidate."""
+        return Memory(
+            self.id, self.scope, self.kind, text, pseudo_text, self.recorded_at, self.valid_from,
+            self.updated_at, self.category, self.tags, self.importance, self.confidence, self.access_count,
+            self.reinforcement_count, self.last_accessed_at, self.valid_to, self.expires_at, self.retention,
+            self.status, self.superseded_by, self.sources, self.agent_id, self.session_id,
+        )
+
     def reinforced(self, *, at: datetime, sources: tuple[Source, ...]) -> Memory:
         """A duplicate was told again: count it, raise confidence, keep provenance."""
         merged = self.sources + tuple(s for s in sources if s not in self.sources)

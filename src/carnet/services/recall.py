@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
@@ -79,7 +79,7 @@ def rank(deps: Deps, scope: Scope, query: Query, qvec: Vector, now: datetime,
     ranked = sorted(score_hits(deps, hits, qvec, now), key=lambda r: r.score, reverse=True)
     top = above_floor(ranked, floor)[: query.k]
     shown = deps.index.reveal(scope, [r.memory for r in top])
-    return [replace(r, memory=m) for r, m in zip(top, shown, strict=True)]
+    return [Ranked(m, r.score, r.signals) for r, m in zip(top, shown, strict=True)]
 
 
 KEYWORD_EVIDENCE = 0.5

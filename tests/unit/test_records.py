@@ -1,0 +1,17 @@
+from dataclasses import fields, replace
+from datetime import UTC, datetime, timedelta
+
+from carnet.domain.records import Kind, Memory, Scope, Source, Status
+
+
+def test_with_texts_keeps_every_other_field() -> None:
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    # every field set to a value distinct from its default, so a misplaced positional argument shows
+    m = Memory(id="i", scope=Scope("t", "s"), kind=Kind.EPISODE, text="a", pseudo_text="b", recorded_at=at,
+               valid_from=at - timedelta(days=1), updated_at=at + timedelta(days=1), category="c", tags=("x",),
+               importance=0.9, confidence=0.8, access_count=3, reinforcement_count=2,
+               last_accessed_at=at + timedelta(days=2), valid_to=at + timedelta(days=3),
+               expires_at=at + timedelta(days=4), retention="r", status=Status.SUPERSEDED, superseded_by="j",
+               sources=(Source("turn", "D1:1"),), agent_id="ag", session_id="se")
+    assert m.with_texts("A", "B") == replace(m, text="A", pseudo_text="B")
+    assert len(fields(Memory)) == 23  # a new field must be added to with_texts too
