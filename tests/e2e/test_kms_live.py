@@ -37,10 +37,14 @@ def bao(tmp_path: Path) -> Iterator[Bao]:
         server.stop()
 
 
+def _settings(bao: Bao, tmp_path: Path, *, timeout: float) -> Settings:
+    return Settings(data_dir=tmp_path / "data", key_dir=tmp_path / "keys", kms_backend="vault",
+                    vault={"url": bao.url, "auth": "token", "token": bao.root_token, "ca_cert": bao.ca_cert,
+                           "timeout": timeout})
+
+
 def test_kms_outage_fails_closed_and_recovers(bao: Bao, tmp_path: Path, embedder: Embedder) -> None:
-    settings = Settings(data_dir=tmp_path / "data", key_dir=tmp_path / "keys", kms_backend="vault",
-                        vault={"url": bao.url, "auth": "token", "token": bao.root_token,
-                               "ca_cert": bao.ca_cert, "timeout": 1.0})
+    settings = _settings(bao, tmp_path, timeout=1.0)
     c = build(settings, embedder=embedder)
     key, _ = create_key(c.deps.catalog, c.pepper, tenant="banque", roles=["agent"])
     try:
@@ -75,9 +79,7 @@ def test_rotation_and_rewrap_while_serving(bao: Bao, tmp_path: Path, embedder: E
     from carnet.crypto.keyring import Keyring
     from carnet.services.keys import rewrap, rotate
 
-    settings = Settings(data_dir=tmp_path / "data", key_dir=tmp_path / "keys", kms_backend="vault",
-                        vault={"url": bao.url, "auth": "token", "token": bao.root_token,
-                               "ca_cert": bao.ca_cert, "timeout": 5.0})
+    settings = _settings(bao, tmp_path, timeout=5.0)
     c = build(settings, embedder=embedder)
     key, _ = create_key(c.deps.catalog, c.pepper, tenant="banque", roles=["agent"])
     try:
