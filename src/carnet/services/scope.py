@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Protocol
 
 from carnet.domain.records import Scope
 from carnet.errors import InvalidInput
@@ -15,9 +16,13 @@ def valid_subject_id(subject_id: str) -> bool:
     return bool(SUBJECT_ID.match(subject_id))
 
 
-def scope_for(deps: object, tenant: str, subject_id: str) -> Scope:
+class HasHasher(Protocol):
+    @property
+    def hasher(self) -> SubjectHasher: ...
+
+
+def scope_for(deps: HasHasher, tenant: str, subject_id: str) -> Scope:
     """``deps`` is anything with a ``hasher`` (the full ``Deps`` in services)."""
     if not valid_subject_id(subject_id):
         raise InvalidInput("subject_id must be 1-128 characters of letters, digits and . _ : @ -")
-    hasher: SubjectHasher = deps.hasher  # type: ignore[attr-defined]
-    return Scope(tenant=tenant, subject=hasher.subject_hash(tenant, subject_id))
+    return Scope(tenant=tenant, subject=deps.hasher.subject_hash(tenant, subject_id))
