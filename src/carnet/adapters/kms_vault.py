@@ -25,7 +25,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -33,6 +33,7 @@ import hvac
 import hvac.exceptions as hvac_errors
 import structlog
 
+from carnet.adapters.vault_auth import AppRoleAuth, Auth, KubernetesAuth, TokenAuth, login_with, transit_policy
 from carnet.errors import (
     CarnetError,
     InvalidInput,
@@ -42,6 +43,8 @@ from carnet.errors import (
     UnwrapFailed,
 )
 from carnet.ports import WrappedKey
+
+__all__ = ["AppRoleAuth", "Auth", "KubernetesAuth", "TokenAuth", "VaultTransitKms", "connect", "transit_policy"]
 
 log = structlog.get_logger(__name__)
 
@@ -54,35 +57,6 @@ _VERSION_PREFIX = re.compile(r"^vault:v([1-9][0-9]{0,9}):")
 _TENANT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 _RENEW_FRACTION = 0.75
 _T = TypeVar("_T")
-
-
-@dataclass(frozen=True, slots=True)
-class TokenAuth:
-    """A Vault token given to us (renewed or replaced outside Carnet)."""
-
-    token: str = field(repr=False)
-
-
-@dataclass(frozen=True, slots=True)
-class AppRoleAuth:
-    """``POST /auth/{mount}/login`` with a role id and secret id."""
-
-    role_id: str
-    secret_id: str = field(repr=False)
-    mount: str = "approle"
-
-
-@dataclass(frozen=True, slots=True)
-class KubernetesAuth:
-    """``POST /auth/{mount}/login`` with the pod's service-account JWT (re-read at every login:
-    projected tokens rotate)."""
-
-    role: str
-    jwt_path: Path = Path("/var/run/secrets/kubernetes.io/serviceaccount/token")
-    mount: str = "kubernetes"
-
-
-Auth = TokenAuth | AppRoleAuth | KubernetesAuth
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,34 +76,6 @@ def kek_version(ciphertext: str) -> int:
     if match is None:
         raise UnwrapFailed("not a Transit ciphertext (no vault:vN: prefix)")
     return int(match.group(1))
-
-
-def transit_policy(*, mount: str = "transit", key_template: str = "carnet-{tenant}", admin: bool = False) -> str:
-    """The least-privilege Vault policy (HCL) for Carnet's tenant keys, and nothing else.
-
-    The runtime policy generates and opens data keys and reads key metadata; ``admin`` adds
-    creating keys, rotating, rewrapping and raising ``min_decryption_version`` (the CLI's
-    ``carnet keys`` commands, or a service that creates tenant keys itself).
-    """
-    if not key_template.endswith("{tenant}") or key_template.count("{tenant}") != 1:
-        raise ValueError("a Vault policy glob needs {tenant} once, at the end of the key template")
-    glob = key_template.removesuffix("{tenant}") + "*"
-    rules = {
-        f"{mount}/keys/{glob}": ["create", "read", "update"] if admin else ["read"],
-        f"{mount}/datakey/plaintext/{glob}": ["update"],
-        f"{mount}/decrypt/{glob}": ["update"],
-        "auth/token/lookup-self": ["read"],  # check(), even with token_no_default_policy
-    }
-    if admin:
-        rules[f"{mount}/keys/{glob}/rotate"] = ["update"]
-        rules[f"{mount}/keys/{glob}/config"] = ["update"]
-        rules[f"{mount}/rewrap/{glob}"] = ["update"]
-    return "\n".join(_stanza(path, caps) for path, caps in rules.items()) + "\n"
-
-
-def _stanza(path: str, capabilities: list[str]) -> str:
-    quoted = ", ".join(f'"{c}"' for c in capabilities)
-    return f'path "{path}" {{\n  capabilities = [{quoted}]\n}}'
 
 
 class VaultTransitKms:
@@ -402,29 +348,9 @@ def connect(
         client.token = auth.token
         kms = VaultTransitKms(client, mount=mount, key_template=key_template)
     else:
-        kms = VaultTransitKms(client, mount=mount, key_template=key_template, login=_login_with(auth))
+        kms = VaultTransitKms(client, mount=mount, key_template=key_template, login=login_with(auth))
     kms.login()
     return kms
-
-
-def _login_with(auth: AppRoleAuth | KubernetesAuth) -> Callable[[hvac.Client], float]:
-    """``POST /auth/{mount}/login`` (AppRole or Kubernetes); returns the token's TTL."""
-    if isinstance(auth, AppRoleAuth):
-        approle = auth
-
-        def login_approle(client: hvac.Client) -> float:
-            return _lease(
-                client.auth.approle.login(approle.role_id, secret_id=approle.secret_id, mount_point=approle.mount)
-            )
-
-        return login_approle
-    kubernetes = auth
-
-    def login_kubernetes(client: hvac.Client) -> float:
-        jwt = kubernetes.jwt_path.read_text(encoding="ascii").strip()
-        return _lease(client.auth.kubernetes.login(kubernetes.role, jwt, mount_point=kubernetes.mount))
-
-    return login_kubernetes
 
 
 @contextmanager
@@ -488,11 +414,3 @@ def _key_info(name: str, data: dict[str, Any]) -> TransitKeyInfo:
         exportable=bool(data.get("exportable")),
         allow_plaintext_backup=bool(data.get("allow_plaintext_backup")),
     )
-
-
-def _lease(response: Any) -> float:
-    auth = response.get("auth") if isinstance(response, dict) else None
-    if not isinstance(auth, dict):
-        raise KmsDenied("KMS login answered without a token")
-    ttl = auth.get("lease_duration")
-    return float(ttl) if isinstance(ttl, int | float) else 0.0
