@@ -23,15 +23,16 @@ import pkcs11.exceptions
 import pytest
 from pkcs11 import Attribute, KeyType, MechanismFlag, ObjectClass
 
-from carnet.adapters.kms_pkcs11 import (
+from carnet.adapters.kms_pkcs11 import Pkcs11Kms, kek_version
+from carnet.errors import (
+    CarnetError,
+    DependencyUnavailable,
+    InvalidInput,
     KmsDenied,
     KmsRejected,
     KmsUnavailable,
-    Pkcs11Kms,
     UnwrapFailed,
-    kek_version,
 )
-from carnet.errors import CarnetError, DependencyUnavailable, InvalidInput
 from carnet.ports import Embedder, WrappedKey
 
 _LIBRARY_CANDIDATES = (
