@@ -6,7 +6,7 @@ chooses and wires the adapters. Tests use fakes or the real adapters through the
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
@@ -41,6 +41,7 @@ class RecordFilter:
     kinds: tuple[Kind, ...] | None = None
     statuses: tuple[Status, ...] | None = (Status.ACTIVE,)
     category: str | None = None
+    blind_token: str | None = None  # records whose blind index holds this token (exact identifier lookup)
     not_expired_at: datetime | None = None  # drop records whose expires_at is before this instant
 
 
@@ -85,12 +86,13 @@ class VectorIndex(Protocol):
         where: RecordFilter,
         with_vectors: bool = False,
     ) -> HybridHits:
-        """Candidates for ranking. Their ``text`` may still be sealed (ranking never reads it): call
-        ``reveal`` on the records you keep. ``pseudo_text`` is always readable."""
+        """Candidates for ranking. Their ``text`` and ``pseudo_text`` may still be sealed: ranking reads
+        neither (case links use ``blind_index``). Call ``reveal`` on the records you keep."""
         ...
 
     def reveal(self, scope: Scope, memories: Sequence[Memory]) -> list[Memory]:
-        """The same records with ``text`` readable (identity for a store that seals nothing)."""
+        """The same records with ``text`` and ``pseudo_text`` readable (identity for a store that seals
+        nothing)."""
         ...
 
     def get(self, scope: Scope, ids: Sequence[str]) -> list[Memory]: ...
@@ -145,6 +147,10 @@ class SubjectHasher(Protocol):
 
     def token_key(self, tenant: str) -> bytes:
         """Per-tenant key for hashing sparse tokens."""
+        ...
+
+    def blind_tokens(self, tenant: str, identifiers: Iterable[str]) -> tuple[str, ...]:
+        """Blind-index tokens of ``identifiers`` (keyed, normalised, truncated), sorted, no repeats."""
         ...
 
 

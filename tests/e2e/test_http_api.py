@@ -109,3 +109,15 @@ def test_metrics_and_health(api: httpx.Client) -> None:
     ready = api.get("/readyz").json()
     assert ready["status"] == "ready" and ready["checks"] == {"vector_store": "ok", "catalog": "ok"}
     assert "carnet_query_cache_misses_total" in api.get("/metrics").text
+
+
+def test_lookup_by_identifier_over_http(api: httpx.Client) -> None:
+    _remember(api, "Le membre conteste le dossier RC-2031-0007 (bris de glace).", "2024-03-01T10:00:00+01:00")
+    _remember(api, "Le membre préfère être appelé le matin.", "2024-03-01T10:01:00+01:00")
+    r = api.post(f"/api/v1/subjects/{SUBJECT}/memories/lookup", json={"identifier": "rc 2031 0007"})
+    assert r.status_code == 200, r.text
+    assert [m["text"] for m in r.json()["items"]] == ["Le membre conteste le dossier RC-2031-0007 (bris de glace)."]
+    bad = api.post(f"/api/v1/subjects/{SUBJECT}/memories/lookup", json={"identifier": " - "})
+    assert bad.status_code == 400 and bad.json()["error"]["code"] == "invalid_input"
+    unknown = api.post(f"/api/v1/subjects/{SUBJECT}/memories/lookup", json={"id": "x"})
+    assert unknown.status_code == 400 and unknown.json()["error"]["code"] == "invalid_request"

@@ -88,3 +88,26 @@ def test_the_shard_has_one_owner(container: Container, tmp_path: Path, embedder:
     settings = container.settings
     with pytest.raises(StoreLocked, match="held by another process"):
         build(Settings(data_dir=settings.data_dir, key_dir=settings.resolved_key_dir), embedder=embedder)
+
+
+def test_lookup_by_identifier_goes_through_the_blind_index(container: Container) -> None:
+    from carnet.errors import InvalidInput
+
+    remember(container.deps, tenant="t", subject_id="L1", actor="a", items=[
+        NewMemory(text="Le membre conteste le dossier RC-2026-1184 (dégât des eaux)."),
+        NewMemory(text="L'expert a validé le dossier RC-2026-1184 ; indemnisation prévue."),
+        NewMemory(text="Le membre préfère être appelé le matin."),
+    ])
+    remember(container.deps, tenant="t", subject_id="L2", actor="a",
+             items=[NewMemory(text="Dossier RC-2026-1184 ouvert pour un autre membre.")])
+    found = memories.lookup(container.deps, tenant="t", subject_id="L1", identifier="RC 2026 1184")
+    assert sorted(m.text for m in found) == [
+        "L'expert a validé le dossier RC-2026-1184 ; indemnisation prévue.",
+        "Le membre conteste le dossier RC-2026-1184 (dégât des eaux).",
+    ]
+    assert memories.lookup(container.deps, tenant="t", subject_id="L1", identifier="RC-2026-1185") == []
+    other = memories.lookup(container.deps, tenant="t", subject_id="L2", identifier="RC-2026-1184")
+    assert [m.text for m in other] == ["Dossier RC-2026-1184 ouvert pour un autre membre."]
+    for bad in ("", " -/ ", "X" * 129):
+        with pytest.raises(InvalidInput):
+            memories.lookup(container.deps, tenant="t", subject_id="L1", identifier=bad)

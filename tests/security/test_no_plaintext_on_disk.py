@@ -59,7 +59,7 @@ def test_the_scan_sees_plaintext_written_without_the_seal(tmp_path: Path) -> Non
 
 CORPUS = {
     "ADH-2231-XQ": ["L'adhérente travaille de nuit comme infirmière et ne répond jamais avant quatorze heures.",
-                    "Elle conteste le remboursement d'une consultation d'orthodontie pour son fils."],
+                    "Elle conteste le remboursement du dossier SIN-48213-K, une consultation d'orthodontie."],
     "CPT-90412-ZR": ["La cliente souhaite financer une voiture électrique avec un apport personnel.",
                      "Elle est en congé maternité et voudrait décaler la première échéance."],
 }
@@ -98,6 +98,12 @@ def test_corpus_sweep_no_text_or_subject_id_in_clear_and_every_field_is_a_bound_
         for subject, scope in scopes.items():
             raw, _ = index._inner.scroll(scope, where=RecordFilter(statuses=None), limit=100)
             assert len(raw) == len(CORPUS[subject])
+            # the claim reference is stored as a blind-index token only, and found by it
+            expected = [0, 1] if subject == "ADH-2231-XQ" else [0, 0]
+            assert sorted(len(m.blind_index) for m in raw) == expected
+            if subject == "ADH-2231-XQ":
+                found = memories.lookup(c.deps, tenant="t", subject_id=subject, identifier="sin 48213 k")
+                assert [m.text for m in found] == [CORPUS[subject][1]]
             for m in raw:
                 for name in ("text", "pseudo_text"):
                     assert getattr(m, name).startswith(PREFIX)

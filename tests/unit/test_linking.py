@@ -10,11 +10,11 @@ def test_references_found_and_ordinary_words_ignored() -> None:
 
 def test_linked_records_come_right_behind_the_best_match() -> None:
     ranked = ["conteste RC-2026-1184", "aime la voile", "préfère le courriel", "RC-2026-1184 accepté"]
-    assert bring_linked_up(ranked, str) == ["conteste RC-2026-1184", "RC-2026-1184 accepté", "aime la voile",
+    assert bring_linked_up(ranked, references) == ["conteste RC-2026-1184", "RC-2026-1184 accepté", "aime la voile",
                                             "préfère le courriel"]
 
 
 def test_no_reference_or_limit_reached_keeps_order() -> None:
-    assert bring_linked_up(["a", "b", "c"], str) == ["a", "b", "c"]
+    assert bring_linked_up(["a", "b", "c"], references) == ["a", "b", "c"]
     ranked = ["X AB-1", "y", "AB-1 z", "AB-1 w", "AB-1 v"]
-    assert bring_linked_up(ranked, str, limit=2) == ["X AB-1", "AB-1 z", "AB-1 w", "y", "AB-1 v"]
+    assert bring_linked_up(ranked, references, limit=2) == ["X AB-1", "AB-1 z", "AB-1 w", "y", "AB-1 v"]

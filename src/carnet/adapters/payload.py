@@ -39,8 +39,9 @@ CATEGORY = "category"
 EXPIRES_AT = "expires_at"
 ACCESS_COUNT = "access_count"
 LAST_ACCESSED_AT = "last_accessed_at"
+BLIND_INDEX = "blind_index"
 
-KEYWORD_INDEXES = (SUBJECT, KIND, STATUS, CATEGORY)  # plus TENANT, indexed as the tenant key
+KEYWORD_INDEXES = (SUBJECT, KIND, STATUS, CATEGORY, BLIND_INDEX)  # plus TENANT, indexed as the tenant key
 FLOAT_INDEXES = (EXPIRES_AT,)
 
 
@@ -66,7 +67,7 @@ Condition = Equals | OneOf | GreaterThan
 
 
 def narrowing(where: RecordFilter) -> list[Condition]:
-    """The conditions of ``where`` (kinds, statuses, category, expiry), without the scope.
+    """The conditions of ``where`` (kinds, statuses, category, blind token, expiry), without the scope.
 
     ``None`` means "no condition"; an empty tuple means "nothing matches" (``OneOf`` with no value).
     """
@@ -77,6 +78,8 @@ def narrowing(where: RecordFilter) -> list[Condition]:
         out.append(OneOf(STATUS, tuple(s.value for s in where.statuses)))
     if where.category is not None:
         out.append(Equals(CATEGORY, where.category))
+    if where.blind_token is not None:
+        out.append(Equals(BLIND_INDEX, where.blind_token))  # matches a record listing the token
     if where.not_expired_at is not None:
         out.append(GreaterThan(EXPIRES_AT, epoch(where.not_expired_at)))
     return out
@@ -180,6 +183,7 @@ def to_payload(memory: Memory) -> dict[str, Any]:
         "sources": [{"kind": s.kind, "ref": s.ref, "session_id": s.session_id} for s in memory.sources],
         "agent_id": memory.agent_id,
         "session_id": memory.session_id,
+        BLIND_INDEX: list(memory.blind_index),
     }
 
 
@@ -209,6 +213,7 @@ def from_payload(point_id: str, p: Mapping[str, Any]) -> Memory:
         sources=tuple(Source(s["kind"], s["ref"], s.get("session_id")) for s in p.get("sources") or ()),
         agent_id=p.get("agent_id"),
         session_id=p.get("session_id"),
+        blind_index=tuple(p.get(BLIND_INDEX) or ()),
     )
 
 

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Header, Path, Query
 from fastapi.responses import JSONResponse
 
 from carnet.api.auth import Agent, Ctr
-from carnet.api.schemas import RememberBatch, RememberOne, SearchBody, memory_json, ranked_json
+from carnet.api.schemas import LookupBody, RememberBatch, RememberOne, SearchBody, memory_json, ranked_json
 from carnet.domain.records import Kind, Source, Status
 from carnet.services import memories, recall
 from carnet.services.remember import NewMemory, Outcome, remember
@@ -79,6 +79,15 @@ def list_memories(
     page = memories.list_memories(c.deps, tenant=who.tenant, subject_id=subject_id, kind=kind, status=status,
                                   category=category, limit=limit, cursor=str(cursor) if cursor else None)
     return {"items": [memory_json(m) for m in page.items], "next_cursor": page.next_cursor}
+
+
+@router.post("/memories/lookup")
+def lookup(subject_id: SubjectId, body: LookupBody, who: Agent, c: Ctr) -> dict[str, Any]:
+    """Exact lookup by identifier through the blind index. A POST so the identifier never sits in a URL
+    (proxies and access logs keep URLs)."""
+    found = memories.lookup(c.deps, tenant=who.tenant, subject_id=subject_id, identifier=body.identifier,
+                            limit=body.limit, include_superseded=body.include_superseded)
+    return {"items": [memory_json(m) for m in found]}
 
 
 @router.get("/memories/{memory_id}")

@@ -48,6 +48,12 @@ class AssembleBudgets(_Strict):
     min_relevance: float | None = None
 
 
+class LookupBody(_Strict):
+    identifier: str = Field(min_length=1, max_length=128)
+    limit: int = Field(50, ge=1, le=500)
+    include_superseded: bool = False
+
+
 class AssembleBody(_Strict):
     subject_id: str = Field(min_length=1, max_length=128)
     query: str = Field(min_length=1)

@@ -24,7 +24,6 @@ from carnet.crypto.keyring import Keyring
 from carnet.domain.records import Memory, Scope
 from carnet.ports import (
     AccessUpdate,
-    Candidate,
     HybridHits,
     IndexedMemory,
     Kms,
@@ -76,7 +75,7 @@ class SealedIndex:
 
         return [m.with_texts(sealed(m, "text"), sealed(m, "pseudo_text")) for m in memories]
 
-    def _opener(self, scope: Scope, fields: tuple[str, ...] = SEALED_FIELDS) -> Callable[[Memory], Memory]:
+    def _opener(self, scope: Scope) -> Callable[[Memory], Memory]:
         keys: dict[str, bytes] = {}  # one read_key per key id per call
 
         def open_field(m: Memory, name: str) -> str:
@@ -92,17 +91,12 @@ class SealedIndex:
 
         def open_memory(m: Memory) -> Memory:
             started = time.perf_counter()
-            text = open_field(m, "text") if "text" in fields else m.text
-            pseudo = open_field(m, "pseudo_text") if "pseudo_text" in fields else m.pseudo_text
-            out = m.with_texts(text, pseudo)
+            out = m.with_texts(open_field(m, "text"), open_field(m, "pseudo_text"))
             self.open_seconds += time.perf_counter() - started
-            self.opened += len(fields)
+            self.opened += len(SEALED_FIELDS)
             return out
 
         return open_memory
-
-    def _open_candidates(self, open_memory: Callable[[Memory], Memory], hits: list[Candidate]) -> list[Candidate]:
-        return [Candidate(open_memory(c.memory), c.score, c.vector) for c in hits]
 
     @property
     def inner(self) -> VectorIndex:
@@ -120,23 +114,13 @@ class SealedIndex:
 
     def hybrid_search(self, scope: Scope, *, dense: Vector, sparse: SparseVector | None, limit: int,
                       where: RecordFilter, with_vectors: bool = False) -> HybridHits:
-        hits = self._inner.hybrid_search(scope, dense=dense, sparse=sparse, limit=limit, where=where,
+        # Ranking reads neither text (case links compare blind-index tokens): candidates stay sealed,
+        # and ``reveal`` opens the few records kept instead of every candidate.
+        return self._inner.hybrid_search(scope, dense=dense, sparse=sparse, limit=limit, where=where,
                                          with_vectors=with_vectors)
-        # Ranking reads pseudo_text (case references) but never text: text is opened by ``reveal``,
-        # for the few records kept, instead of for every candidate.
-        opener = self._opener(scope, ("pseudo_text",))
-        opened: dict[str, Memory] = {}
-
-        def once(m: Memory) -> Memory:  # a record found by both retrievers is opened once
-            if m.id not in opened:
-                opened[m.id] = opener(m)
-            return opened[m.id]
-
-        return HybridHits(dense=self._open_candidates(once, hits.dense),
-                          sparse=self._open_candidates(once, hits.sparse))
 
     def reveal(self, scope: Scope, memories: Sequence[Memory]) -> list[Memory]:
-        opener = self._opener(scope, ("text",))
+        opener = self._opener(scope)
         return [opener(m) if m.text.startswith(PREFIX) else m for m in memories]
 
     def get(self, scope: Scope, ids: Sequence[str]) -> list[Memory]:

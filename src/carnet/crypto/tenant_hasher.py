@@ -1,9 +1,10 @@
 """Keyed hashes per tenant, under a key that comes from the KMS.
 
 The tenant's hash key is a KMS data key like any subject's, stored wrapped in the key store under a
-reserved name and cached unwrapped by the keyring (minutes at most). Subject hashes and sparse-token
-hashes are HMAC-SHA256 under keys derived from it, one per purpose. Destroying that stored key (a tenant
-shred) makes every hash of the tenant unlinkable to the ids it came from.
+reserved name and cached unwrapped by the keyring (minutes at most). Subject hashes, sparse-token
+hashes and blind-index tokens are HMAC-SHA256 under keys derived from it, one per purpose.
+Destroying that stored key (a tenant shred) makes every hash of the tenant unlinkable to the ids it
+came from.
 """
 
 from __future__ import annotations
@@ -11,7 +12,9 @@ from __future__ import annotations
 import hashlib
 import hmac
 import threading
+from collections.abc import Iterable
 
+from carnet.crypto.blind_index import blind_tokens
 from carnet.crypto.keyring import Keyring
 from carnet.ports import Kms
 
@@ -43,3 +46,7 @@ class KmsSubjectHasher:
     def token_key(self, tenant: str) -> bytes:
         """32 bytes, used only to hash sparse (keyword) tokens."""
         return self._derived(tenant, b"carnet/sparse-token/v1")
+
+    def blind_tokens(self, tenant: str, identifiers: Iterable[str]) -> tuple[str, ...]:
+        values = list(identifiers)
+        return blind_tokens(self._derived(tenant, b"carnet/blind-index/v1"), values) if values else ()

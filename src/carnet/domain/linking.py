@@ -4,12 +4,17 @@ that "conteste … dossier RC-2026-1184" opened, though the two share no other w
 Call-center memories refer to claims, contracts and tickets by their reference. When the best match
 of a query carries such a reference, the subject's other records carrying the same reference are
 brought up right behind it (a bounded number of them), ordered by their own score.
+
+Ranking compares references without reading any text: each record stores the blind-index tokens of
+the references its text names (``Memory.blind_index``, computed at write time), so two records share
+a reference exactly when they share a token, and sealed texts stay sealed until the few records
+kept are revealed.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -23,13 +28,16 @@ def references(text: str) -> frozenset[str]:
     return frozenset(m.group(0) for m in _REFERENCE.finditer(text))
 
 
-def bring_linked_up(ranked: Sequence[T], text_of: Callable[[T], str], *, limit: int = 2) -> list[T]:
-    """``ranked`` best first. Records sharing a reference with the first one move up behind it."""
+def bring_linked_up(ranked: Sequence[T], refs_of: Callable[[T], Collection[str]], *, limit: int = 2) -> list[T]:
+    """``ranked`` best first. Records sharing a reference with the first one move up behind it.
+
+    ``refs_of`` gives a record's references, in any spelling that is equal for equal references (the
+    references themselves, or their blind-index tokens)."""
     if len(ranked) < 2:
         return list(ranked)
-    refs = references(text_of(ranked[0]))
+    refs = set(refs_of(ranked[0]))
     if not refs:
         return list(ranked)
-    linked = [r for r in ranked[1:] if references(text_of(r)) & refs][:limit]
+    linked = [r for r in ranked[1:] if refs.intersection(refs_of(r))][:limit]
     rest = [r for r in ranked[1:] if not any(r is x for x in linked)]
     return [ranked[0], *linked, *rest]

@@ -79,6 +79,7 @@ class Memory:
     sources: tuple[Source, ...] = ()
     agent_id: str | None = None
     session_id: str | None = None
+    blind_index: tuple[str, ...] = ()  # keyed hashes of the identifiers the text names (exact lookup)
 
     def with_texts(self, text: str, pseudo_text: str) -> Memory:
         """The same record with other texts (sealing and opening). Spelled out rather than
@@ -87,7 +88,7 @@ class Memory:
             self.id, self.scope, self.kind, text, pseudo_text, self.recorded_at, self.valid_from,
             self.updated_at, self.category, self.tags, self.importance, self.confidence, self.access_count,
             self.reinforcement_count, self.last_accessed_at, self.valid_to, self.expires_at, self.retention,
-            self.status, self.superseded_by, self.sources, self.agent_id, self.session_id,
+            self.status, self.superseded_by, self.sources, self.agent_id, self.session_id, self.blind_index,
         )
 
     def reinforced(self, *, at: datetime, sources: tuple[Source, ...]) -> Memory:

@@ -1,4 +1,4 @@
-"""Reading records directly: list with filters and paging, get one, its history."""
+"""Reading records directly: list with filters and paging, look up by identifier, get one, its history."""
 
 from __future__ import annotations
 
@@ -29,6 +29,23 @@ def list_memories(deps: Deps, *, tenant: str, subject_id: str, kind: Kind | None
     if not items and cursor is None and deps.index.count(scope, where=RecordFilter(statuses=None)) == 0:
         raise SubjectNotFound()
     return Page(items, nxt)
+
+
+def lookup(deps: Deps, *, tenant: str, subject_id: str, identifier: str, limit: int = 50,
+           include_superseded: bool = False) -> list[Memory]:
+    """The subject's records naming ``identifier`` (a claim or contract reference), found through the
+    blind index: one keyed hash is computed and matched, nothing is decrypted to search."""
+    if not identifier.strip() or len(identifier) > 128:
+        raise InvalidInput("identifier must be 1 to 128 characters")
+    if not 1 <= limit <= 500:
+        raise InvalidInput("limit must be between 1 and 500")
+    scope = scope_for(deps, tenant, subject_id)
+    tokens = deps.hasher.blind_tokens(tenant, [identifier])
+    if not tokens:
+        raise InvalidInput("identifier has no letter or digit")
+    where = RecordFilter(statuses=None if include_superseded else (Status.ACTIVE,), blind_token=tokens[0])
+    items, _ = deps.index.scroll(scope, where=where, limit=limit)
+    return items
 
 
 def get_memory(deps: Deps, *, tenant: str, subject_id: str, memory_id: str) -> Memory:

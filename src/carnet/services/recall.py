@@ -7,7 +7,7 @@ from datetime import datetime
 
 import numpy as np
 
-from carnet.domain.linking import bring_linked_up, references
+from carnet.domain.linking import bring_linked_up
 from carnet.domain.records import Kind, Memory, Scope, Status
 from carnet.domain.scoring import Signals, final_score, signals
 from carnet.errors import InvalidInput, SubjectNotFound
@@ -98,10 +98,10 @@ def above_floor(ranked: list[Ranked], floor: float) -> list[Ranked]:
     kept = [r for r in ranked if passes(r)]
     if not kept:
         return []
-    anchor = references(kept[0].memory.pseudo_text)
-    linked = [r for r in ranked if not passes(r) and anchor & references(r.memory.pseudo_text)]
+    anchor = set(kept[0].memory.blind_index)
+    linked = [r for r in ranked if not passes(r) and anchor.intersection(r.memory.blind_index)]
     pool = [kept[0], *sorted(kept[1:] + linked, key=lambda r: r.score, reverse=True)]
-    return bring_linked_up(pool, lambda r: r.memory.pseudo_text)
+    return bring_linked_up(pool, lambda r: r.memory.blind_index)
 
 
 def score_hits(deps: Deps, hits: HybridHits, qvec: Vector, now: datetime) -> list[Ranked]:

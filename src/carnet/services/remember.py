@@ -14,6 +14,7 @@ from datetime import datetime
 import numpy as np
 
 from carnet.domain.embedding_text import embedding_text
+from carnet.domain.linking import references
 from carnet.domain.reconcile import Action, Incoming, Memo, ReconcileThresholds, decide
 from carnet.domain.records import HistoryEntry, Kind, Memory, Scope, Source, point_id
 from carnet.domain.text import normalize
@@ -140,6 +141,7 @@ def _build(deps: Deps, scope: Scope, mid: str, item: NewMemory, now: datetime) -
         sources=item.sources or (Source("api", mid, item.session_id),),
         agent_id=item.agent_id,
         session_id=item.session_id,
+        blind_index=deps.hasher.blind_tokens(scope.tenant, references(item.text)),
     )
 
 
