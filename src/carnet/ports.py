@@ -6,7 +6,7 @@ chooses and wires the adapters. Tests use fakes or the real adapters through the
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
@@ -90,9 +90,9 @@ class VectorIndex(Protocol):
         neither (case links use ``blind_index``). Call ``reveal`` on the records you keep."""
         ...
 
-    def reveal(self, scope: Scope, memories: Sequence[Memory]) -> list[Memory]:
-        """The same records with ``text`` and ``pseudo_text`` readable (identity for a store that seals
-        nothing)."""
+    def reveal(self, scope: Scope, memories: Sequence[Memory], *, pseudo_text: bool = False) -> list[Memory]:
+        """The same records with ``text`` readable, and ``pseudo_text`` too when asked (reconcile reads
+        it; what is shown to callers never does). Identity for a store that seals nothing."""
         ...
 
     def get(self, scope: Scope, ids: Sequence[str]) -> list[Memory]: ...
@@ -246,3 +246,48 @@ class SubjectKeys(Protocol):
 
 class Clock(Protocol):
     def now(self) -> datetime: ...
+
+
+@dataclass(frozen=True, slots=True)
+class StoredKey:
+    """A subject's data key as stored: its id (written in every blob header) and its wrapped form."""
+
+    subject: str
+    key_id: str
+    wrapped: WrappedKey
+
+    @property
+    def tenant(self) -> str:
+        return self.wrapped.tenant
+
+
+class KeyStore(Protocol):
+    """Where wrapped data keys live: one entry per (tenant, subject), never inside a data backup.
+
+    Deleting an entry is the crypto-shred: once the wrapped key is gone, every copy of the subject's
+    ciphertext (snapshots, backups of the data dir) is unreadable even with the live KMS. Hence two
+    rules instead of a blind ``put``:
+
+    - ``put_if_absent``: two writers creating the first key of a subject at once must agree on one
+      key, or records sealed under the loser's key would be lost;
+    - ``replace`` is a compare-and-swap: a rewrap that read an entry before an erasure must not write
+      it back afterwards (that would resurrect a shredded key).
+    """
+
+    def get(self, tenant: str, subject: str) -> StoredKey | None: ...
+
+    def put_if_absent(self, key: StoredKey) -> StoredKey:
+        """Store ``key`` unless the subject already has one; return the entry that is stored."""
+        ...
+
+    def replace(self, old: StoredKey, new: StoredKey) -> bool:
+        """Swap ``old`` for ``new`` (same subject and key id) only if ``old`` is still stored."""
+        ...
+
+    def delete(self, tenant: str, subject: str) -> bool:
+        """Destroy the subject's entry; ``True`` if there was one."""
+        ...
+
+    def scan(self, tenant: str) -> Iterator[StoredKey]:
+        """Every entry of the tenant (for rewrap), read lazily."""
+        ...

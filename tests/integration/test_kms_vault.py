@@ -15,17 +15,13 @@ import pytest
 from carnet.adapters.kms_vault import (
     REWRAP_CHUNK,
     AppRoleAuth,
-    KmsDenied,
-    KmsRejected,
-    KmsUnavailable,
     KubernetesAuth,
     TokenAuth,
-    UnwrapFailed,
     VaultTransitKms,
     connect,
     transit_policy,
 )
-from carnet.errors import CarnetError, DependencyUnavailable
+from carnet.errors import CarnetError, DependencyUnavailable, KmsDenied, KmsRejected, KmsUnavailable, UnwrapFailed
 from tests.support.openbao import Bao
 
 

@@ -52,11 +52,13 @@ def test_fields_are_sealed_in_the_store_and_open_through_the_decorator(parts: tu
     assert sealed.get(S, [A])[0].text == "habite à Lyon 7e"
     hits = sealed.hybrid_search(S, dense=np.ones(4, dtype=np.float32) / 2, sparse=SparseVector([7], [1.0]),
                                 limit=5, where=RecordFilter())
-    # candidates stay sealed (ranking reads no text); reveal opens both fields of the records kept
+    # candidates stay sealed (ranking reads no text); reveal opens text, and pseudo_text when asked
     assert [c.memory.id for c in hits.dense] == [A]
     assert hits.dense[0].memory.text.startswith(PREFIX) and hits.dense[0].memory.pseudo_text.startswith(PREFIX)
     shown = sealed.reveal(S, [c.memory for c in hits.dense])
-    assert [(m.text, m.pseudo_text) for m in shown] == [("habite à Lyon 7e", "habite à Lyon 7e")]
+    assert shown[0].text == "habite à Lyon 7e" and shown[0].pseudo_text.startswith(PREFIX)
+    both = sealed.reveal(S, [c.memory for c in hits.dense], pseudo_text=True)
+    assert [(m.text, m.pseudo_text) for m in both] == [("habite à Lyon 7e", "habite à Lyon 7e")]
     assert inner.reveal(S, [raw]) == [raw]  # the bare store has nothing to reveal
 
 

@@ -21,6 +21,24 @@ def test_pack_skips_an_item_too_long_but_keeps_shorter_ones() -> None:
     assert chosen == [3, 4] and used == 7
 
 
+def test_lazy_pack_opens_only_what_it_may_take_and_chooses_as_the_eager_one() -> None:
+    opened: list[list[int]] = []
+
+    def open_chunk(chunk: object) -> list[int]:
+        opened.append(list(chunk))  # type: ignore[call-overload]
+        return list(chunk)  # type: ignore[call-overload]
+
+    items = [4, 50, 3, 60, 2, 1, 9, 9]
+    budget = TierBudget(max_items=3, max_tokens=10)
+    assert pack(items, budget, lambda x: x, open_chunk=open_chunk) == pack(items, budget, lambda x: x)
+    # 3 places: open 3 (4 fits, 50 skipped, 3 fits), then 1 (60 skipped), then 1 (2 fits): full
+    assert opened == [[4, 50, 3], [60], [2]]
+    opened.clear()
+    two = TierBudget(max_items=2, max_tokens=10)
+    assert pack([1, 1, 1, 1, 1], two, lambda x: x, open_chunk=open_chunk)[0] == [1, 1]
+    assert opened == [[1, 1]]
+
+
 def test_budget_refuses_negative_values() -> None:
     with pytest.raises(ValueError):
         TierBudget(-1, 10)

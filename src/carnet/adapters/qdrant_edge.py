@@ -283,7 +283,7 @@ class EdgeVectorIndex:
             params=SearchParams(idf=IdfParams(corpus=scoped_filter(scope))),
         )
 
-    def reveal(self, scope: Scope, memories: Sequence[Memory]) -> list[Memory]:
+    def reveal(self, scope: Scope, memories: Sequence[Memory], *, pseudo_text: bool = False) -> list[Memory]:
         """Nothing is sealed at this level: the records as they are."""
         return list(memories)
 

@@ -270,7 +270,7 @@ class ServerVectorIndex:
         sparse_hits = [_candidate(p, with_vectors, known) for p in responses[1].points] if len(responses) > 1 else []
         return HybridHits(dense=dense_hits, sparse=sparse_hits)
 
-    def reveal(self, scope: Scope, memories: Sequence[Memory]) -> list[Memory]:
+    def reveal(self, scope: Scope, memories: Sequence[Memory], *, pseudo_text: bool = False) -> list[Memory]:
         """Nothing is sealed at this level: the records as they are."""
         return list(memories)
 

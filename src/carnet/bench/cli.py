@@ -11,6 +11,14 @@ bench_app = typer.Typer(help="Benchmarks (recall and latency), run as commands, 
                         no_args_is_help=True)
 
 
+@bench_app.callback()
+def _logs() -> None:
+    """Logs (warnings and up) go to stderr, so stdout carries only the results."""
+    from carnet.logs import configure
+
+    configure("WARNING")
+
+
 @bench_app.command("locomo")
 def locomo(
     data: Annotated[Path, typer.Option("--data", exists=True, dir_okay=False, help="LoCoMo JSON file.")],

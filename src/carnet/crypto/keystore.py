@@ -1,14 +1,6 @@
-"""Where wrapped data keys live: one entry per (tenant, subject), never inside a data backup.
-
-Deleting an entry is the crypto-shred: once the wrapped key is gone, every copy of the subject's
-ciphertext (snapshots, backups of the data dir) is unreadable even with the live KMS. Hence two
-rules the protocol encodes instead of a blind ``put``:
-
-- ``put_if_absent``: two writers creating the first key of a subject at once must agree on one key,
-  or records sealed under the loser's key would be lost;
-- ``replace`` is a compare-and-swap: a rewrap that read an entry before an erasure must not write it
-  back afterwards (that would resurrect a shredded key).
-"""
+"""The embedded default key store: wrapped data keys in files, in a directory beside (never inside)
+the data dir. The ``KeyStore`` port and its rules are in :mod:`carnet.ports`; Vault KV v2, for
+production, is :mod:`carnet.adapters.keystore_vault`."""
 
 from __future__ import annotations
 
@@ -17,47 +9,15 @@ import fcntl
 import json
 import os
 import secrets
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Protocol
+from typing import Any
 from urllib.parse import quote
 
 from carnet.crypto.errors import KeyStoreCorrupt
-from carnet.ports import WrappedKey
+from carnet.ports import KeyStore, StoredKey, WrappedKey
 
-
-@dataclass(frozen=True, slots=True)
-class StoredKey:
-    """A subject's data key as stored: its id (written in every blob header) and its wrapped form."""
-
-    subject: str
-    key_id: str
-    wrapped: WrappedKey
-
-    @property
-    def tenant(self) -> str:
-        return self.wrapped.tenant
-
-
-class KeyStore(Protocol):
-    def get(self, tenant: str, subject: str) -> StoredKey | None: ...
-
-    def put_if_absent(self, key: StoredKey) -> StoredKey:
-        """Store ``key`` unless the subject already has one; return the entry that is stored."""
-        ...
-
-    def replace(self, old: StoredKey, new: StoredKey) -> bool:
-        """Swap ``old`` for ``new`` (same subject and key id) only if ``old`` is still stored."""
-        ...
-
-    def delete(self, tenant: str, subject: str) -> bool:
-        """Destroy the subject's entry; ``True`` if there was one."""
-        ...
-
-    def scan(self, tenant: str) -> Iterator[StoredKey]:
-        """Every entry of the tenant (for rewrap), read lazily."""
-        ...
+__all__ = ["FileKeyStore", "KeyStore", "StoredKey", "entry_doc", "entry_from_doc"]
 
 
 class FileKeyStore:
@@ -176,23 +136,36 @@ def _safe(name: str) -> str:
     return encoded
 
 
-def _encode(key: StoredKey) -> bytes:
+def entry_doc(key: StoredKey) -> dict[str, Any]:
+    """The stored form of an entry (shared by every key store): no key material in clear."""
     w = key.wrapped
-    doc = {"v": 1, "tenant": w.tenant, "subject": key.subject, "key_id": key.key_id,
-           "ciphertext": w.ciphertext, "kek_version": w.kek_version}  # fmt: skip
-    return json.dumps(doc, sort_keys=True).encode()
+    return {"v": 1, "tenant": w.tenant, "subject": key.subject, "key_id": key.key_id,
+            "ciphertext": w.ciphertext, "kek_version": w.kek_version}  # fmt: skip
 
 
-def _decode(raw: bytes, where: str) -> StoredKey:
+def entry_from_doc(doc: Mapping[str, Any], where: str) -> StoredKey:
     try:
-        doc = json.loads(raw)
         if doc["v"] != 1:
             raise KeyStoreCorrupt(where, "unknown entry version")
         wrapped = WrappedKey(tenant=str(doc["tenant"]), ciphertext=str(doc["ciphertext"]),
                              kek_version=int(doc["kek_version"]))  # fmt: skip
         return StoredKey(subject=str(doc["subject"]), key_id=str(doc["key_id"]), wrapped=wrapped)
-    except (ValueError, KeyError, TypeError) as exc:
+    except (KeyError, TypeError, ValueError) as exc:
         raise KeyStoreCorrupt(where, "malformed entry") from exc
+
+
+def _encode(key: StoredKey) -> bytes:
+    return json.dumps(entry_doc(key), sort_keys=True).encode()
+
+
+def _decode(raw: bytes, where: str) -> StoredKey:
+    try:
+        doc = json.loads(raw)
+    except ValueError as exc:
+        raise KeyStoreCorrupt(where, "malformed entry") from exc
+    if not isinstance(doc, dict):
+        raise KeyStoreCorrupt(where, "malformed entry")
+    return entry_from_doc(doc, where)
 
 
 def _fsync_dir(path: Path) -> None:

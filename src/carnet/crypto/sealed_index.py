@@ -75,7 +75,7 @@ class SealedIndex:
 
         return [m.with_texts(sealed(m, "text"), sealed(m, "pseudo_text")) for m in memories]
 
-    def _opener(self, scope: Scope) -> Callable[[Memory], Memory]:
+    def _opener(self, scope: Scope, *, pseudo_text: bool = True) -> Callable[[Memory], Memory]:
         keys: dict[str, bytes] = {}  # one read_key per key id per call
 
         def open_field(m: Memory, name: str) -> str:
@@ -91,9 +91,10 @@ class SealedIndex:
 
         def open_memory(m: Memory) -> Memory:
             started = time.perf_counter()
-            out = m.with_texts(open_field(m, "text"), open_field(m, "pseudo_text"))
+            pseudo = open_field(m, "pseudo_text") if pseudo_text else m.pseudo_text
+            out = m.with_texts(open_field(m, "text"), pseudo)
             self.open_seconds += time.perf_counter() - started
-            self.opened += len(SEALED_FIELDS)
+            self.opened += 2 if pseudo_text else 1
             return out
 
         return open_memory
@@ -119,8 +120,8 @@ class SealedIndex:
         return self._inner.hybrid_search(scope, dense=dense, sparse=sparse, limit=limit, where=where,
                                          with_vectors=with_vectors)
 
-    def reveal(self, scope: Scope, memories: Sequence[Memory]) -> list[Memory]:
-        opener = self._opener(scope)
+    def reveal(self, scope: Scope, memories: Sequence[Memory], *, pseudo_text: bool = False) -> list[Memory]:
+        opener = self._opener(scope, pseudo_text=pseudo_text)
         return [opener(m) if m.text.startswith(PREFIX) else m for m in memories]
 
     def get(self, scope: Scope, ids: Sequence[str]) -> list[Memory]:

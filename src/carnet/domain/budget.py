@@ -19,17 +19,24 @@ class TierBudget:
             raise ValueError("budgets cannot be negative")
 
 
-def pack(items: Sequence[T], budget: TierBudget, cost: Callable[[T], int]) -> tuple[list[T], int]:
+def pack(items: Sequence[T], budget: TierBudget, cost: Callable[[T], int], *,
+         open_chunk: Callable[[Sequence[T]], Sequence[T]] | None = None) -> tuple[list[T], int]:
     """Greedy in rank order: take each item that still fits; skip (not stop at) one that does not,
-    so a long record never hides shorter, lower-ranked ones. Returns the items and tokens used."""
+    so a long record never hides shorter, lower-ranked ones. Returns the items and tokens used.
+
+    ``open_chunk`` makes the items readable (decrypts them) before their cost is known. It is called
+    on as few items as the packing can need: as many as there are places left, again while places
+    remain, so a record that cannot be chosen is never opened."""
     chosen: list[T] = []
     used = 0
-    for item in items:
-        if len(chosen) >= budget.max_items:
-            break
-        c = cost(item)
-        if used + c > budget.max_tokens:
-            continue
-        chosen.append(item)
-        used += c
+    start = 0
+    while start < len(items) and len(chosen) < budget.max_items:
+        chunk = items[start : start + budget.max_items - len(chosen)]
+        start += len(chunk)
+        for item in open_chunk(chunk) if open_chunk is not None else chunk:
+            c = cost(item)
+            if used + c > budget.max_tokens:
+                continue
+            chosen.append(item)
+            used += c
     return chosen, used

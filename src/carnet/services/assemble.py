@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from carnet.domain.budget import TierBudget, pack
@@ -11,7 +12,7 @@ from carnet.domain.records import Kind
 from carnet.domain.text import estimate_tokens
 from carnet.errors import InvalidBudget
 from carnet.services.deps import Deps
-from carnet.services.recall import Query, Ranked, ensure_subject_exists, rank, validate_query
+from carnet.services.recall import Query, Ranked, ensure_subject_exists, rank, reveal_ranked, validate_query
 from carnet.services.scope import scope_for
 
 
@@ -62,20 +63,25 @@ def assemble(deps: Deps, *, tenant: str, subject_id: str, query: str, budget: Bu
     now = deps.clock.now()
     qvec = deps.embedder.embed_query(query)
     facts = rank(deps, scope, Query(query, k=budget.memories.max_items * 2, kinds=(Kind.FACT,),
-                                    min_relevance=budget.min_relevance), qvec, now)
+                                    min_relevance=budget.min_relevance), qvec, now, reveal=False)
     # Episodes and procedures are few per subject: a small candidate pool is enough for them.
     few = (budget.episodes.max_items + budget.procedures.max_items) * 2
     others = rank(deps, scope, Query(query, k=few, kinds=(Kind.EPISODE, Kind.PROCEDURE),
-                                     min_relevance=budget.min_relevance), qvec, now, candidates=few)
+                                     min_relevance=budget.min_relevance), qvec, now, candidates=few, reveal=False)
     if not facts and not others:
         ensure_subject_exists(deps, scope)
 
     def cost(r: Ranked) -> int:
         return estimate_tokens(r.memory.text) + 8  # the date and bullet around each line
 
-    mem, mem_tokens = pack(facts, budget.memories, cost)
-    epi, epi_tokens = pack([r for r in others if r.memory.kind is Kind.EPISODE], budget.episodes, cost)
-    pro, pro_tokens = pack([r for r in others if r.memory.kind is Kind.PROCEDURE], budget.procedures, cost)
+    def opened(chunk: Sequence[Ranked]) -> list[Ranked]:  # only records the packing may take are decrypted
+        return reveal_ranked(deps, scope, chunk)
+
+    mem, mem_tokens = pack(facts, budget.memories, cost, open_chunk=opened)
+    epi, epi_tokens = pack([r for r in others if r.memory.kind is Kind.EPISODE], budget.episodes, cost,
+                           open_chunk=opened)
+    pro, pro_tokens = pack([r for r in others if r.memory.kind is Kind.PROCEDURE], budget.procedures, cost,
+                           open_chunk=opened)
     prompt = render(facts=[r.memory for r in mem], episodes=[r.memory for r in epi],
                     procedures=[r.memory for r in pro], locale=deps.locale)
     chosen = mem + epi + pro

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -62,8 +63,10 @@ def ensure_subject_exists(deps: Deps, scope: Scope) -> None:
 
 
 def rank(deps: Deps, scope: Scope, query: Query, qvec: Vector, now: datetime,
-         candidates: int | None = None) -> list[Ranked]:
-    """``candidates``: how many records each retriever returns before ranking (settings by default)."""
+         candidates: int | None = None, *, reveal: bool = True) -> list[Ranked]:
+    """``candidates``: how many records each retriever returns before ranking (settings by default).
+    ``reveal=False`` leaves the texts sealed, for a caller that opens only those it keeps
+    (``reveal_ranked``)."""
     statuses = None if query.include_superseded else (Status.ACTIVE,)
     where = RecordFilter(kinds=query.kinds, statuses=statuses,
                          not_expired_at=None if query.include_superseded else now)
@@ -78,8 +81,12 @@ def rank(deps: Deps, scope: Scope, query: Query, qvec: Vector, now: datetime,
     floor = deps.search_min_relevance if query.min_relevance is None else query.min_relevance
     ranked = sorted(score_hits(deps, hits, qvec, now), key=lambda r: r.score, reverse=True)
     top = above_floor(ranked, floor)[: query.k]
-    shown = deps.index.reveal(scope, [r.memory for r in top])
-    return [Ranked(m, r.score, r.signals) for r, m in zip(top, shown, strict=True)]
+    return reveal_ranked(deps, scope, top) if reveal else top
+
+
+def reveal_ranked(deps: Deps, scope: Scope, ranked: Sequence[Ranked]) -> list[Ranked]:
+    shown = deps.index.reveal(scope, [r.memory for r in ranked])
+    return [Ranked(m, r.score, r.signals) for r, m in zip(ranked, shown, strict=True)]
 
 
 KEYWORD_EVIDENCE = 0.5

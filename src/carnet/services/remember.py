@@ -156,7 +156,7 @@ def _candidates(deps: Deps, scope: Scope, batch: _Batch, kind: Kind, vec: Vector
         where=RecordFilter(kinds=(kind,), not_expired_at=now),
     )
     found: dict[str, tuple[Memory, float]] = {}
-    revealed = deps.index.reveal(scope, [c.memory for c in hits.dense])  # reconcile reads the text
+    revealed = deps.index.reveal(scope, [c.memory for c in hits.dense], pseudo_text=True)  # reconcile reads both
     for c, memory in zip(hits.dense, revealed, strict=True):
         current = batch.changed.get(c.memory.id, memory)
         if current.is_live(now):
