@@ -11,7 +11,8 @@ from prometheus_client import CollectorRegistry
 
 from carnet.adapters.dev_keys import dev_api_key_pepper
 from carnet.adapters.sqlite_catalog import SqliteCatalog
-from carnet.config import EmbedderKind, KmsBackend, Settings, VaultAuth, VectorBackend
+from carnet.adapters.vault_auth import Auth
+from carnet.config import EmbedderKind, KeyStoreBackend, KmsBackend, Settings, VaultAuth, VectorBackend
 from carnet.crypto.keyring import Keyring
 from carnet.crypto.tenant_hasher import KmsSubjectHasher
 from carnet.domain.budget import TierBudget
@@ -19,7 +20,7 @@ from carnet.domain.reconcile import ReconcileThresholds
 from carnet.domain.records import RetentionClass
 from carnet.domain.scoring import CosineScale, Weights
 from carnet.metrics import registry_for
-from carnet.ports import Catalog, Embedder, Kms, VectorIndex
+from carnet.ports import Catalog, Embedder, KeyStore, Kms, VectorIndex
 from carnet.services.access import AccessRecorder
 from carnet.services.deps import AssembleDefaults, Deps, Limits
 from carnet.services.locks import SubjectLocks
@@ -99,22 +100,26 @@ def build_kms(settings: Settings) -> Kms:
             raise ValueError("CARNET_PKCS11__USER_PIN is required with CARNET_KMS_BACKEND=pkcs11")
         return Pkcs11Kms(str(p.library), token_label=p.token_label, user_pin=p.user_pin.get_secret_value(),
                          key_template=p.key_template)
-    from carnet.adapters.kms_vault import AppRoleAuth, KubernetesAuth, TokenAuth, connect
+    from carnet.adapters.kms_vault import connect
 
     v = settings.vault
-    auth: TokenAuth | AppRoleAuth | KubernetesAuth
+    return connect(v.url, auth=_vault_auth(settings), ca_cert=v.ca_cert, mount=v.mount, key_template=v.key_template,
+                   namespace=v.namespace, timeout=v.timeout)
+
+
+def _vault_auth(settings: Settings) -> Auth:
+    from carnet.adapters.vault_auth import AppRoleAuth, KubernetesAuth, TokenAuth
+
+    v = settings.vault
     if v.auth is VaultAuth.TOKEN:
         if v.token is None:
             raise ValueError("CARNET_VAULT__TOKEN is required with CARNET_VAULT__AUTH=token")
-        auth = TokenAuth(v.token.get_secret_value())
-    elif v.auth is VaultAuth.APPROLE:
+        return TokenAuth(v.token.get_secret_value())
+    if v.auth is VaultAuth.APPROLE:
         if v.role_id is None or v.secret_id is None:
             raise ValueError("CARNET_VAULT__ROLE_ID and CARNET_VAULT__SECRET_ID are required for AppRole")
-        auth = AppRoleAuth(v.role_id, v.secret_id.get_secret_value())
-    else:
-        auth = KubernetesAuth(v.kubernetes_role)
-    return connect(v.url, auth=auth, ca_cert=v.ca_cert, mount=v.mount, key_template=v.key_template,
-                   namespace=v.namespace, timeout=v.timeout)
+        return AppRoleAuth(v.role_id, v.secret_id.get_secret_value())
+    return KubernetesAuth(v.kubernetes_role)
 
 
 def build_sealed_index(settings: Settings, inner: VectorIndex, kms: Kms | None = None
@@ -129,9 +134,25 @@ def build_sealed_index(settings: Settings, inner: VectorIndex, kms: Kms | None =
 
 
 def build_keyring(settings: Settings, kms: Kms) -> Keyring:
-    from carnet.crypto.keystore import FileKeyStore
+    return Keyring(kms, build_key_store(settings, kms))
 
-    return Keyring(kms, FileKeyStore(settings.resolved_key_dir / "subjects", data_dir=settings.data_dir))
+
+def build_key_store(settings: Settings, kms: Kms) -> KeyStore:
+    """The file store beside the data dir, or Vault KV v2 (sharing the Transit KMS's session and
+    login when the KMS is Vault too)."""
+    if settings.key_store is KeyStoreBackend.FILE:
+        from carnet.crypto.keystore import FileKeyStore
+
+        return FileKeyStore(settings.resolved_key_dir / "subjects", data_dir=settings.data_dir)
+    from carnet.adapters.keystore_vault import VaultKvKeyStore
+    from carnet.adapters.kms_vault import VaultTransitKms
+    from carnet.adapters.vault_session import open_session
+
+    v = settings.key_store_vault
+    session = kms.session if isinstance(kms, VaultTransitKms) else open_session(
+        settings.vault.url, auth=_vault_auth(settings), ca_cert=settings.vault.ca_cert,
+        timeout=settings.vault.timeout, namespace=settings.vault.namespace)
+    return VaultKvKeyStore(session, mount=v.mount, prefix=v.prefix)
 
 
 def build_index(settings: Settings, dim: int) -> VectorIndex:

@@ -36,6 +36,11 @@ class KmsBackend(StrEnum):
     PKCS11 = "pkcs11"  # an HSM through its PKCS#11 library (keys generated and kept inside the token)
 
 
+class KeyStoreBackend(StrEnum):
+    FILE = "file"  # a directory beside (never inside) the data dir: the embedded default
+    VAULT = "vault"  # Vault/OpenBao KV v2, reached with the CARNET_VAULT__* connection settings
+
+
 class VaultAuth(StrEnum):
     TOKEN = "token"
     APPROLE = "approle"
@@ -55,6 +60,13 @@ class VaultSettings(BaseModel):
     namespace: str | None = None
     # Per-call timeout: a hung KMS must turn into a 503, not a hung request.
     timeout: float = Field(5.0, gt=0, le=60)
+
+
+class KeyStoreVaultSettings(BaseModel):
+    """Where the KV v2 key store keeps wrapped data keys: ``{mount}/data/{prefix}/{tenant}/{subject}``."""
+
+    mount: str = "secret"
+    prefix: str = Field("carnet/data-keys", min_length=1)
 
 
 class Pkcs11Settings(BaseModel):
@@ -139,6 +151,9 @@ class Settings(BaseSettings):
     qdrant: QdrantServerSettings = QdrantServerSettings()
     kms_backend: KmsBackend = KmsBackend.DEV
     vault: VaultSettings = VaultSettings()
+    # Wrapped data keys: a directory beside the data dir (default) or Vault KV v2 (production).
+    key_store: KeyStoreBackend = KeyStoreBackend.FILE
+    key_store_vault: KeyStoreVaultSettings = KeyStoreVaultSettings()
     pkcs11: Pkcs11Settings = Pkcs11Settings()
     embedder: EmbedderKind = EmbedderKind.E5_FAST
     embedder_path: Path | None = None

@@ -37,14 +37,16 @@ def bao(tmp_path: Path) -> Iterator[Bao]:
         server.stop()
 
 
-def _settings(bao: Bao, tmp_path: Path, *, timeout: float) -> Settings:
-    return Settings(data_dir=tmp_path / "data", key_dir=tmp_path / "keys", kms_backend="vault",
+def _settings(bao: Bao, tmp_path: Path, *, timeout: float, key_store: str = "file") -> Settings:
+    return Settings(data_dir=tmp_path / "data", key_dir=tmp_path / "keys", kms_backend="vault", key_store=key_store,
                     vault={"url": bao.url, "auth": "token", "token": bao.root_token, "ca_cert": bao.ca_cert,
                            "timeout": timeout})
 
 
-def test_kms_outage_fails_closed_and_recovers(bao: Bao, tmp_path: Path, embedder: Embedder) -> None:
-    settings = _settings(bao, tmp_path, timeout=1.0)
+@pytest.mark.parametrize("key_store", ["file", "vault"])
+def test_kms_outage_fails_closed_and_recovers(bao: Bao, tmp_path: Path, embedder: Embedder, key_store: str) -> None:
+    """With the wrapped keys in files or in Vault KV v2 (then the outage takes both away at once)."""
+    settings = _settings(bao, tmp_path, timeout=1.0, key_store=key_store)
     c = build(settings, embedder=embedder)
     key, _ = create_key(c.deps.catalog, c.pepper, tenant="banque", roles=["agent"])
     try:
@@ -72,14 +74,15 @@ def test_kms_outage_fails_closed_and_recovers(bao: Bao, tmp_path: Path, embedder
         c.close()
 
 
-def test_rotation_and_rewrap_while_serving(bao: Bao, tmp_path: Path, embedder: Embedder) -> None:
+@pytest.mark.parametrize("key_store", ["file", "vault"])
+def test_rotation_and_rewrap_while_serving(bao: Bao, tmp_path: Path, embedder: Embedder, key_store: str) -> None:
     """`keys rotate` + `keys rewrap` (another process's keyring on the same KMS and key store) while the
     server answers: reads never stop, and after the old version is retired fresh unwraps still work."""
     from carnet.bootstrap import build_keyring, build_kms
     from carnet.crypto.keyring import Keyring
     from carnet.services.keys import rewrap, rotate
 
-    settings = _settings(bao, tmp_path, timeout=5.0)
+    settings = _settings(bao, tmp_path, timeout=5.0, key_store=key_store)
     c = build(settings, embedder=embedder)
     key, _ = create_key(c.deps.catalog, c.pepper, tenant="banque", roles=["agent"])
     try:

@@ -67,6 +67,18 @@ def transit_policy(*, mount: str = "transit", key_template: str = "carnet-{tenan
     return "\n".join(_stanza(path, caps) for path, caps in rules.items()) + "\n"
 
 
+def key_store_policy(*, mount: str = "secret", prefix: str = "carnet/data-keys") -> str:
+    """The Vault policy (HCL) for the KV v2 key store: read, create and compare-and-swap entries,
+    list a tenant's entries (rewrap), and destroy an entry with all its versions (erasure: the
+    runtime serves GDPR erasure requests, so it needs that; nothing else under the mount)."""
+    mount, prefix = mount.strip("/"), prefix.strip("/")
+    rules = {
+        f"{mount}/data/{prefix}/*": ["create", "read", "update"],
+        f"{mount}/metadata/{prefix}/*": ["read", "update", "delete", "list"],
+    }
+    return "\n".join(_stanza(path, caps) for path, caps in rules.items()) + "\n"
+
+
 def _stanza(path: str, capabilities: list[str]) -> str:
     quoted = ", ".join(f'"{c}"' for c in capabilities)
     return f'path "{path}" {{\n  capabilities = [{quoted}]\n}}'
