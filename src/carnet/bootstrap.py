@@ -14,6 +14,7 @@ from carnet.adapters.sqlite_catalog import SqliteCatalog
 from carnet.adapters.vault_auth import Auth
 from carnet.config import EmbedderKind, KeyStoreBackend, KmsBackend, Settings, VaultAuth, VectorBackend
 from carnet.crypto.keyring import Keyring
+from carnet.crypto.subject_ids import KeyringSubjectIdSealer
 from carnet.crypto.tenant_hasher import KmsSubjectHasher
 from carnet.domain.budget import TierBudget
 from carnet.domain.reconcile import ReconcileThresholds
@@ -25,6 +26,8 @@ from carnet.services.access import AccessRecorder
 from carnet.services.deps import AssembleDefaults, Deps, Limits
 from carnet.services.locks import SubjectLocks
 from carnet.services.query_cache import CachedEmbedder
+from carnet.services.rehash import Rehasher
+from carnet.services.subjects import SubjectRegistry
 
 log = structlog.get_logger(__name__)
 
@@ -50,6 +53,8 @@ class Container:
     deps: Deps
     pepper: bytes
     metrics: CollectorRegistry
+    kms: Kms
+    keyring: Keyring
 
     def close(self) -> None:
         self.deps.access.stop()
@@ -185,7 +190,7 @@ def build(settings: Settings, *, embedder: Embedder | None = None, kms: Kms | No
     if not calibration.calibrated:
         log.warning("reconcile_uncalibrated", model=emb.model_id, note="using DESIGN.md default thresholds")
     index, keyring, kms = build_sealed_index(settings, build_index(settings, emb.dim), kms)
-    hasher = KmsSubjectHasher(keyring, kms)
+    hasher = KmsSubjectHasher(keyring, kms, plane.catalog.hash_key_entry)
     locks = SubjectLocks()
     access = AccessRecorder(index=index, locks=locks, interval=settings.access_flush_seconds)
     access.start()
@@ -201,6 +206,7 @@ def build(settings: Settings, *, embedder: Embedder | None = None, kms: Kms | No
         access=access,
         thresholds=calibration.thresholds,
         keys=keyring,
+        subjects=SubjectRegistry(plane.catalog, hasher, KeyringSubjectIdSealer(keyring)),
         scale=CosineScale(calibration.cosine_zero, calibration.cosine_one),
         weights=Weights(sc.w_relevance, sc.w_importance, sc.w_recency, sc.w_frequency, sc.w_confidence,
                         sc.recency_half_life_days, sc.sparse_weight),
@@ -217,7 +223,18 @@ def build(settings: Settings, *, embedder: Embedder | None = None, kms: Kms | No
         embed_dates=settings.embed_dates,
         retention={"default": RetentionClass("default", settings.default_retention_days)},
     )
-    return Container(settings, deps, plane.pepper, registry_for(deps.embedder))
+    return Container(settings, deps, plane.pepper, registry_for(deps.embedder), kms, keyring)
+
+
+def build_rehasher(c: Container) -> Rehasher:
+    """What ``carnet keys rehash`` needs: the container's stores, and a hasher and sparse encoder on
+    the new hash key."""
+    from carnet.adapters.sparse_hash import HashedSparseEncoder
+
+    return Rehasher(
+        index=c.deps.index, catalog=c.deps.catalog, keyring=c.keyring, sealer=KeyringSubjectIdSealer(c.keyring),
+        hasher_on=lambda entry: KmsSubjectHasher.pinned(c.keyring, c.kms, entry), sparse_on=HashedSparseEncoder,
+    )
 
 
 __all__ = ["Container", "ControlPlane", "ReconcileThresholds", "build", "build_control_plane"]

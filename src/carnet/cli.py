@@ -159,6 +159,41 @@ def keys_rewrap(
     typer.echo(json.dumps(result.as_dict()))
 
 
+@keys_app.command("rehash")
+def keys_rehash(
+    tenant: Annotated[str, typer.Option(help="Tenant whose hash key is replaced.")],
+    data_dir: DataDir = None,
+) -> None:
+    """Rotate the tenant's hash key: every subject hash, keyword hash and blind-index token is
+    recomputed under a new key (subject ids are read back from the registry, where they are kept
+    sealed), then the old key is destroyed. Offline: refuses while `carnet serve` holds the store.
+    Interrupted, it can be run again and finishes the work. Prints a JSON report."""
+    import json
+
+    from carnet.bootstrap import build, build_rehasher
+    from carnet.errors import StoreLocked
+    from carnet.services.rehash import rehash_tenant
+
+    settings = _settings(data_dir)
+    _configure_logs(settings)
+
+    def progress(done: int, total: int) -> None:
+        if done == total or done % max(1, total // 20) == 0:
+            typer.echo(f"rehash {tenant}: {done}/{total} subjects", err=True)
+
+    with _reported():
+        try:
+            container = build(settings)
+        except StoreLocked as exc:
+            typer.echo(f"error: {exc.message}. Stop the server first: a rehash runs offline.", err=True)
+            raise typer.Exit(2) from exc
+        try:
+            report = rehash_tenant(build_rehasher(container), tenant=tenant, progress=progress)
+        finally:
+            container.close()
+    typer.echo(json.dumps(report.as_dict()))
+
+
 @tenant_app.command("shred")
 def tenant_shred(
     tenant: Annotated[str, typer.Option(help="Tenant whose every record becomes unreadable.")],

@@ -107,6 +107,12 @@ class VectorIndex(Protocol):
 
     def record_access(self, scope: Scope, updates: Sequence[AccessUpdate]) -> None: ...
 
+    def rescope(self, old: Scope, new: Scope, items: Sequence[tuple[Memory, SparseVector]]) -> None:
+        """Move records of ``old`` to ``new`` (the subject was re-hashed): each keeps its dense vector
+        and takes the given record fields (scope ``new``) and sparse vector, one point at a time
+        atomically. Ids must be ``old``'s; a record no longer there is skipped."""
+        ...
+
     def check(self) -> None:
         """Raise ``DependencyUnavailable`` when the store cannot answer."""
         ...
@@ -145,6 +151,10 @@ class SubjectHasher(Protocol):
 
     def subject_hash(self, tenant: str, subject_id: str) -> str: ...
 
+    def hash_key(self, tenant: str) -> str:
+        """Name of the key the tenant's hashes are made with now (recorded with each subject)."""
+        ...
+
     def token_key(self, tenant: str) -> bytes:
         """Per-tenant key for hashing sparse tokens."""
         ...
@@ -161,6 +171,15 @@ class ApiKeyRecord:
     roles: tuple[str, ...]
     created_at: datetime
     revoked: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class RegisteredSubject:
+    """A subject as the registry keeps it: never its id in clear."""
+
+    scope: Scope
+    hash_key: str  # the key-store entry of the hash key that made ``scope.subject``
+    sealed_id: bytes  # the subject id, sealed under the subject's data key
 
 
 class Catalog(Protocol):
@@ -183,8 +202,26 @@ class Catalog(Protocol):
         ...
 
     def erase_subject(self, scope: Scope) -> int:
-        """Delete the subject's history and aliases; returns how many rows went."""
+        """Delete the subject's history, aliases and registry row, at once; returns how many rows went."""
         ...
+
+    def register_subject(self, scope: Scope, *, hash_key: str, sealed_id: bytes) -> bool:
+        """Record the subject (its hash, the hash key's entry name, its id sealed); ``False`` if known."""
+        ...
+
+    def is_registered(self, scope: Scope) -> bool: ...
+
+    def registered_subjects(self, tenant: str) -> list[RegisteredSubject]: ...
+
+    def move_subject(self, old: Scope, new: Scope, *, hash_key: str, sealed_id: bytes) -> None:
+        """A re-hashed subject: history, aliases and registry row move to ``new`` in one transaction."""
+        ...
+
+    def hash_key_entry(self, tenant: str) -> str | None:
+        """The key-store entry of the tenant's current hash key (``None``: the first one)."""
+        ...
+
+    def set_hash_key_entry(self, tenant: str, entry: str) -> None: ...
 
     def check(self) -> None: ...
 
@@ -242,6 +279,14 @@ class SubjectKeys(Protocol):
         ...
 
     def exists(self, tenant: str, subject: str) -> bool: ...
+
+
+class SubjectIdSealer(Protocol):
+    """Keeps subject ids (personal data) sealed, so hashes can be recomputed when the hash key rotates."""
+
+    def seal_id(self, scope: Scope, subject_id: str) -> bytes: ...
+
+    def open_id(self, scope: Scope, sealed: bytes) -> str: ...
 
 
 class Clock(Protocol):

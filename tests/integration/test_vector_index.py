@@ -508,3 +508,32 @@ def test_server_check_fails_when_the_collection_is_gone() -> None:
 def test_connect_refuses_an_api_key_over_plain_http() -> None:
     with pytest.raises(ValueError, match="plain HTTP"):
         connect(url="http://qdrant:6333", api_key="k", ca_cert=None, collection="c", dim=DIM)
+
+
+# -- moving a subject (rehash) -----------------------------------------------------------------------
+
+
+def test_rescope_moves_records_keeping_dense_vectors_and_taking_new_sparse(index: VectorIndex) -> None:
+    new = Scope(tenant=SCOPE.tenant, subject="h-new")
+    a, b = memory(SCOPE, "a"), memory(SCOPE, "b")
+    index.upsert(SCOPE, [item(a, 1, (7,)), item(b, 2, (7,))])
+    moved = [(replace(a, scope=new, text="enc:a2"), SparseVector([9], [1.0])),
+             (replace(b, scope=new, text="enc:b2"), SparseVector([9], [1.0])),
+             (replace(memory(SCOPE, "gone"), scope=new), SparseVector([9], [1.0]))]  # not stored: skipped
+    index.rescope(SCOPE, new, moved)
+    assert scroll_all(index, SCOPE) == []
+    assert sorted(m.text for m in scroll_all(index, new)) == ["enc:a2", "enc:b2"]
+    hits = index.hybrid_search(new, dense=unit(1), sparse=SparseVector([9], [1.0]), limit=5, where=ALL)
+    assert hits.dense[0].memory.id == a.id and hits.dense[0].score == pytest.approx(1.0, abs=1e-5)
+    assert sorted(c.memory.id for c in hits.sparse) == sorted([a.id, b.id])  # the new tokens are indexed
+    assert search(index, new, 1, tokens=(7,))[1] == []  # the old ones are gone
+
+
+def test_rescope_refuses_records_of_another_subject(index: VectorIndex) -> None:
+    other = Scope(tenant=SCOPE.tenant, subject="h-other")
+    new = Scope(tenant=SCOPE.tenant, subject="h-new")
+    theirs = memory(other, "x")
+    index.upsert(other, [item(theirs, 3)])
+    with pytest.raises(Conflict):
+        index.rescope(SCOPE, new, [(replace(theirs, scope=new), SparseVector([9], [1.0]))])
+    assert [m.id for m in scroll_all(index, other)] == [theirs.id]

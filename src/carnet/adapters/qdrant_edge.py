@@ -216,6 +216,30 @@ class EdgeVectorIndex:
             with _engine_errors("overwrite payload"):
                 self._shard.update(op)
 
+    def rescope(self, old: Scope, new: Scope, items: Sequence[tuple[Memory, SparseVector]]) -> None:
+        """``retrieve(ids, with dense vector)``, then ``update(upsert_points)`` conditioned on the old
+        scope: the point keeps its id and dense vector and takes its new payload and sparse vector."""
+        if not items:
+            return
+        pl.check_scope(new, (m for m, _ in items))
+        ids: list[Any] = [pl.check_point_id(m.id) for m, _ in items]
+        with _engine_errors("retrieve"):
+            existing = self._shard.retrieve(ids, [pl.TENANT, pl.SUBJECT], [pl.DENSE])
+        dense: dict[str, Any] = {}
+        for record in existing:
+            owner = record.payload or {}
+            if (owner.get(pl.TENANT), owner.get(pl.SUBJECT)) != (old.tenant, old.subject):
+                raise Conflict(f"record id {record.id} is not the moved subject's", memory_id=str(record.id))
+            vectors = record.vector
+            if not isinstance(vectors, dict):
+                raise DependencyUnavailable("the shard returned a point without its dense vector")
+            dense[str(record.id)] = vectors[pl.DENSE]
+        points = [self._point(IndexedMemory(m, np.asarray(dense[m.id], dtype=np.float32), sparse))
+                  for m, sparse in items if m.id in dense]
+        if points:
+            with _engine_errors("upsert"):
+                self._shard.update(UpdateOperation.upsert_points(points, condition=scoped_filter(old)))
+
     def record_access(self, scope: Scope, updates: Sequence[AccessUpdate]) -> None:
         """Read (scoped ``scroll`` by ids) then ``update(set_payload_by_filter)`` per record found.
 

@@ -189,6 +189,30 @@ class ServerVectorIndex:
             if (owner.get(pl.TENANT), owner.get(pl.SUBJECT)) != (scope.tenant, scope.subject):
                 raise Conflict(f"record id {record.id} is already taken", memory_id=str(record.id))
 
+    def rescope(self, old: Scope, new: Scope, items: Sequence[tuple[Memory, SparseVector]]) -> None:
+        """``POST /points`` (``retrieve`` with the dense vector), then ``PUT /points`` (``upsert``,
+        ``update_filter`` = the old scope): each point keeps its id and dense vector and takes its new
+        payload and sparse vector."""
+        if not items:
+            return
+        pl.check_scope(new, (m for m, _ in items))
+        ids = [pl.check_point_id(m.id) for m, _ in items]
+        with _server_errors("retrieve"):
+            existing = self._client.retrieve(self._collection, ids, with_payload=[pl.TENANT, pl.SUBJECT],
+                                             with_vectors=[pl.DENSE])
+        dense: dict[str, Any] = {}
+        for record in existing:
+            owner = record.payload or {}
+            if (owner.get(pl.TENANT), owner.get(pl.SUBJECT)) != (old.tenant, old.subject):
+                raise Conflict(f"record id {record.id} is not the moved subject's", memory_id=str(record.id))
+            vectors = record.vector if isinstance(record.vector, dict) else {}
+            dense[str(record.id)] = vectors[pl.DENSE]
+        points = [self._point(IndexedMemory(m, np.asarray(dense[m.id], dtype=np.float32), sparse))
+                  for m, sparse in items if m.id in dense]
+        if points:
+            with _server_errors("upsert"):
+                self._client.upsert(self._collection, points, wait=True, update_filter=scoped_filter(old))
+
     def replace_payload(self, scope: Scope, memories: Sequence[Memory]) -> None:
         """``POST /points/batch`` of ``overwrite_payload`` operations, each filtered by scope and id.
 

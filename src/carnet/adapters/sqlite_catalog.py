@@ -1,17 +1,19 @@
-"""Embedded control plane on SQLite: API keys and record history (metadata only, never text)."""
+"""Embedded control plane on SQLite: API keys, record history (metadata only, never text), and the
+subject registry (keyed hashes with the subject ids sealed)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
 from carnet.domain.records import HistoryEntry, Scope
 from carnet.errors import Conflict, DependencyUnavailable
-from carnet.ports import ApiKeyRecord
+from carnet.ports import ApiKeyRecord, RegisteredSubject
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS api_keys (
@@ -40,7 +42,21 @@ CREATE TABLE IF NOT EXISTS aliases (
     PRIMARY KEY (tenant, subject, alias_id)
 );
 CREATE INDEX IF NOT EXISTS history_by_memory ON history (tenant, subject, memory_id, seq);
+CREATE TABLE IF NOT EXISTS subjects (
+    tenant TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    hash_key TEXT NOT NULL,
+    sealed_id BLOB NOT NULL,
+    PRIMARY KEY (tenant, subject)
+);
+CREATE TABLE IF NOT EXISTS tenant_hash_keys (
+    tenant TEXT PRIMARY KEY,
+    entry TEXT NOT NULL
+);
 """
+
+
+_SUBJECT_TABLES = ("history", "aliases", "subjects")
 
 
 def _ts(at: datetime) -> float:
@@ -133,13 +149,64 @@ class SqliteCatalog:
         return {r[0]: r[1] for r in rows}
 
     def erase_subject(self, scope: Scope) -> int:
-        with self._lock:
+        with self._transaction():
             gone = 0
-            for table in ("history", "aliases"):
+            for table in _SUBJECT_TABLES:
                 cur = self._db.execute(f"DELETE FROM {table} WHERE tenant = ? AND subject = ?",
                                        (scope.tenant, scope.subject))
                 gone += cur.rowcount
         return gone
+
+    def register_subject(self, scope: Scope, *, hash_key: str, sealed_id: bytes) -> bool:
+        with self._lock:
+            cur = self._db.execute(
+                "INSERT OR IGNORE INTO subjects (tenant, subject, hash_key, sealed_id) VALUES (?,?,?,?)",
+                (scope.tenant, scope.subject, hash_key, sealed_id),
+            )
+        return cur.rowcount == 1
+
+    def is_registered(self, scope: Scope) -> bool:
+        with self._lock:
+            row = self._db.execute("SELECT 1 FROM subjects WHERE tenant = ? AND subject = ?",
+                                   (scope.tenant, scope.subject)).fetchone()
+        return row is not None
+
+    def registered_subjects(self, tenant: str) -> list[RegisteredSubject]:
+        with self._lock:
+            rows = self._db.execute("SELECT subject, hash_key, sealed_id FROM subjects WHERE tenant = ?"
+                                    " ORDER BY subject", (tenant,)).fetchall()
+        return [RegisteredSubject(Scope(tenant, r[0]), r[1], bytes(r[2])) for r in rows]
+
+    def move_subject(self, old: Scope, new: Scope, *, hash_key: str, sealed_id: bytes) -> None:
+        if old.tenant != new.tenant:
+            raise ValueError("a subject moves within its tenant")
+        with self._transaction():
+            for table in ("history", "aliases"):
+                self._db.execute(f"UPDATE {table} SET subject = ? WHERE tenant = ? AND subject = ?",
+                                 (new.subject, old.tenant, old.subject))
+            self._db.execute("DELETE FROM subjects WHERE tenant = ? AND subject = ?", (old.tenant, old.subject))
+            self._db.execute("INSERT OR REPLACE INTO subjects (tenant, subject, hash_key, sealed_id) VALUES (?,?,?,?)",
+                             (new.tenant, new.subject, hash_key, sealed_id))
+
+    def hash_key_entry(self, tenant: str) -> str | None:
+        with self._lock:
+            row = self._db.execute("SELECT entry FROM tenant_hash_keys WHERE tenant = ?", (tenant,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_hash_key_entry(self, tenant: str, entry: str) -> None:
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO tenant_hash_keys (tenant, entry) VALUES (?,?)", (tenant, entry))
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[None]:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
 
     def check(self) -> None:
         try:

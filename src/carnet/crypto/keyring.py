@@ -140,6 +140,21 @@ class Keyring:
         """Whether a wrapped key is stored for the subject (what an erasure receipt verifies)."""
         return self._store.get(tenant, subject) is not None
 
+    def entries(self, tenant: str) -> list[StoredKey]:
+        """Every stored key of the tenant (subjects and hash keys), for maintenance commands."""
+        return list(self._store.scan(tenant))
+
+    def copy_entry(self, tenant: str, source: str, target: str) -> bool:
+        """Store ``source``'s wrapped key under the name ``target`` too (a re-hashed subject keeps its
+        data key, so its records need no new key). ``False`` when ``source`` has no key."""
+        stored = self._store.get(tenant, source)
+        if stored is None:
+            return False
+        kept = self._store.put_if_absent(StoredKey(target, stored.key_id, stored.wrapped))
+        if kept.key_id != stored.key_id:
+            raise CryptoError("the target name already holds another data key", tenant=tenant)
+        return True
+
     def rewrap_all(self, tenant: str, *, batch_size: int = 250) -> RewrapReport:
         """Rewrap every stored key of the tenant under the newest KEK version, ``batch_size`` per KMS
         call. Plaintext keys never leave the KMS and cached keys stay valid (same key, new wrapping)."""

@@ -139,6 +139,12 @@ class SealedIndex:
     def delete(self, scope: Scope, ids: Sequence[str]) -> None:
         self._inner.delete(scope, ids)
 
+    def rescope(self, old: Scope, new: Scope, items: Sequence[tuple[Memory, SparseVector]]) -> None:
+        """The records, given readable and in scope ``new``, are sealed under ``new`` (its hash is in
+        the associated data) with the subject's data key, which the caller has made reachable there."""
+        sealed = self._seal(new, [m for m, _ in items])
+        self._inner.rescope(old, new, [(m, sparse) for m, (_, sparse) in zip(sealed, items, strict=True)])
+
     def record_access(self, scope: Scope, updates: Sequence[AccessUpdate]) -> None:
         self._inner.record_access(scope, updates)
 

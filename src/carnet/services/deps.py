@@ -12,6 +12,7 @@ from carnet.ports import Catalog, Clock, SparseEncoder, SubjectHasher, SubjectKe
 from carnet.services.access import AccessRecorder
 from carnet.services.locks import SubjectLocks
 from carnet.services.query_cache import CachedEmbedder
+from carnet.services.subjects import SubjectRegistry
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +45,7 @@ class Deps:
     scale: CosineScale
     keys: SubjectKeys
     weights: Weights
+    subjects: SubjectRegistry
     assemble: AssembleDefaults = field(default_factory=AssembleDefaults)
     limits: Limits = field(default_factory=Limits)
     search_min_relevance: float = 0.0

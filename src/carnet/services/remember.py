@@ -68,6 +68,7 @@ def remember(deps: Deps, *, tenant: str, subject_id: str, items: Sequence[NewMem
     _validate(deps, items)
     scope = scope_for(deps, tenant, subject_id)
     now = deps.clock.now()
+    deps.subjects.ensure(scope, subject_id)  # first write: the id is kept sealed, for a future rehash
     with deps.locks.for_scope(scope):
         ids = [_id_for(scope, item) for item in items]
         aliases = deps.catalog.resolve_aliases(scope, list(dict.fromkeys(ids)))
