@@ -56,6 +56,8 @@ def test_bench_latency_json(tmp_path: Path) -> None:
                 "http_p95_ms", "http_p99_ms"):
         assert isinstance(s[key], float) and s[key] > 0, key
     assert s["service_cache_hit_rate"] == 0.0 and s["http_cache_hit_rate"] == 0.0
+    assert s["service_open_ms_per_request"] > 0  # records are sealed and opened inside each request
+    assert s["service_kms_calls"] == 0  # 4 subjects, keys cached during ingest: no KMS round trip
 
 
 def test_bench_crypto_json() -> None:
