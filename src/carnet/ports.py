@@ -14,6 +14,8 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
+from carnet.domain.pii.pseudonyms import PseudonymMap
+from carnet.domain.pii.spans import Span
 from carnet.domain.records import HistoryEntry, Kind, Memory, Scope, Status
 
 Vector = npt.NDArray[np.float32]
@@ -213,8 +215,10 @@ class Catalog(Protocol):
 
     def registered_subjects(self, tenant: str) -> list[RegisteredSubject]: ...
 
-    def move_subject(self, old: Scope, new: Scope, *, hash_key: str, sealed_id: bytes) -> None:
-        """A re-hashed subject: history, aliases and registry row move to ``new`` in one transaction."""
+    def move_subject(self, old: Scope, new: Scope, *, hash_key: str, sealed_id: bytes,
+                     sealed_map: bytes | None = None) -> None:
+        """A re-hashed subject: history, aliases, pseudonym map (resealed for ``new`` when given) and
+        registry row move to ``new`` in one transaction."""
         ...
 
     def hash_key_entry(self, tenant: str) -> str | None:
@@ -222,6 +226,14 @@ class Catalog(Protocol):
         ...
 
     def set_hash_key_entry(self, tenant: str, entry: str) -> None: ...
+
+    def pseudonym_map(self, scope: Scope) -> tuple[bytes, int] | None:
+        """The subject's sealed pseudonym map and its version, if it has one."""
+        ...
+
+    def put_pseudonym_map(self, scope: Scope, sealed: bytes, *, version: int) -> bool:
+        """Store the map as ``version`` + 1 if the stored version is still ``version`` (0: none yet)."""
+        ...
 
     def check(self) -> None: ...
 
@@ -279,6 +291,28 @@ class SubjectKeys(Protocol):
         ...
 
     def exists(self, tenant: str, subject: str) -> bool: ...
+
+
+class PiiDetector(Protocol):
+    """Finds personal data in texts (spans with a type and a score)."""
+
+    def detect(self, text: str) -> list[Span]: ...
+
+    def detect_batch(self, texts: Sequence[str]) -> list[list[Span]]: ...
+
+
+class PseudonymMaps(Protocol):
+    """Each subject's pseudonym map, stored sealed under the subject's data key."""
+
+    def load(self, scope: Scope) -> PseudonymMap: ...
+
+    def save(self, scope: Scope, pmap: PseudonymMap) -> None:
+        """Raise ``Conflict`` if another writer saved the subject's map since it was loaded."""
+        ...
+
+    def forget(self, scope: Scope) -> None:
+        """Drop any cached copy (erasure)."""
+        ...
 
 
 class SubjectIdSealer(Protocol):

@@ -49,6 +49,13 @@ CREATE TABLE IF NOT EXISTS subjects (
     sealed_id BLOB NOT NULL,
     PRIMARY KEY (tenant, subject)
 );
+CREATE TABLE IF NOT EXISTS pseudonyms (
+    tenant TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    sealed_map BLOB NOT NULL,
+    PRIMARY KEY (tenant, subject)
+);
 CREATE TABLE IF NOT EXISTS tenant_hash_keys (
     tenant TEXT PRIMARY KEY,
     entry TEXT NOT NULL
@@ -56,7 +63,7 @@ CREATE TABLE IF NOT EXISTS tenant_hash_keys (
 """
 
 
-_SUBJECT_TABLES = ("history", "aliases", "subjects")
+_SUBJECT_TABLES = ("history", "aliases", "subjects", "pseudonyms")
 
 
 def _ts(at: datetime) -> float:
@@ -177,11 +184,15 @@ class SqliteCatalog:
                                     " ORDER BY subject", (tenant,)).fetchall()
         return [RegisteredSubject(Scope(tenant, r[0]), r[1], bytes(r[2])) for r in rows]
 
-    def move_subject(self, old: Scope, new: Scope, *, hash_key: str, sealed_id: bytes) -> None:
+    def move_subject(self, old: Scope, new: Scope, *, hash_key: str, sealed_id: bytes,
+                     sealed_map: bytes | None = None) -> None:
         if old.tenant != new.tenant:
             raise ValueError("a subject moves within its tenant")
         with self._transaction():
-            for table in ("history", "aliases"):
+            if sealed_map is not None:
+                self._db.execute("UPDATE pseudonyms SET sealed_map = ? WHERE tenant = ? AND subject = ?",
+                                 (sealed_map, old.tenant, old.subject))
+            for table in ("history", "aliases", "pseudonyms"):
                 self._db.execute(f"UPDATE {table} SET subject = ? WHERE tenant = ? AND subject = ?",
                                  (new.subject, old.tenant, old.subject))
             self._db.execute("DELETE FROM subjects WHERE tenant = ? AND subject = ?", (old.tenant, old.subject))
@@ -196,6 +207,23 @@ class SqliteCatalog:
     def set_hash_key_entry(self, tenant: str, entry: str) -> None:
         with self._lock:
             self._db.execute("INSERT OR REPLACE INTO tenant_hash_keys (tenant, entry) VALUES (?,?)", (tenant, entry))
+
+    def pseudonym_map(self, scope: Scope) -> tuple[bytes, int] | None:
+        with self._lock:
+            row = self._db.execute("SELECT sealed_map, version FROM pseudonyms WHERE tenant = ? AND subject = ?",
+                                   (scope.tenant, scope.subject)).fetchone()
+        return None if row is None else (bytes(row[0]), int(row[1]))
+
+    def put_pseudonym_map(self, scope: Scope, sealed: bytes, *, version: int) -> bool:
+        with self._lock:
+            if version == 0:
+                cur = self._db.execute("INSERT OR IGNORE INTO pseudonyms (tenant, subject, version, sealed_map)"
+                                       " VALUES (?,?,1,?)", (scope.tenant, scope.subject, sealed))
+            else:
+                cur = self._db.execute("UPDATE pseudonyms SET sealed_map = ?, version = version + 1"
+                                       " WHERE tenant = ? AND subject = ? AND version = ?",
+                                       (sealed, scope.tenant, scope.subject, version))
+        return cur.rowcount == 1
 
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[None]:

@@ -11,6 +11,7 @@ from carnet.domain.prompt import render
 from carnet.domain.records import Kind
 from carnet.domain.text import estimate_tokens
 from carnet.errors import InvalidBudget
+from carnet.services import pii
 from carnet.services.deps import Deps
 from carnet.services.recall import Query, Ranked, ensure_subject_exists, rank, reveal_ranked, validate_query
 from carnet.services.scope import scope_for
@@ -61,13 +62,15 @@ def assemble(deps: Deps, *, tenant: str, subject_id: str, query: str, budget: Bu
     scope = scope_for(deps, tenant, subject_id)
     validate_query(deps, Query(text=query))
     now = deps.clock.now()
-    qvec = deps.embedder.embed_query(query)
+    prepared = pii.for_query(deps.pii, scope, query)
+    qvec = deps.embedder.embed_query(prepared.pseudo_text)
     facts = rank(deps, scope, Query(query, k=budget.memories.max_items * 2, kinds=(Kind.FACT,),
-                                    min_relevance=budget.min_relevance), qvec, now, reveal=False)
+                                    min_relevance=budget.min_relevance), qvec, now, prepared=prepared, reveal=False)
     # Episodes and procedures are few per subject: a small candidate pool is enough for them.
     few = (budget.episodes.max_items + budget.procedures.max_items) * 2
     others = rank(deps, scope, Query(query, k=few, kinds=(Kind.EPISODE, Kind.PROCEDURE),
-                                     min_relevance=budget.min_relevance), qvec, now, candidates=few, reveal=False)
+                                     min_relevance=budget.min_relevance), qvec, now, candidates=few,
+                 prepared=prepared, reveal=False)
     if not facts and not others:
         ensure_subject_exists(deps, scope)
 

@@ -11,6 +11,7 @@ from carnet.domain.scoring import CosineScale, Weights
 from carnet.ports import Catalog, Clock, SparseEncoder, SubjectHasher, SubjectKeys, VectorIndex
 from carnet.services.access import AccessRecorder
 from carnet.services.locks import SubjectLocks
+from carnet.services.pii import Pii
 from carnet.services.query_cache import CachedEmbedder
 from carnet.services.subjects import SubjectRegistry
 
@@ -46,6 +47,7 @@ class Deps:
     keys: SubjectKeys
     weights: Weights
     subjects: SubjectRegistry
+    pii: Pii
     assemble: AssembleDefaults = field(default_factory=AssembleDefaults)
     limits: Limits = field(default_factory=Limits)
     search_min_relevance: float = 0.0

@@ -49,6 +49,7 @@ def erase_subject(deps: Deps, *, tenant: str, subject_id: str) -> ErasureReceipt
         records = _delete_records(deps, scope)
         rows = deps.catalog.erase_subject(scope)
         deps.subjects.forget(scope)
+        deps.pii.maps.forget(scope)
         destroyed = deps.keys.shred(scope.tenant, scope.subject)
         deps.embedder.clear()  # cached query embeddings may come from this subject's calls
         verified = _verify(deps, scope)

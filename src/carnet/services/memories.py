@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from carnet.domain.records import HistoryEntry, Kind, Memory, Status
 from carnet.errors import InvalidInput, MemoryNotFound, SubjectNotFound
 from carnet.ports import RecordFilter
+from carnet.services import pii
 from carnet.services.deps import Deps
 from carnet.services.scope import scope_for
 
@@ -40,7 +41,7 @@ def lookup(deps: Deps, *, tenant: str, subject_id: str, identifier: str, limit: 
     if not 1 <= limit <= 500:
         raise InvalidInput("limit must be between 1 and 500")
     scope = scope_for(deps, tenant, subject_id)
-    tokens = deps.hasher.blind_tokens(tenant, [identifier])
+    tokens = deps.hasher.blind_tokens(tenant, [pii.identifier_of(deps.pii, tenant, identifier)])
     if not tokens:
         raise InvalidInput("identifier has no letter or digit")
     where = RecordFilter(statuses=None if include_superseded else (Status.ACTIVE,), blind_token=tokens[0])

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 import numpy as np
@@ -13,6 +13,7 @@ from carnet.domain.records import Kind, Memory, Scope, Status
 from carnet.domain.scoring import Signals, final_score, signals
 from carnet.errors import InvalidInput, SubjectNotFound
 from carnet.ports import HybridHits, RecordFilter, Vector
+from carnet.services import pii
 from carnet.services.deps import Deps
 from carnet.services.scope import scope_for
 
@@ -37,8 +38,9 @@ def search(deps: Deps, *, tenant: str, subject_id: str, query: Query) -> list[Ra
     scope = scope_for(deps, tenant, subject_id)
     validate_query(deps, query)
     now = deps.clock.now()
-    qvec = deps.embedder.embed_query(query.text)
-    ranked = rank(deps, scope, query, qvec, now)
+    prepared = pii.for_query(deps.pii, scope, query.text)
+    qvec = deps.embedder.embed_query(prepared.pseudo_text)
+    ranked = rank(deps, scope, query, qvec, now, prepared=prepared)
     if not ranked:
         ensure_subject_exists(deps, scope)
     deps.access.record(scope, [r.memory.id for r in ranked], now)
@@ -63,25 +65,49 @@ def ensure_subject_exists(deps: Deps, scope: Scope) -> None:
 
 
 def rank(deps: Deps, scope: Scope, query: Query, qvec: Vector, now: datetime,
-         candidates: int | None = None, *, reveal: bool = True) -> list[Ranked]:
+         candidates: int | None = None, *, prepared: pii.Prepared | None = None, reveal: bool = True) -> list[Ranked]:
     """``candidates``: how many records each retriever returns before ranking (settings by default).
-    ``reveal=False`` leaves the texts sealed, for a caller that opens only those it keeps
-    (``reveal_ranked``)."""
+    ``prepared``: the query once pseudonymised (``qvec`` is its embedding); identifiers found in it
+    are looked up in the blind index and their records come first. ``reveal=False`` leaves the texts
+    sealed, for a caller that opens only those it keeps (``reveal_ranked``)."""
+    prepared = prepared or pii.Prepared(query.text)
     statuses = None if query.include_superseded else (Status.ACTIVE,)
     where = RecordFilter(kinds=query.kinds, statuses=statuses,
                          not_expired_at=None if query.include_superseded else now)
     hits = deps.index.hybrid_search(
         scope,
         dense=qvec,
-        sparse=deps.sparse.encode_query(scope, query.text),
+        sparse=deps.sparse.encode_query(scope, prepared.pseudo_text),
         limit=max(candidates or deps.candidates, query.k),
         where=where,
         with_vectors=True,
     )
     floor = deps.search_min_relevance if query.min_relevance is None else query.min_relevance
     ranked = sorted(score_hits(deps, hits, qvec, now), key=lambda r: r.score, reverse=True)
-    top = above_floor(ranked, floor)[: query.k]
+    top = above_floor(ranked, floor)
+    if prepared.identifiers:
+        exact = exact_matches(deps, scope, where, prepared.identifiers, {r.memory.id: r for r in ranked}, now,
+                              limit=query.k)
+        named = {r.memory.id for r in exact}
+        top = exact + [r for r in top if r.memory.id not in named]
+    top = top[: query.k]
     return reveal_ranked(deps, scope, top) if reveal else top
+
+
+def exact_matches(deps: Deps, scope: Scope, where: RecordFilter, identifiers: Sequence[str],
+                  scored: dict[str, Ranked], now: datetime, *, limit: int) -> list[Ranked]:
+    """Records whose blind index holds one of ``identifiers`` (an IBAN, a phone, a claim number named
+    in the query): found by their keyed token, not by meaning, and put first, best score first."""
+    found: dict[str, Ranked] = {}
+    for token in deps.hasher.blind_tokens(scope.tenant, identifiers):
+        records, _ = deps.index.scroll(scope, where=replace(where, blind_token=token), limit=limit)
+        for m in records:
+            if m.id not in found:
+                s = scored.get(m.id)
+                sig = s.signals if s is not None else signals(m, cosine=0.0, keyword=1.0, scale=deps.scale,
+                                                                    weights=deps.weights, now=now)
+                found[m.id] = Ranked(m, s.score if s is not None else final_score(sig, deps.weights), sig)
+    return sorted(found.values(), key=lambda r: r.score, reverse=True)
 
 
 def reveal_ranked(deps: Deps, scope: Scope, ranked: Sequence[Ranked]) -> list[Ranked]:

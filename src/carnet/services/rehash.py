@@ -8,7 +8,8 @@ subject registry keeps each subject id sealed under the subject's data key. For 
 2. its data key is stored under the new hash too (the same key: no record needs a new key);
 3. its records are read (opened), then written back under the new hash: sealed again (the hash is in
    the associated data), new sparse vector and blind-index tokens, same dense vector;
-4. its history, aliases and registry row move to the new hash in one catalog transaction;
+4. its history, aliases, pseudonym map (resealed) and registry row move to the new hash in one
+   catalog transaction;
 5. the key-store entry under the old hash is deleted.
 
 Then the catalog switches the tenant to the new hash key and the old one is destroyed. Every step
@@ -24,11 +25,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from carnet.crypto.keyring import Keyring
+from carnet.crypto.pseudonym_store import SealedPseudonymMaps
 from carnet.crypto.tenant_hasher import TENANT_ENTRY, is_hash_key_entry, next_hash_key_entry
 from carnet.domain.linking import references
+from carnet.domain.pii.pseudonyms import PseudonymMap
 from carnet.domain.records import Scope
 from carnet.errors import Conflict
 from carnet.ports import Catalog, RecordFilter, SparseEncoder, SubjectHasher, SubjectIdSealer, VectorIndex
+from carnet.services.pii import Pii, identifiers_in
 
 _PAGE = 200
 
@@ -61,6 +65,8 @@ class Rehasher:
     sealer: SubjectIdSealer
     hasher_on: Callable[[str], SubjectHasher]
     sparse_on: Callable[[SubjectHasher], SparseEncoder]
+    maps: SealedPseudonymMaps
+    pii: Pii
 
 
 def rehash_tenant(r: Rehasher, *, tenant: str, progress: Callable[[int, int], None] | None = None) -> RehashReport:
@@ -78,7 +84,8 @@ def rehash_tenant(r: Rehasher, *, tenant: str, progress: Callable[[int, int], No
     for n, (subject, subject_id, new) in enumerate(moves, start=1):
         r.keyring.copy_entry(tenant, subject.scope.subject, new.subject)
         records += _move_records(r, subject.scope, new, hasher, sparse)
-        r.catalog.move_subject(subject.scope, new, hash_key=target, sealed_id=r.sealer.seal_id(new, subject_id))
+        r.catalog.move_subject(subject.scope, new, hash_key=target, sealed_id=r.sealer.seal_id(new, subject_id),
+                               sealed_map=_resealed_map(r, subject.scope, new))
         r.keyring.shred(tenant, subject.scope.subject)
         if progress is not None:
             progress(n, len(moves))
@@ -101,10 +108,23 @@ def _move_records(r: Rehasher, old: Scope, new: Scope, hasher: SubjectHasher, sp
         page, _ = r.index.scroll(old, where=every, limit=_PAGE)
         if not page:
             return moved
-        items = [(replace(m, scope=new, blind_index=hasher.blind_tokens(new.tenant, references(m.text))),
+        items = [(replace(m, scope=new, blind_index=_blind_index(r, hasher, new.tenant, m.text)),
                   sparse.encode_document(new, m.pseudo_text)) for m in page]
         r.index.rescope(old, new, items)
         moved += len(items)
+
+
+def _blind_index(r: Rehasher, hasher: SubjectHasher, tenant: str, text: str) -> tuple[str, ...]:
+    """The record's tokens under the new key: its references and the identifiers it names."""
+    return hasher.blind_tokens(tenant, [*references(text), *identifiers_in(r.pii, tenant, text)])
+
+
+def _resealed_map(r: Rehasher, old: Scope, new: Scope) -> bytes | None:
+    """The subject's pseudonym map sealed for its new hash (the hash is in the associated data)."""
+    stored = r.catalog.pseudonym_map(old)
+    if stored is None:
+        return None
+    return r.maps.seal(new, PseudonymMap.from_bytes(r.maps.open(old, stored[0])))
 
 
 def _refuse_unregistered(r: Rehasher, tenant: str, known: set[str]) -> None:

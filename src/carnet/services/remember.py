@@ -20,6 +20,7 @@ from carnet.domain.records import HistoryEntry, Kind, Memory, Scope, Source, poi
 from carnet.domain.text import normalize
 from carnet.errors import InvalidInput
 from carnet.ports import IndexedMemory, RecordFilter, Vector
+from carnet.services import pii
 from carnet.services.deps import Deps
 from carnet.services.scope import scope_for
 
@@ -76,13 +77,14 @@ def remember(deps: Deps, *, tenant: str, subject_id: str, items: Sequence[NewMem
         stored = {m.id: m for m in deps.index.get(scope, wanted)}
         seen = {i for i in ids if aliases.get(i, i) in stored}
         fresh = [(i, item) for i, item in zip(ids, items, strict=True) if i not in seen]
-        vectors = _embed(deps, fresh, now)
+        prepared = _pseudonymize(deps, scope, fresh)
+        vectors = _embed(deps, fresh, prepared, now)
         batch = _Batch()
         outcomes: dict[str, Outcome] = {}
         for (mid, item), vec in zip(fresh, vectors, strict=True):
             if mid in batch.new or mid in outcomes:
                 continue  # the same item twice in one request
-            outcomes[mid] = _reconcile_one(deps, scope, batch, mid, item, vec, now, actor)
+            outcomes[mid] = _reconcile_one(deps, scope, batch, mid, item, prepared[mid], vec, now, actor)
         _write(deps, scope, batch)
     return [outcomes.get(i) or Outcome("unchanged", stored[aliases.get(i, i)]) for i in ids]
 
@@ -109,20 +111,36 @@ def _id_for(scope: Scope, item: NewMemory) -> str:
     return point_id(scope, f"text:{item.kind.value}:{normalize(item.text)}")
 
 
-def _embed(deps: Deps, fresh: list[tuple[str, NewMemory]], now: datetime) -> Vector:
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    text: pii.Prepared
+    context: str | None  # the context, pseudonymised too: it is embedded with the text
+
+
+def _pseudonymize(deps: Deps, scope: Scope, fresh: list[tuple[str, NewMemory]]) -> dict[str, _Prepared]:
+    """Texts and their contexts in one batch through the detector, with the subject's map."""
+    texts = [item.text for _, item in fresh]
+    contexts = [item.context for _, item in fresh if item.context]
+    done = pii.for_write(deps.pii, scope, texts + contexts)
+    ctx = iter(done[len(texts):])
+    return {mid: _Prepared(p, next(ctx).pseudo_text if item.context else None)
+            for (mid, item), p in zip(fresh, done[: len(texts)], strict=True)}
+
+
+def _embed(deps: Deps, fresh: list[tuple[str, NewMemory]], prepared: dict[str, _Prepared], now: datetime) -> Vector:
     texts = [
         embedding_text(
-            item.text,  # pseudo_text: PII pseudonymisation slots in here (issue 4)
+            prepared[mid].text.pseudo_text,  # never the original text
             at=(item.occurred_at or now) if deps.embed_dates else None,
             locale=deps.locale,
-            context=item.context,
+            context=prepared[mid].context,
         )
-        for _, item in fresh
+        for mid, item in fresh
     ]
     return deps.embedder.embed_passages(texts)
 
 
-def _build(deps: Deps, scope: Scope, mid: str, item: NewMemory, now: datetime) -> Memory:
+def _build(deps: Deps, scope: Scope, mid: str, item: NewMemory, prepared: _Prepared, now: datetime) -> Memory:
     valid_from = item.occurred_at or now
     retention = deps.retention[item.retention or "default"]
     return Memory(
@@ -130,7 +148,7 @@ def _build(deps: Deps, scope: Scope, mid: str, item: NewMemory, now: datetime) -
         scope=scope,
         kind=item.kind,
         text=item.text,
-        pseudo_text=item.text,
+        pseudo_text=prepared.text.pseudo_text,
         recorded_at=now,
         valid_from=valid_from,
         updated_at=now,
@@ -142,7 +160,7 @@ def _build(deps: Deps, scope: Scope, mid: str, item: NewMemory, now: datetime) -
         sources=item.sources or (Source("api", mid, item.session_id),),
         agent_id=item.agent_id,
         session_id=item.session_id,
-        blind_index=deps.hasher.blind_tokens(scope.tenant, references(item.text)),
+        blind_index=deps.hasher.blind_tokens(scope.tenant, [*references(item.text), *prepared.text.identifiers]),
     )
 
 
@@ -169,10 +187,10 @@ def _candidates(deps: Deps, scope: Scope, batch: _Batch, kind: Kind, vec: Vector
     return sorted(found.values(), key=lambda mc: mc[1], reverse=True)[:RECONCILE_CANDIDATES]
 
 
-def _reconcile_one(deps: Deps, scope: Scope, batch: _Batch, mid: str, item: NewMemory, vec: Vector,
-                   now: datetime, actor: str) -> Outcome:
+def _reconcile_one(deps: Deps, scope: Scope, batch: _Batch, mid: str, item: NewMemory, prepared: _Prepared,
+                   vec: Vector, now: datetime, actor: str) -> Outcome:
     candidates = _candidates(deps, scope, batch, item.kind, vec, now)
-    record = _build(deps, scope, mid, item, now)
+    record = _build(deps, scope, mid, item, prepared, now)
     incoming = Incoming(text=record.text, pseudo_text=record.pseudo_text, kind=record.kind, id=mid,
                         sources=record.sources)
     decision = decide(incoming, candidates, _thresholds_for(deps, item), memo=batch.readings)

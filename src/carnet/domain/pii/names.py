@@ -1,0 +1,48 @@
+"""Given names, to find people written in lower case ("jean dupont rappelle"), where a NER model
+trained on edited text sees nothing. A frequent French given name followed by a word that is not a
+French function word is taken for a person. Written for the project from common knowledge of
+French naming; it errs towards recall (a missed name leaks, a false one costs a placeholder)."""
+
+from __future__ import annotations
+
+import re
+from importlib.resources import files
+
+from carnet.domain.pii.patterns import Recognizer
+from carnet.domain.pii.spans import PERSON
+
+GIVEN_NAMES: tuple[str, ...] = tuple(
+    line.strip() for line in files(__package__).joinpath("given_names.txt").read_text(encoding="utf-8").splitlines()
+    if line.strip() and not line.startswith("#")
+)
+
+_FUNCTION_WORDS = frozenset({
+    "a", "à", "au", "aux", "avec", "ce", "ces", "cette", "chez", "dans", "de", "des",
+    "du", "elle", "en", "est", "et", "il", "ils", "je", "la", "le", "les", "leur",
+    "lui", "mais", "me", "mon", "ne", "ni", "nous", "on", "ou", "où", "par", "pas",
+    "pour", "qu", "que", "qui", "sa", "se", "ses", "si", "son", "sur", "ta", "te",
+    "tes", "ton", "tu", "un", "une", "vous", "y", "a-t-il", "va", "vient", "doit", "peut",
+    "veut", "souhaite", "rappelle", "appelle", "dit", "demande", "confirme", "habite", "travaille",
+})
+
+_GIVEN = "|".join(sorted((re.escape(n) for n in GIVEN_NAMES), key=len, reverse=True))
+_STOP = "|".join(re.escape(w) for w in sorted(_FUNCTION_WORDS, key=len, reverse=True))
+
+_GIVEN_CAPITALIZED = "|".join(sorted((re.escape(n[0].upper() + n[1:]) for n in GIVEN_NAMES), key=len, reverse=True))
+
+# "jean dupont", "Jean dupont": a given name then a word that is not a function word.
+GIVEN_AND_SURNAME = Recognizer(
+    PERSON,
+    re.compile(rf"(?<![\w-])((?:{_GIVEN})(?:-(?:{_GIVEN}))?\s+(?!(?:{_STOP})\b)[a-zà-öø-ÿ][a-zà-öø-ÿ'’\-]{{1,30}})"
+               rf"(?![\w-])", re.IGNORECASE),
+    0.6,
+    group=1,
+)
+# "Emma", "Jean-Pierre": a capitalised given name alone (a lone lower-case "pierre" is too often a word).
+GIVEN_ALONE = Recognizer(
+    PERSON,
+    re.compile(rf"(?<![\w-])((?:{_GIVEN_CAPITALIZED})(?:-(?:{_GIVEN_CAPITALIZED}))?)(?![\w-])"),
+    0.6,
+    group=1,
+)
+NAME_RECOGNIZERS = (GIVEN_AND_SURNAME, GIVEN_ALONE)

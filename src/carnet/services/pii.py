@@ -1,0 +1,101 @@
+"""Pseudonymisation on both paths, with the subject's own pseudonym map.
+
+Write path (``for_write``): the full detector (NER + patterns + the tenant's formats) over a batch of
+texts, plus the names the subject's map already knows; every value found becomes the subject's
+placeholder for it, new ones are added to the map, and the map is saved (sealed). The record keeps
+its original text (sealed) and gets the ``pseudo_text``, the only text that is embedded or
+keyword-hashed, and blind-index tokens for the exact identifiers found.
+
+Read path (``for_query``): patterns and a dictionary match of the subject's known names only (no
+model): a name in a question meets the same placeholder as in the memories, and an identifier in
+it becomes a blind-index lookup. The map is read, never changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from carnet.domain.pii.canonical import canonical
+from carnet.domain.pii.patterns import Recognizer
+from carnet.domain.pii.pseudonyms import Pseudonymized, find_known_names, pseudonymize
+from carnet.domain.pii.spans import BUILT_IN, IDENTIFIERS, Span, settle
+from carnet.domain.records import Scope
+from carnet.ports import PiiDetector, PseudonymMaps
+
+ALL_TENANTS = "*"
+
+
+@dataclass(frozen=True, slots=True)
+class Pii:
+    """What pseudonymisation needs (built by the bootstrap). ``enabled=False`` turns it off: texts are
+    embedded as they are (a benchmark comparison; never the default)."""
+
+    detector: PiiDetector  # write path
+    query_detector: PiiDetector  # read path: patterns only
+    maps: PseudonymMaps
+    patterns: Mapping[str, tuple[Recognizer, ...]] = field(default_factory=dict)  # tenant (or "*") → formats
+    threshold: float = 0.5
+    enabled: bool = True
+
+    def tenant_recognizers(self, tenant: str) -> tuple[Recognizer, ...]:
+        return (*self.patterns.get(ALL_TENANTS, ()), *self.patterns.get(tenant, ()))
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A text once pseudonymised, with the canonical identifiers found in it (for blind indexes)."""
+
+    pseudo_text: str
+    identifiers: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = ()  # the types of personal data found
+
+
+def for_write(pii: Pii, scope: Scope, texts: Sequence[str]) -> list[Prepared]:
+    if not pii.enabled or not texts:
+        return [Prepared(t) for t in texts]
+    pmap = pii.maps.load(scope)
+    extra = pii.tenant_recognizers(scope.tenant)
+    out = []
+    for text, spans in zip(texts, pii.detector.detect_batch(texts), strict=True):
+        out.append(_prepared(pseudonymize(text, _with(text, spans, extra, pii.threshold), pmap,
+                                          known=find_known_names(text, pmap))))
+    if pmap.changed:
+        pii.maps.save(scope, pmap)
+    return out
+
+
+def for_query(pii: Pii, scope: Scope, text: str) -> Prepared:
+    if not pii.enabled:
+        return Prepared(text)
+    pmap = pii.maps.load(scope)
+    spans = _with(text, pii.query_detector.detect(text), pii.tenant_recognizers(scope.tenant), pii.threshold)
+    return _prepared(pseudonymize(text, spans, pmap, known=find_known_names(text, pmap), create=False))
+
+
+def identifiers_in(pii: Pii, tenant: str, text: str) -> tuple[str, ...]:
+    """The canonical identifiers a stored text names (patterns only: no identifier needs the model)."""
+    spans = _with(text, pii.query_detector.detect(text), pii.tenant_recognizers(tenant), pii.threshold)
+    return tuple(dict.fromkeys(canonical(s.kind, s.text(text)) for s in spans if _is_identifier(s.kind)))
+
+
+def identifier_of(pii: Pii, tenant: str, value: str) -> str:
+    """The canonical form of an identifier typed by a caller (lookup): the patterns say what it is."""
+    spans = _with(value, pii.query_detector.detect(value), pii.tenant_recognizers(tenant), pii.threshold)
+    whole = [s for s in spans if s.start == 0 and s.end == len(value.strip()) and _is_identifier(s.kind)]
+    return canonical(whole[0].kind, value) if whole else value
+
+
+def _with(text: str, spans: Sequence[Span], extra: Sequence[Recognizer], threshold: float) -> list[Span]:
+    if not extra:
+        return list(spans)
+    return settle([*spans, *(s for r in extra for s in r.find(text))], threshold=threshold)
+
+
+def _is_identifier(kind: str) -> bool:
+    return kind in IDENTIFIERS or kind not in BUILT_IN  # the tenant's formats are identifiers too
+
+
+def _prepared(p: Pseudonymized) -> Prepared:
+    ids = tuple(dict.fromkeys(canonical(k, v) for k, v in p.found if _is_identifier(k)))
+    return Prepared(p.text, ids, tuple(dict.fromkeys(k for k, _ in p.found)))
