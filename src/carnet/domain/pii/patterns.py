@@ -33,18 +33,32 @@ class Recognizer:
         lowered: str | None = None
         for m in self.pattern.finditer(text):
             start, end = m.span(self.group)
-            value = text[start:end]
             score = self.score
             if self.validate is not None:
-                if not self.validate(value):
+                valid_end = _valid_end(text, start, end, self.validate)
+                if valid_end is None:
                     continue
-                score = self.valid_score
+                end, score = valid_end, self.valid_score
             if self.context and score < self.valid_score:
                 lowered = lowered if lowered is not None else text.lower()
                 before = lowered[max(0, m.start() - CONTEXT_WINDOW) : m.start()]
                 if any(word in before for word in self.context):
                     score = min(1.0, score + CONTEXT_BOOST)
             yield Span(start, end, self.kind, score)
+
+
+def _valid_end(text: str, start: int, end: int, validate: Callable[[str], bool]) -> int | None:
+    """Where a value that passes its check digits ends: the whole match, or the match without its
+    last one or two space-separated groups (a pattern greedy enough for spaced formats may take in
+    the next word: "FR76… ok")."""
+    for _ in range(3):
+        if validate(text[start:end]):
+            return end
+        cut = text.rfind(" ", start, end)
+        if cut <= start:
+            return None
+        end = cut
+    return None
 
 
 _SEP = r"[ \u00a0.\-]?"
@@ -66,6 +80,10 @@ _STREET = (r"rue|avenue|av\.|boulevard|bd|place|allée|allee|impasse|chemin|rout
 _STOP = (r"(?:à|et|depuis|pour|avec|au|aux|en|dans|chez|mais|où|ou|qui|que|il|elle|ils|elles|on|est|sont|a|"
          r"ont|since|and|in|at|for|with|tél|tel)")
 
+# Capitalised words that are not surnames (acronyms of the trade), before a capitalised word.
+_CAPS_WORDS = r"(?:IBAN|RIB|BIC|SMS|CB|EDF|GDF|CAF|CPAM|MDPH|RSA|TVA|SIRET|SIREN|URSSAF|SNCF|RATP|PEA|PEL|CEL|LEP|" \
+              r"ATTENTION|URGENT|NB|PS|OK|RDV|TEL|TÉL|FAX|RAS|CDI|CDD|MAJ)"
+
 RECOGNIZERS: tuple[Recognizer, ...] = (
     Recognizer(EMAIL, re.compile(r"\b[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)*\.[a-z]{2,24}\b", _I), 0.9),
     Recognizer(IBAN, re.compile(r"\b[A-Z]{2}\d{2}(?:[ \u00a0]?[A-Z0-9]{4}){2,7}(?:[ \u00a0]?[A-Z0-9]{1,3})?\b", _I),
@@ -75,20 +93,25 @@ RECOGNIZERS: tuple[Recognizer, ...] = (
                0.3, validate=checksums.nir_valid, context=("sécurité sociale", "securite sociale", "nir", "insee")),
     Recognizer(CARD, re.compile(r"\b(?:[3-6]\d{3})(?:[ \-]?\d{4}){2}[ \-]?\d{1,7}\b"),
                0.3, validate=checksums.luhn_valid, context=("carte", "cb", "card", "visa", "mastercard")),
+    Recognizer(CARD, re.compile(r"\b3[47]\d{2}[ \-]?\d{6}[ \-]?\d{5}\b"), 0.3, validate=checksums.luhn_valid),
     # French numbers (0X XX XX XX XX, +33 X XX…, 0033…) then other international ones (+CC …).
     Recognizer(PHONE, re.compile(r"(?<![\w+])(?:(?:\+|00)33[ \u00a0.\-]?\(?0?\)?[ \u00a0.\-]?|0)[1-9]"
                                  rf"(?:{_SEP}\d{{2}}){{4}}\b"), 0.75,
                context=("tél", "tel", "téléphone", "telephone", "portable", "mobile", "joindre", "appeler")),
     Recognizer(PHONE, re.compile(r"(?<![\w+])\+(?!33)[1-9]\d{0,2}(?:[ \u00a0.\-]?\(?\d{1,4}\)?){2,5}\d\b"), 0.6,
                context=("tél", "tel", "téléphone", "telephone", "portable", "mobile", "phone")),
-    Recognizer(PLATE, re.compile(r"\b[A-HJ-NP-TV-Z]{2}[ \-]?\d{3}[ \-]?[A-HJ-NP-TV-Z]{2}\b"), 0.5,
+    Recognizer(PLATE, re.compile(r"\b[A-HJ-NP-TV-Z]{2}[ \-]?\d{3}[ \-]?[A-HJ-NP-TV-Z]{2}\b"), 0.6,
                context=("immatricul", "plaque", "véhicule", "vehicule", "voiture")),
-    Recognizer(ADDRESS, re.compile(rf"\b\d{{1,4}}(?:\s?(?:bis|ter))?,?\s+(?:{_STREET})\s+[\w'’\-]+"
-                                   rf"(?:\s+(?!{_STOP}\b)[\w'’\-]+){{0,5}}"
-                                   rf"(?:,?\s+\d{{5}}\s+{_NAME}(?:[\s\-]{_NAME})*)?", _I), 0.7),
+    # Number, street type, up to six words of street name, then maybe the postcode and a capitalised city.
+    Recognizer(ADDRESS, re.compile(rf"\b\d{{1,4}}(?:\s?(?i:bis|ter))?,?\s+(?i:{_STREET})\s+[\w'’\-]+"
+                                   rf"(?:\s+(?!(?i:{_STOP})\b)[\w'’\-]+){{0,5}}"
+                                   rf"(?:,?\s+\d{{5}}\s+{_NAME}(?:[\s\-]{_NAME})*)?"), 0.9),
     Recognizer(BIRTHDATE, re.compile(rf"\b(?:né|née|nés|date de naissance|naissance|born)\b[^\d\n]{{0,12}}({_DATE})",
                                      _I), 0.85, group=1),
     Recognizer(PERSON, re.compile(rf"\b{_TITLE}\s+({_FULL_NAME})"), 0.8, group=1),
+    # Surname in capitals then given name, as forms write it: "VASSEUR Aymeric", "LE BIHAN Thuy".
+    Recognizer(PERSON, re.compile(rf"\b((?!{_CAPS_WORDS}\b)[A-ZÀ-ÖØ-Þ]{{2,}}(?:[ \-'’][A-ZÀ-ÖØ-Þ]{{2,}})*\s+{_NAME})"),
+               0.75, group=1),
 )
 
 
