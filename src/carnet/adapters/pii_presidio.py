@@ -22,6 +22,8 @@ from presidio_analyzer.nlp_engine import NerModelConfiguration, SpacyNlpEngine
 from presidio_analyzer.predefined_recognizers import SpacyRecognizer
 
 from carnet.domain.pii.detector import PatternDetector
+from carnet.domain.pii.language import is_language
+from carnet.domain.pii.names import is_given_name
 from carnet.domain.pii.patterns import Recognizer
 from carnet.domain.pii.spans import PERSON, Span, settle
 
@@ -52,14 +54,20 @@ class PresidioDetector:
         self._batch = BatchAnalyzerEngine(self._engine)
 
     def detect(self, text: str) -> list[Span]:
+        if not is_language(text, self._language):  # the model would take common words for names
+            return self._merge(text, [])
         return self._merge(text, self._engine.analyze(text, language=self._language, entities=[PERSON]))
 
     def detect_batch(self, texts: Sequence[str]) -> list[list[Span]]:
-        if len(texts) <= 1:
-            return [self.detect(t) for t in texts]
-        out = self._batch.analyze_iterator(list(texts), language=self._language, entities=[PERSON],
-                                           batch_size=min(len(texts), 64))
-        return [self._merge(t, results) for t, results in zip(texts, out, strict=True)]
+        ours = [i for i, t in enumerate(texts) if is_language(t, self._language)]
+        results: dict[int, list[RecognizerResult]] = {}
+        if len(ours) == 1:
+            results[ours[0]] = self._engine.analyze(texts[ours[0]], language=self._language, entities=[PERSON])
+        elif ours:
+            out = self._batch.analyze_iterator([texts[i] for i in ours], language=self._language, entities=[PERSON],
+                                               batch_size=min(len(ours), 64))
+            results = dict(zip(ours, out, strict=True))
+        return [self._merge(t, results.get(i, [])) for i, t in enumerate(texts)]
 
     def _merge(self, text: str, results: Sequence[RecognizerResult]) -> list[Span]:
         names = (_tidy(text, Span(r.start, r.end, PERSON, float(r.score))) for r in results)
@@ -68,24 +76,40 @@ class PresidioDetector:
 
 
 _TITLE = re.compile(r"^(?:M\.|Mme|Mlle|Mr|Mrs|Ms|Monsieur|Madame|Mademoiselle|Maître|Me|Dr|Docteur|Pr)$")
-# Words the small French model takes into a name at the start of a sentence ("Appel de Anselme").
-_NOT_NAMES = frozenset({"appel", "rendez-vous", "devis", "rappeler", "courrier", "contrat", "dossier", "de", "du",
-                        "des", "la", "le", "les", "avec", "pour", "chez", "à", "et", "son", "sa", "ses"})
+# Words the small French model takes for (part of) a name, mostly capitalised at the start of a
+# sentence ("Appel de Anselme", "Numéro de portable"): the call-center vocabulary, and function words.
+_NOT_NAMES = frozenset("""
+appel rendez-vous devis rappeler courrier contrat dossier numéro nouveau nouvelle prélèvement paiement carte
+compte client cliente membre adhérent adhérente sinistre remboursement expert conseiller conseillère agence
+mutuelle attestation rib iban tél téléphone portable mail email adresse assuré assurée bénéficiaire conjoint
+conjointe fille fils mère père madame monsieur date naissance franchise cotisation échéance résiliation
+de du des la le les avec pour chez à et son sa ses un une au aux
+bonjour merci salut allô hey hi hello thanks wow oh yeah bye dear
+""".split())
 
 
 def _tidy(text: str, span: Span) -> Span | None:
-    """A name span from the model, without a leading title or common words, and without the lower-case
-    words that follow a capitalised name ("Thuy n'habite"); ``None`` when nothing is left."""
+    """A name span from the model, cleaned: no leading title or common word, no lower-case words after
+    a capitalised name ("Thuy n'habite"). ``None`` when it is not a name after all: a word in lower
+    case that is not a particle (the model's guesses inside ordinary text), or a single capitalised
+    word opening a sentence that is not a known given name ("Rappeler", "Devis")."""
     words = [(m.start() + span.start, m.end() + span.start) for m in re.finditer(r"\S+", text[span.start : span.end])]
     while words and (_TITLE.match(text[words[0][0] : words[0][1]])
-                     or text[words[0][0] : words[0][1]].lower() in _NOT_NAMES):
+                     or text[words[0][0] : words[0][1]].lower().strip(".,!?;:") in _NOT_NAMES):
         words.pop(0)
     if words and text[words[0][0]].isupper():
         while len(words) > 1 and text[words[-1][0]].islower() and text[words[-1][0] : words[-1][1]] not in _PARTICLES:
             words.pop()
-    if not words:
+    if not words or any(text[a].islower() and text[a:b] not in _PARTICLES for a, b in words):
+        return None
+    if len(words) == 1 and _opens_sentence(text, words[0][0]) and not is_given_name(text[words[0][0] : words[0][1]]):
         return None
     return Span(words[0][0], words[-1][1], span.kind, span.score)
+
+
+def _opens_sentence(text: str, at: int) -> bool:
+    before = text[:at].rstrip()
+    return not before or before[-1] in ".!?:;\n\"«(-"
 
 
 _PARTICLES = frozenset({"de", "du", "des", "d'", "le", "la", "van", "von", "ben"})

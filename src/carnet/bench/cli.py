@@ -25,11 +25,12 @@ def locomo(
     k: Annotated[str, typer.Option("--k", help="Comma-separated cut-offs.")] = "1,5,10,25",
     json_out: Annotated[bool, typer.Option("--json", help="Print a JSON summary as the last line.")] = False,
     store: Annotated[Path | None, typer.Option("--store", help="Keep the store here (default: temporary).")] = None,
+    pii: Annotated[bool, typer.Option("--pii/--no-pii", help="Pseudonymise before embedding (the default).")] = True,
 ) -> None:
     """Recall@k of LoCoMo questions (categories 1-4) over one memory per dialog turn."""
     from carnet.bench.locomo import run
 
-    run(data=data, ks=_ks(k), json_out=json_out, store=store)
+    run(data=data, ks=_ks(k), json_out=json_out, store=store, pii=pii)
 
 
 @bench_app.command("latency")

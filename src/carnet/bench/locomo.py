@@ -205,7 +205,7 @@ def _store_dir(store: Path | None) -> Iterator[Path]:
         yield Path(tmp)
 
 
-def run(*, data: Path, ks: list[int], json_out: bool, store: Path | None) -> None:
+def run(*, data: Path, ks: list[int], json_out: bool, store: Path | None, pii: bool = True) -> None:
     from rich.console import Console
 
     from carnet.bench.report import emit_json, machine
@@ -222,6 +222,8 @@ def run(*, data: Path, ks: list[int], json_out: bool, store: Path | None) -> Non
         # Deployment settings (CARNET_* environment variables apply), English locale for English data.
         values: dict[str, Any] = {"data_dir": root / "data", "key_dir": root / "keys", "locale": "en"}
         settings = Settings(**values)
+        if not pii:  # the comparison arm: texts embedded as they are
+            settings = settings.model_copy(update={"pii": settings.pii.model_copy(update={"enabled": False})})
         if settings.api.max_k < ks[-1]:
             settings = settings.model_copy(update={"api": settings.api.model_copy(update={"max_k": ks[-1]})})
         container = build(settings)
@@ -234,6 +236,7 @@ def run(*, data: Path, ks: list[int], json_out: bool, store: Path | None) -> Non
             container.close()
     summary: dict[str, Any] = {f"recall@{k}": result["overall"][f"recall@{k}"] for k in ks}
     summary.update(
+        pii=settings.pii.enabled,
         by_category=result["by_category"],
         p50_ms=result["p50_ms"],
         p95_ms=result["p95_ms"],

@@ -6,6 +6,7 @@ French naming; it errs towards recall (a missed name leaks, a false one costs a 
 from __future__ import annotations
 
 import re
+import unicodedata
 from importlib.resources import files
 
 from carnet.domain.pii.patterns import Recognizer
@@ -25,10 +26,25 @@ _FUNCTION_WORDS = frozenset({
     "veut", "souhaite", "rappelle", "appelle", "dit", "demande", "confirme", "habite", "travaille",
 })
 
-_GIVEN = "|".join(sorted((re.escape(n) for n in GIVEN_NAMES), key=len, reverse=True))
+def _unaccented(name: str) -> str:
+    return "".join(c for c in unicodedata.normalize("NFKD", name) if not unicodedata.combining(c))
+
+
+# Each name as written and without accents ("Mélanie", "Melanie").
+_SPELLINGS = sorted({v for n in GIVEN_NAMES for v in (n, _unaccented(n))}, key=len, reverse=True)
+_FOLDED = frozenset(_unaccented(n).casefold() for n in GIVEN_NAMES)
+
+
+def is_given_name(word: str) -> bool:
+    """A given name of the list, whatever its case and accents ("JEAN-BAPTISTE", "Melanie")."""
+    return _unaccented(word).casefold() in _FOLDED or all(
+        part in _FOLDED for part in _unaccented(word).casefold().split("-") if part)
+
+
+_GIVEN = "|".join(re.escape(n) for n in _SPELLINGS)
 _STOP = "|".join(re.escape(w) for w in sorted(_FUNCTION_WORDS, key=len, reverse=True))
 
-_GIVEN_CAPITALIZED = "|".join(sorted((re.escape(n[0].upper() + n[1:]) for n in GIVEN_NAMES), key=len, reverse=True))
+_GIVEN_CAPITALIZED = "|".join(re.escape(n[0].upper() + n[1:]) for n in _SPELLINGS)
 
 # "jean dupont", "Jean dupont": a given name then a word that is not a function word.
 GIVEN_AND_SURNAME = Recognizer(

@@ -30,20 +30,27 @@ class Recognizer:
     group: int = 0  # the regex group that is the personal data (0: the whole match)
 
     def find(self, text: str) -> Iterable[Span]:
+        """A match that passes its check digits scores ``valid_score``. One that fails is dropped,
+        unless a context word says what it is ("sécurité sociale …"): then it is a mistyped
+        identifier, still personal data, and scores as a bare match with context."""
         lowered: str | None = None
         for m in self.pattern.finditer(text):
             start, end = m.span(self.group)
             score = self.score
+            valid = False
             if self.validate is not None:
                 valid_end = _valid_end(text, start, end, self.validate)
-                if valid_end is None:
-                    continue
-                end, score = valid_end, self.valid_score
-            if self.context and score < self.valid_score:
+                if valid_end is not None:
+                    end, score, valid = valid_end, self.valid_score, True
+            if self.context and not valid:
                 lowered = lowered if lowered is not None else text.lower()
                 before = lowered[max(0, m.start() - CONTEXT_WINDOW) : m.start()]
                 if any(word in before for word in self.context):
                     score = min(1.0, score + CONTEXT_BOOST)
+                elif self.validate is not None:
+                    continue
+            elif self.validate is not None and not valid:
+                continue
             yield Span(start, end, self.kind, score)
 
 
@@ -84,6 +91,12 @@ _STOP = (r"(?:à|et|depuis|pour|avec|au|aux|en|dans|chez|mais|où|ou|qui|que|il|
 _CAPS_WORDS = r"(?:IBAN|RIB|BIC|SMS|CB|EDF|GDF|CAF|CPAM|MDPH|RSA|TVA|SIRET|SIREN|URSSAF|SNCF|RATP|PEA|PEL|CEL|LEP|" \
               r"ATTENTION|URGENT|NB|PS|OK|RDV|TEL|TÉL|FAX|RAS|CDI|CDD|MAJ)"
 
+# Who speaks in a transcript without being a person's name.
+_ROLES = (r"(?:Conseiller|Conseillère|Client|Cliente|Agent|Agente|Membre|Adhérent|Adhérente|Assuré|Assurée|"
+          r"Opérateur|Opératrice|Assistant|Assistante|Utilisateur|Utilisatrice|Système|Advisor|Customer|User|"
+          r"System|Bot|Note|Objet|Motif|Date|Rappel|Remarque|Important|Attention|Résumé|Tél|Email|Adresse|"
+          r"Nouvelle|Nouveau|Numéro|Contrat|Dossier|Sinistre|Question|Réponse|Answer|Summary)")
+
 RECOGNIZERS: tuple[Recognizer, ...] = (
     Recognizer(EMAIL, re.compile(r"\b[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)*\.[a-z]{2,24}\b", _I), 0.9),
     Recognizer(IBAN, re.compile(r"\b[A-Z]{2}\d{2}(?:[ \u00a0]?[A-Z0-9]{4}){2,7}(?:[ \u00a0]?[A-Z0-9]{1,3})?\b", _I),
@@ -109,6 +122,8 @@ RECOGNIZERS: tuple[Recognizer, ...] = (
     Recognizer(BIRTHDATE, re.compile(rf"\b(?:né|née|nés|date de naissance|naissance|born)\b[^\d\n]{{0,12}}({_DATE})",
                                      _I), 0.85, group=1),
     Recognizer(PERSON, re.compile(rf"\b{_TITLE}\s+({_FULL_NAME})"), 0.8, group=1),
+    # The speaker of a transcript line: "Gina: I lost my job", "Jean Dupont : d'accord" (roles are not names).
+    Recognizer(PERSON, re.compile(rf"(?m)^[ \t]*((?!{_ROLES}\b){_NAME}(?:[ \t]+{_NAME})?)[ \t]*:(?!//)"), 0.7, group=1),
     # Surname in capitals then given name, as forms write it: "VASSEUR Aymeric", "LE BIHAN Thuy".
     Recognizer(PERSON, re.compile(rf"\b((?!{_CAPS_WORDS}\b)[A-ZÀ-ÖØ-Þ]{{2,}}(?:[ \-'’][A-ZÀ-ÖØ-Þ]{{2,}})*\s+{_NAME})"),
                0.75, group=1),
