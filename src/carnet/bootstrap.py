@@ -29,6 +29,7 @@ from carnet.services.locks import SubjectLocks
 from carnet.services.pii import Pii
 from carnet.services.query_cache import CachedEmbedder
 from carnet.services.rehash import Rehasher
+from carnet.services.special import CategoryPolicy, SpecialPolicy
 from carnet.services.subjects import SubjectRegistry
 
 log = structlog.get_logger(__name__)
@@ -210,6 +211,8 @@ def build(settings: Settings, *, embedder: Embedder | None = None, kms: Kms | No
         keys=keyring,
         subjects=SubjectRegistry(plane.catalog, hasher, KeyringSubjectIdSealer(keyring)),
         pii=build_pii(settings, plane.catalog, keyring),
+        special=SpecialPolicy({tenant: CategoryPolicy(dict(p.retention_days), frozenset(p.hidden_from_agents))
+                               for tenant, p in settings.special_categories.items()}),
         scale=CosineScale(calibration.cosine_zero, calibration.cosine_one),
         weights=Weights(sc.w_relevance, sc.w_importance, sc.w_recency, sc.w_frequency, sc.w_confidence,
                         sc.recency_half_life_days, sc.sparse_weight),

@@ -94,6 +94,26 @@ class PiiSettings(BaseModel):
     patterns: dict[str, dict[str, str]] = Field(default_factory=dict)
 
 
+class SpecialCategoryPolicy(BaseModel):
+    """For records touching GDPR special categories (health, disability, religion, union, judicial,
+    sexual_orientation, political, ethnic_origin)."""
+
+    retention_days: dict[str, int] = Field(default_factory=dict)  # e.g. {"health": 730}
+    hidden_from_agents: list[str] = Field(
+        default_factory=lambda: ["religion", "union", "judicial", "sexual_orientation", "political", "ethnic_origin"])
+
+    @model_validator(mode="after")
+    def _known_categories(self) -> Self:
+        from carnet.domain.pii.special import CATEGORIES
+
+        unknown = sorted((set(self.retention_days) | set(self.hidden_from_agents)) - set(CATEGORIES))
+        if unknown:
+            raise ValueError(f"unknown special categories {unknown}; known: {list(CATEGORIES)}")
+        if any(d < 1 for d in self.retention_days.values()):
+            raise ValueError("a retention is at least 1 day")
+        return self
+
+
 class ScoringSettings(BaseModel):
     """Weights of the final score; they need not sum to 1 (the score is a weighted mean)."""
 
@@ -186,6 +206,9 @@ class Settings(BaseSettings):
     calibration_dir: Path | None = None
     api_key_pepper: SecretStr | None = None
     pii: PiiSettings = PiiSettings()
+    # Per tenant ("*": every tenant without its own entry).
+    special_categories: dict[str, SpecialCategoryPolicy] = Field(
+        default_factory=lambda: {"*": SpecialCategoryPolicy()})
     scoring: ScoringSettings = ScoringSettings()
     assemble: AssembleSettings = AssembleSettings()
     api: ApiSettings = ApiSettings()

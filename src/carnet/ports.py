@@ -44,6 +44,7 @@ class RecordFilter:
     statuses: tuple[Status, ...] | None = (Status.ACTIVE,)
     category: str | None = None
     blind_token: str | None = None  # records whose blind index holds this token (exact identifier lookup)
+    hidden_special: tuple[str, ...] = ()  # leave out records flagged with any of these special categories
     not_expired_at: datetime | None = None  # drop records whose expires_at is before this instant
 
 

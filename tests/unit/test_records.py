@@ -12,6 +12,7 @@ def test_with_texts_keeps_every_other_field() -> None:
                importance=0.9, confidence=0.8, access_count=3, reinforcement_count=2,
                last_accessed_at=at + timedelta(days=2), valid_to=at + timedelta(days=3),
                expires_at=at + timedelta(days=4), retention="r", status=Status.SUPERSEDED, superseded_by="j",
-               sources=(Source("turn", "D1:1"),), agent_id="ag", session_id="se", blind_index=("b1",))
+               sources=(Source("turn", "D1:1"),), agent_id="ag", session_id="se", blind_index=("b1",),
+               special=("health",))
     assert m.with_texts("A", "B") == replace(m, text="A", pseudo_text="B")
-    assert len(fields(Memory)) == 24  # a new field must be added to with_texts too
+    assert len(fields(Memory)) == 25  # a new field must be added to with_texts too

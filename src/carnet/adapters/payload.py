@@ -40,8 +40,9 @@ EXPIRES_AT = "expires_at"
 ACCESS_COUNT = "access_count"
 LAST_ACCESSED_AT = "last_accessed_at"
 BLIND_INDEX = "blind_index"
+SPECIAL = "special"
 
-KEYWORD_INDEXES = (SUBJECT, KIND, STATUS, CATEGORY, BLIND_INDEX)  # plus TENANT, indexed as the tenant key
+KEYWORD_INDEXES = (SUBJECT, KIND, STATUS, CATEGORY, BLIND_INDEX, SPECIAL)  # plus TENANT, indexed as the tenant key
 FLOAT_INDEXES = (EXPIRES_AT,)
 
 
@@ -63,7 +64,15 @@ class GreaterThan:
     value: float
 
 
-Condition = Equals | OneOf | GreaterThan
+@dataclass(frozen=True, slots=True)
+class NoneOf:
+    """Records whose field (a list) holds none of ``values``: a ``must_not`` in Qdrant's terms."""
+
+    key: str
+    values: tuple[str, ...]
+
+
+Condition = Equals | OneOf | GreaterThan | NoneOf
 
 
 def narrowing(where: RecordFilter) -> list[Condition]:
@@ -80,6 +89,8 @@ def narrowing(where: RecordFilter) -> list[Condition]:
         out.append(Equals(CATEGORY, where.category))
     if where.blind_token is not None:
         out.append(Equals(BLIND_INDEX, where.blind_token))  # matches a record listing the token
+    if where.hidden_special:
+        out.append(NoneOf(SPECIAL, tuple(where.hidden_special)))
     if where.not_expired_at is not None:
         out.append(GreaterThan(EXPIRES_AT, epoch(where.not_expired_at)))
     return out
@@ -184,6 +195,7 @@ def to_payload(memory: Memory) -> dict[str, Any]:
         "agent_id": memory.agent_id,
         "session_id": memory.session_id,
         BLIND_INDEX: list(memory.blind_index),
+        SPECIAL: list(memory.special),
     }
 
 
@@ -214,6 +226,7 @@ def from_payload(point_id: str, p: Mapping[str, Any]) -> Memory:
         agent_id=p.get("agent_id"),
         session_id=p.get("session_id"),
         blind_index=tuple(p.get(BLIND_INDEX) or ()),
+        special=tuple(p.get(SPECIAL) or ()),
     )
 
 

@@ -83,11 +83,15 @@ def scoped_filter(scope: Scope, where: RecordFilter | None = None, ids: Sequence
         FieldCondition(pl.TENANT, match=MatchValue(scope.tenant)),
         FieldCondition(pl.SUBJECT, match=MatchValue(scope.subject)),
     ]
-    if where is not None:
-        must.extend(_condition(c) for c in pl.narrowing(where))
+    must_not: list[Any] = []
+    for c in pl.narrowing(where) if where is not None else ():
+        if isinstance(c, pl.NoneOf):
+            must_not.append(FieldCondition(c.key, match=MatchAny(list(c.values))))
+        else:
+            must.append(_condition(c))
     if ids is not None:
         must.append(HasIdCondition(set(ids)))
-    return Filter(must=must)
+    return Filter(must=must, must_not=must_not or None)
 
 
 def _condition(c: pl.Condition) -> FieldCondition:
@@ -98,6 +102,8 @@ def _condition(c: pl.Condition) -> FieldCondition:
             return FieldCondition(key, match=MatchAny(list(values)))
         case pl.GreaterThan(key, value):
             return FieldCondition(key, range=RangeFloat(gt=value))
+        case pl.NoneOf():
+            raise ValueError("NoneOf is a must_not: scoped_filter places it")
 
 
 def _config(dim: int) -> EdgeConfig:

@@ -47,11 +47,15 @@ def scoped_filter(scope: Scope, where: RecordFilter | None = None, ids: Sequence
         models.FieldCondition(key=pl.TENANT, match=models.MatchValue(value=scope.tenant)),
         models.FieldCondition(key=pl.SUBJECT, match=models.MatchValue(value=scope.subject)),
     ]
-    if where is not None:
-        must.extend(_condition(c) for c in pl.narrowing(where))
+    must_not: list[models.Condition] = []
+    for c in pl.narrowing(where) if where is not None else ():
+        if isinstance(c, pl.NoneOf):
+            must_not.append(models.FieldCondition(key=c.key, match=models.MatchAny(any=list(c.values))))
+        else:
+            must.append(_condition(c))
     if ids is not None:
         must.append(models.HasIdCondition(has_id=list(ids)))
-    return models.Filter(must=must)
+    return models.Filter(must=must, must_not=must_not or None)
 
 
 def _condition(c: pl.Condition) -> models.FieldCondition:
@@ -62,6 +66,8 @@ def _condition(c: pl.Condition) -> models.FieldCondition:
             return models.FieldCondition(key=key, match=models.MatchAny(any=list(values)))
         case pl.GreaterThan(key, value):
             return models.FieldCondition(key=key, range=models.Range(gt=value))
+        case pl.NoneOf():
+            raise ValueError("NoneOf is a must_not: scoped_filter places it")
 
 
 @contextmanager

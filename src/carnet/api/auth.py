@@ -34,3 +34,8 @@ def agent(p: Annotated[Principal, Depends(principal)]) -> Principal:
 
 Agent = Annotated[Principal, Depends(agent)]
 Ctr = Annotated[Container, Depends(container)]
+
+
+def hidden(c: Container, who: Principal) -> tuple[str, ...]:
+    """The special categories this key may not read (its tenant's policy and its roles)."""
+    return c.deps.special.hidden_for(who.tenant, who.roles)

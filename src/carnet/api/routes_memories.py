@@ -8,7 +8,7 @@ from uuid import UUID
 from fastapi import APIRouter, Header, Path, Query
 from fastapi.responses import JSONResponse
 
-from carnet.api.auth import Agent, Ctr
+from carnet.api.auth import Agent, Ctr, hidden
 from carnet.api.schemas import LookupBody, RememberBatch, RememberOne, SearchBody, memory_json, ranked_json
 from carnet.domain.records import Kind, Source, Status
 from carnet.services import memories, recall
@@ -77,7 +77,8 @@ def list_memories(
     cursor: Annotated[UUID | None, Query()] = None,
 ) -> dict[str, Any]:
     page = memories.list_memories(c.deps, tenant=who.tenant, subject_id=subject_id, kind=kind, status=status,
-                                  category=category, limit=limit, cursor=str(cursor) if cursor else None)
+                                  category=category, limit=limit, cursor=str(cursor) if cursor else None,
+                                  hidden_special=hidden(c, who))
     return {"items": [memory_json(m) for m in page.items], "next_cursor": page.next_cursor}
 
 
@@ -86,19 +87,22 @@ def lookup(subject_id: SubjectId, body: LookupBody, who: Agent, c: Ctr) -> dict[
     """Exact lookup by identifier through the blind index. A POST so the identifier never sits in a URL
     (proxies and access logs keep URLs)."""
     found = memories.lookup(c.deps, tenant=who.tenant, subject_id=subject_id, identifier=body.identifier,
-                            limit=body.limit, include_superseded=body.include_superseded)
+                            limit=body.limit, include_superseded=body.include_superseded,
+                            hidden_special=hidden(c, who))
     return {"items": [memory_json(m) for m in found]}
 
 
 @router.get("/memories/{memory_id}")
 def get_memory(subject_id: SubjectId, memory_id: UUID, who: Agent, c: Ctr) -> dict[str, Any]:
-    m = memories.get_memory(c.deps, tenant=who.tenant, subject_id=subject_id, memory_id=str(memory_id))
+    m = memories.get_memory(c.deps, tenant=who.tenant, subject_id=subject_id, memory_id=str(memory_id),
+                            hidden_special=hidden(c, who))
     return memory_json(m)
 
 
 @router.get("/memories/{memory_id}/history")
 def get_history(subject_id: SubjectId, memory_id: UUID, who: Agent, c: Ctr) -> dict[str, Any]:
-    entries = memories.memory_history(c.deps, tenant=who.tenant, subject_id=subject_id, memory_id=str(memory_id))
+    entries = memories.memory_history(c.deps, tenant=who.tenant, subject_id=subject_id, memory_id=str(memory_id),
+                                      hidden_special=hidden(c, who))
     return {"history": [
         {"at": e.at.isoformat(), "action": e.action, "actor": e.actor, "detail": e.detail} for e in entries
     ]}
@@ -107,6 +111,7 @@ def get_history(subject_id: SubjectId, memory_id: UUID, who: Agent, c: Ctr) -> d
 @router.post("/search")
 def search(subject_id: SubjectId, body: SearchBody, who: Agent, c: Ctr) -> JSONResponse:
     q = recall.Query(text=body.query, k=body.k, kinds=tuple(body.kinds) if body.kinds else None,
-                     include_superseded=body.include_superseded, min_relevance=body.min_relevance)
+                     include_superseded=body.include_superseded, min_relevance=body.min_relevance,
+                     hidden_special=hidden(c, who))
     ranked = recall.search(c.deps, tenant=who.tenant, subject_id=subject_id, query=q)
     return JSONResponse({"results": [ranked_json(r) for r in ranked]})

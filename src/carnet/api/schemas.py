@@ -89,6 +89,7 @@ def memory_json(m: Memory) -> dict[str, Any]:
         "sources": [{"kind": s.kind, "ref": s.ref, "session_id": s.session_id} for s in m.sources],
         "session_id": m.session_id,
         "agent_id": m.agent_id,
+        "special_categories": list(m.special),
     }
 
 

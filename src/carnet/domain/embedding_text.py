@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from carnet.domain.pii.render import for_embedding
+
 _MONTHS = {
     "fr": ("janvier", "février", "mars", "avril", "mai", "juin", "juillet", "août", "septembre",
            "octobre", "novembre", "décembre"),
@@ -23,10 +25,16 @@ def human_date(at: datetime, locale: str) -> str:
 
 
 def embedding_text(pseudo_text: str, *, at: datetime | None, locale: str, context: str | None = None) -> str:
+    """``context`` is pseudonymised too. Placeholders are read as plain words (``domain.pii.render``)."""
     parts = []
     if at is not None:
         parts.append(f"[{human_date(at, locale)}]")
     if context:
         parts.append(context.strip())
     parts.append(pseudo_text)
-    return " ".join(parts)
+    return for_embedding(" ".join(parts), locale)
+
+
+def query_text(pseudo_query: str, *, locale: str) -> str:
+    """What is embedded for a question: the pseudonymised question, placeholders read as words."""
+    return for_embedding(pseudo_query, locale)

@@ -80,6 +80,7 @@ class Memory:
     agent_id: str | None = None
     session_id: str | None = None
     blind_index: tuple[str, ...] = ()  # keyed hashes of the identifiers the text names (exact lookup)
+    special: tuple[str, ...] = ()  # GDPR special categories the text touches (health, religion…)
 
     def with_texts(self, text: str, pseudo_text: str) -> Memory:
         """The same record with other texts (sealing and opening). Spelled out rather than
@@ -89,6 +90,7 @@ class Memory:
             self.updated_at, self.category, self.tags, self.importance, self.confidence, self.access_count,
             self.reinforcement_count, self.last_accessed_at, self.valid_to, self.expires_at, self.retention,
             self.status, self.superseded_by, self.sources, self.agent_id, self.session_id, self.blind_index,
+            self.special,
         )
 
     def reinforced(self, *, at: datetime, sources: tuple[Source, ...]) -> Memory:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from carnet.domain.budget import TierBudget, pack
+from carnet.domain.embedding_text import query_text
 from carnet.domain.prompt import render
 from carnet.domain.records import Kind
 from carnet.domain.text import estimate_tokens
@@ -57,19 +58,22 @@ def budgets(deps: Deps, *, overrides: dict[str, int | float | None]) -> Budgets:
     )
 
 
-def assemble(deps: Deps, *, tenant: str, subject_id: str, query: str, budget: Budgets) -> Context:
+def assemble(deps: Deps, *, tenant: str, subject_id: str, query: str, budget: Budgets,
+             hidden_special: tuple[str, ...] = ()) -> Context:
     started = time.perf_counter()
     scope = scope_for(deps, tenant, subject_id)
     validate_query(deps, Query(text=query))
     now = deps.clock.now()
     prepared = pii.for_query(deps.pii, scope, query)
-    qvec = deps.embedder.embed_query(prepared.pseudo_text)
+    qvec = deps.embedder.embed_query(query_text(prepared.pseudo_text, locale=deps.locale))
     facts = rank(deps, scope, Query(query, k=budget.memories.max_items * 2, kinds=(Kind.FACT,),
-                                    min_relevance=budget.min_relevance), qvec, now, prepared=prepared, reveal=False)
+                                    min_relevance=budget.min_relevance, hidden_special=hidden_special),
+                 qvec, now, prepared=prepared, reveal=False)
     # Episodes and procedures are few per subject: a small candidate pool is enough for them.
     few = (budget.episodes.max_items + budget.procedures.max_items) * 2
     others = rank(deps, scope, Query(query, k=few, kinds=(Kind.EPISODE, Kind.PROCEDURE),
-                                     min_relevance=budget.min_relevance), qvec, now, candidates=few,
+                                     min_relevance=budget.min_relevance, hidden_special=hidden_special),
+                  qvec, now, candidates=few,
                  prepared=prepared, reveal=False)
     if not facts and not others:
         ensure_subject_exists(deps, scope)

@@ -13,6 +13,7 @@ from carnet.services.access import AccessRecorder
 from carnet.services.locks import SubjectLocks
 from carnet.services.pii import Pii
 from carnet.services.query_cache import CachedEmbedder
+from carnet.services.special import SpecialPolicy
 from carnet.services.subjects import SubjectRegistry
 
 
@@ -48,6 +49,7 @@ class Deps:
     weights: Weights
     subjects: SubjectRegistry
     pii: Pii
+    special: SpecialPolicy = field(default_factory=SpecialPolicy)
     assemble: AssembleDefaults = field(default_factory=AssembleDefaults)
     limits: Limits = field(default_factory=Limits)
     search_min_relevance: float = 0.0

@@ -8,6 +8,7 @@ from datetime import datetime
 
 import numpy as np
 
+from carnet.domain.embedding_text import query_text
 from carnet.domain.linking import bring_linked_up
 from carnet.domain.records import Kind, Memory, Scope, Status
 from carnet.domain.scoring import Signals, final_score, signals
@@ -32,6 +33,7 @@ class Query:
     kinds: tuple[Kind, ...] | None = None
     include_superseded: bool = False
     min_relevance: float | None = None
+    hidden_special: tuple[str, ...] = ()  # special categories the caller may not read (its key's policy)
 
 
 def search(deps: Deps, *, tenant: str, subject_id: str, query: Query) -> list[Ranked]:
@@ -39,7 +41,7 @@ def search(deps: Deps, *, tenant: str, subject_id: str, query: Query) -> list[Ra
     validate_query(deps, query)
     now = deps.clock.now()
     prepared = pii.for_query(deps.pii, scope, query.text)
-    qvec = deps.embedder.embed_query(prepared.pseudo_text)
+    qvec = deps.embedder.embed_query(query_text(prepared.pseudo_text, locale=deps.locale))
     ranked = rank(deps, scope, query, qvec, now, prepared=prepared)
     if not ranked:
         ensure_subject_exists(deps, scope)
@@ -72,7 +74,7 @@ def rank(deps: Deps, scope: Scope, query: Query, qvec: Vector, now: datetime,
     sealed, for a caller that opens only those it keeps (``reveal_ranked``)."""
     prepared = prepared or pii.Prepared(query.text)
     statuses = None if query.include_superseded else (Status.ACTIVE,)
-    where = RecordFilter(kinds=query.kinds, statuses=statuses,
+    where = RecordFilter(kinds=query.kinds, statuses=statuses, hidden_special=query.hidden_special,
                          not_expired_at=None if query.include_superseded else now)
     hits = deps.index.hybrid_search(
         scope,

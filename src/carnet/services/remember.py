@@ -15,6 +15,7 @@ import numpy as np
 
 from carnet.domain.embedding_text import embedding_text
 from carnet.domain.linking import references
+from carnet.domain.pii.special import special_categories
 from carnet.domain.reconcile import Action, Incoming, Memo, ReconcileThresholds, decide
 from carnet.domain.records import HistoryEntry, Kind, Memory, Scope, Source, point_id
 from carnet.domain.text import normalize
@@ -143,6 +144,7 @@ def _embed(deps: Deps, fresh: list[tuple[str, NewMemory]], prepared: dict[str, _
 def _build(deps: Deps, scope: Scope, mid: str, item: NewMemory, prepared: _Prepared, now: datetime) -> Memory:
     valid_from = item.occurred_at or now
     retention = deps.retention[item.retention or "default"]
+    special = special_categories(item.text)
     return Memory(
         id=mid,
         scope=scope,
@@ -155,12 +157,13 @@ def _build(deps: Deps, scope: Scope, mid: str, item: NewMemory, prepared: _Prepa
         category=item.category,
         tags=item.tags,
         importance=0.5 if item.importance is None else item.importance,
-        expires_at=retention.expires_at(valid_from),
+        expires_at=deps.special.expires_at(scope.tenant, special, valid_from, retention.expires_at(valid_from)),
         retention=retention.name,
         sources=item.sources or (Source("api", mid, item.session_id),),
         agent_id=item.agent_id,
         session_id=item.session_id,
         blind_index=deps.hasher.blind_tokens(scope.tenant, [*references(item.text), *prepared.text.identifiers]),
+        special=special,
     )
 
 
