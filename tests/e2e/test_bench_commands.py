@@ -68,3 +68,13 @@ def test_bench_crypto_json() -> None:
     assert s["kms_calls_while_querying"] == 0  # warm key cache: no KMS round trip on the hot path
     assert s["fields_opened_per_request"] > 0 and s["open_ms_per_request"] > 0
     assert len(s["pairs_p95_sealed"]) == len(s["pairs_p95_plain"]) == 2
+
+
+def test_bench_pii_json() -> None:
+    result = runner.invoke(app, ["bench", "pii", "--size", "60", "--json"])
+    assert result.exit_code == 0, result.output
+    s = _last_json(result.stdout)
+    write = s["write"]
+    assert write["structured_recall"] >= 0.95 and write["per_type"]["PERSON"]["recall"] >= 0.8
+    assert set(write["per_type"]) >= {"PERSON", "IBAN", "NIR", "PHONE", "EMAIL", "CARD"}
+    assert 0 < s["cost"]["batch_of_50_per_text_ms"] < 50 and s["texts"] == 72  # 60 filled + 12 decoys

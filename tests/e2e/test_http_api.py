@@ -121,3 +121,34 @@ def test_lookup_by_identifier_over_http(api: httpx.Client) -> None:
     assert bad.status_code == 400 and bad.json()["error"]["code"] == "invalid_input"
     unknown = api.post(f"/api/v1/subjects/{SUBJECT}/memories/lookup", json={"id": "x"})
     assert unknown.status_code == 400 and unknown.json()["error"]["code"] == "invalid_request"
+
+
+def test_special_categories_are_flagged_and_hidden_from_agent_keys(container: Container) -> None:
+    agent_key, _ = create_key(container.deps.catalog, container.pepper, tenant="assur-nord", roles=["agent"])
+    dpo_key, _ = create_key(container.deps.catalog, container.pepper, tenant="assur-nord", roles=["agent", "dpo"])
+    with running(create_app(container)) as base, httpx.Client(base_url=base, timeout=30) as http:
+        agent = {"Authorization": f"Bearer {agent_key}"}
+        dpo = {"Authorization": f"Bearer {dpo_key}"}
+        url = "/api/v1/subjects/ADH-0900/memories"
+        religious = http.post(url, headers=agent, json={"text": "Le membre ne peut pas venir pendant le ramadan."})
+        health = http.post(url, headers=agent, json={"text": "Le membre est hospitalisé pour une opération du genou."})
+        assert religious.status_code == health.status_code == 201
+        assert religious.json()["memory"]["special_categories"] == ["religion"]
+        assert health.json()["memory"]["special_categories"] == ["health"]
+        rid = religious.json()["memory"]["id"]
+
+        def texts(headers: dict[str, str]) -> list[str]:
+            return sorted(m["text"] for m in http.get(url, headers=headers).json()["items"])
+
+        assert texts(agent) == ["Le membre est hospitalisé pour une opération du genou."]
+        assert len(texts(dpo)) == 2
+        assert http.get(f"{url}/{rid}", headers=agent).status_code == 404
+        assert http.get(f"{url}/{rid}", headers=dpo).status_code == 200
+        query = {"query": "Quand le membre est-il indisponible pendant le ramadan ?", "k": 5}
+        seen_by_agent = http.post("/api/v1/subjects/ADH-0900/search", headers=agent, json=query).json()["results"]
+        assert rid not in [r["memory"]["id"] for r in seen_by_agent]
+        seen_by_dpo = http.post("/api/v1/subjects/ADH-0900/search", headers=dpo, json=query).json()["results"]
+        assert rid in [r["memory"]["id"] for r in seen_by_dpo]
+        ctx = http.post("/api/v1/context/assemble", headers=agent,
+                        json={"subject_id": "ADH-0900", "query": "Que sait-on du membre ?"}).json()
+        assert "ramadan" not in ctx["prompt"]

@@ -25,7 +25,8 @@ STORIES = {
                  "Le membre préfère être appelé le matin."],
     "ADH-1002": ["La cliente a un contrat habitation formule confort.",
                  "Elle habite à Lyon 7e depuis 2019."],
-    "ADH-1003": ["Le client attend le remboursement du sinistre SIN-00042."],
+    "ADH-1003": ["Le client attend le remboursement du sinistre SIN-00042.",
+                 "Mme Ghislaine Kerjean a donné l'IBAN FR76 3000 6000 0112 3456 7890 189."],
 }
 
 
@@ -57,7 +58,7 @@ def test_rehash_moves_every_subject_and_destroys_the_old_key(settings: Settings,
         c.close()
     assert report.as_dict() == {
         "tenant": "t", "old_hash_key": TENANT_ENTRY, "new_hash_key": TENANT_ENTRY + ".2", "subjects_moved": 3,
-        "records_moved": 5, "leftover_entries_deleted": 0, "old_hash_key_destroyed": True}
+        "records_moved": 6, "leftover_entries_deleted": 0, "old_hash_key_destroyed": True}
     assert seen == [(1, 3), (2, 3), (3, 3)]
 
     c = build(settings, embedder=embedder)  # a fresh process: the catalog names the new key
@@ -73,6 +74,11 @@ def test_rehash_moves_every_subject_and_destroys_the_old_key(settings: Settings,
         found = memories.lookup(c.deps, tenant="t", subject_id="ADH-1001", identifier="RC-2026-1184")
         assert [m.text for m in found] == [STORIES["ADH-1001"][0]]  # blind tokens recomputed
         assert _texts(c, "ADH-1001", tenant="u") == ["Autre locataire."]  # another tenant is untouched
+        # the pseudonym map was resealed for the new hash: names and identifiers still resolve
+        pmap = c.deps.pii.maps.load(scope_for(c.deps, "t", "ADH-1003"))
+        assert "<PERSON_1>" in pmap.entries.values() and "<IBAN_1>" in pmap.entries.values()
+        by_iban = memories.lookup(c.deps, tenant="t", subject_id="ADH-1003", identifier="FR7630006000011234567890189")
+        assert [m.text for m in by_iban] == [STORIES["ADH-1003"][1]]
         # nothing is left under the old hashes: no record, no data key, no hash key
         index = c.deps.index
         assert isinstance(index, SealedIndex)
@@ -82,8 +88,10 @@ def test_rehash_moves_every_subject_and_destroys_the_old_key(settings: Settings,
         assert names == set(new.values()) | {TENANT_ENTRY + ".2"}
         # the registry keeps working: a new subject, a write, an erasure
         remember(c.deps, tenant="t", subject_id="ADH-1004", actor="a", items=[NewMemory(text="Nouveau membre.")])
+        erased = scope_for(c.deps, "t", "ADH-1003")
         receipt = erase_subject(c.deps, tenant="t", subject_id="ADH-1003")
-        assert receipt.complete and receipt.records_deleted == 1
+        assert receipt.complete and receipt.records_deleted == 2
+        assert c.deps.catalog.pseudonym_map(erased) is None  # the map went with the subject
         again = rehash_tenant(build_rehasher(c), tenant="t")  # a second rotation, after the erasure
         assert (again.old_hash_key, again.new_hash_key, again.subjects_moved) == (
             TENANT_ENTRY + ".2", TENANT_ENTRY + ".3", 3)

@@ -111,3 +111,18 @@ def test_lookup_by_identifier_goes_through_the_blind_index(container: Container)
     for bad in ("", " -/ ", "X" * 129):
         with pytest.raises(InvalidInput):
             memories.lookup(container.deps, tenant="t", subject_id="L1", identifier=bad)
+
+
+def test_a_special_category_shortens_retention_per_tenant_policy(tmp_path: Path, embedder: Embedder) -> None:
+    settings = Settings(data_dir=tmp_path / "data", key_dir=tmp_path / "keys",
+                        special_categories={"*": {"retention_days": {"health": 30}}})
+    c = build(settings, embedder=embedder)
+    try:
+        out = remember(c.deps, tenant="t", subject_id="R1", actor="a", items=[
+            NewMemory(text="Le membre est hospitalisé depuis lundi.", occurred_at=AT),
+            NewMemory(text="Le membre préfère être appelé le matin.", occurred_at=AT)])
+        assert out[0].memory.special == ("health",)
+        assert out[0].memory.expires_at is not None and (out[0].memory.expires_at - AT).days == 30
+        assert out[1].memory.special == () and out[1].memory.expires_at is None
+    finally:
+        c.close()

@@ -8,8 +8,8 @@ the same code as on the read path. Carnet settles overlaps (best score, then lon
 Presidio's own de-duplication would drop an address that contains a name ("12 rue Victor Hugo").
 A name span never keeps a leading title ("Mme"), and a title alone is not a name.
 
-Batches go through spaCy's ``nlp.pipe`` (Presidio's ``BatchAnalyzerEngine``): the model's cost is
-amortised over the texts of one write.
+Batches go through spaCy's ``nlp.pipe`` once, then Presidio on each text's ready NLP artifacts: the
+model's cost is amortised over the texts of one write. Only spaCy's entity recognizer runs.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from presidio_analyzer import AnalyzerEngine, BatchAnalyzerEngine, RecognizerRegistry, RecognizerResult
+from presidio_analyzer import AnalyzerEngine, RecognizerRegistry, RecognizerResult
 from presidio_analyzer.nlp_engine import NerModelConfiguration, SpacyNlpEngine
 from presidio_analyzer.predefined_recognizers import SpacyRecognizer
 
@@ -43,6 +43,11 @@ class PresidioDetector:
         )
         nlp = SpacyNlpEngine(models=[{"lang_code": language, "model_name": name}], ner_model_configuration=ner)
         nlp.load()
+        # Only the entity recognizer is needed: the tagger, parser and lemmatizer would more than double
+        # the cost per text, and the recognizer of this model does not depend on them (same entities).
+        model_nlp = nlp.get_nlp(language)
+        model_nlp.select_pipes(enable=[p for p in model_nlp.pipe_names if p == "ner"])
+        self._nlp = nlp
         registry = RecognizerRegistry(
             recognizers=[SpacyRecognizer(supported_language=language, supported_entities=[PERSON])],
             supported_languages=[language],
@@ -51,7 +56,6 @@ class PresidioDetector:
         self._threshold = threshold
         self._patterns = PatternDetector(extra=extra, threshold=0.0)
         self._engine = AnalyzerEngine(registry=registry, nlp_engine=nlp, supported_languages=[language])
-        self._batch = BatchAnalyzerEngine(self._engine)
 
     def detect(self, text: str) -> list[Span]:
         if not is_language(text, self._language):  # the model would take common words for names
@@ -59,14 +63,13 @@ class PresidioDetector:
         return self._merge(text, self._engine.analyze(text, language=self._language, entities=[PERSON]))
 
     def detect_batch(self, texts: Sequence[str]) -> list[list[Span]]:
+        """One pass of spaCy's ``pipe`` over the batch, then Presidio on each text's ready NLP artifacts."""
         ours = [i for i, t in enumerate(texts) if is_language(t, self._language)]
         results: dict[int, list[RecognizerResult]] = {}
-        if len(ours) == 1:
-            results[ours[0]] = self._engine.analyze(texts[ours[0]], language=self._language, entities=[PERSON])
-        elif ours:
-            out = self._batch.analyze_iterator([texts[i] for i in ours], language=self._language, entities=[PERSON],
-                                               batch_size=min(len(ours), 64))
-            results = dict(zip(ours, out, strict=True))
+        artifacts = self._nlp.process_batch([texts[i] for i in ours], self._language, batch_size=64)
+        for i, item in zip(ours, artifacts, strict=True):  # (text, artifacts) without as_tuples
+            results[i] = self._engine.analyze(texts[i], language=self._language, entities=[PERSON],
+                                              nlp_artifacts=item[1])
         return [self._merge(t, results.get(i, [])) for i, t in enumerate(texts)]
 
     def _merge(self, text: str, results: Sequence[RecognizerResult]) -> list[Span]:

@@ -40,11 +40,13 @@ def latency(
     queries: Annotated[int, typer.Option("--queries", min=10, help="Assemble calls per path.")] = 1_000,
     store: Annotated[Path | None, typer.Option("--store", help="Build/reuse the store here.")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print a JSON summary as the last line.")] = False,
+    pii: Annotated[bool, typer.Option("--pii/--no-pii", help="Pseudonymise before embedding (the default).")] = True,
 ) -> None:
-    """Ingest throughput, then assemble latency through the service layer and through HTTP."""
+    """Ingest throughput, then assemble latency through the service layer and through HTTP. A store kept
+    with --store is reused by a later run with the same load (only the queries are measured again)."""
     from carnet.bench.latency import run
 
-    run(memories=memories, subjects=subjects, queries=queries, store=store, json_out=json_out)
+    run(memories=memories, subjects=subjects, queries=queries, store=store, json_out=json_out, pii=pii)
 
 
 @bench_app.command("crypto")

@@ -29,29 +29,29 @@ BATCH = 50
 WARMUP = 20
 
 
-def run(*, memories: int, subjects: int, queries: int, store: Path | None, json_out: bool) -> None:
+def run(*, memories: int, subjects: int, queries: int, store: Path | None, json_out: bool, pii: bool = True) -> None:
     with tempfile.TemporaryDirectory(prefix="carnet-latency-") as tmp:
         root = store or Path(tmp)
-        summary: dict[str, Any] = {"memories": memories, "subjects": subjects, "machine": machine()}
-        summary.update(_service_phase(root, memories, subjects, queries))
-        summary.update(_http_phase(root, subjects, queries))
+        summary: dict[str, Any] = {"memories": memories, "subjects": subjects, "machine": machine(), "pii": pii}
+        summary.update(_service_phase(root, memories, subjects, queries, pii))
+        summary.update(_http_phase(root, subjects, queries, pii))
     _print(summary)
     if json_out:
         emit_json(summary)
 
 
-def _settings(root: Path) -> Any:
+def _settings(root: Path, pii: bool = True) -> Any:
     from carnet.config import Settings
 
-    return Settings(data_dir=root / "data", key_dir=root / "keys")
+    return Settings(data_dir=root / "data", key_dir=root / "keys", pii={"enabled": pii})
 
 
-def _service_phase(root: Path, memories: int, subjects: int, queries: int) -> dict[str, Any]:
+def _service_phase(root: Path, memories: int, subjects: int, queries: int, pii: bool) -> dict[str, Any]:
     from carnet.bench.crypto import CountingKms
     from carnet.bootstrap import build, build_kms
 
     marker = root / "bench-load.json"
-    settings = _settings(root)
+    settings = _settings(root, pii)
     container = build(settings, kms=CountingKms(build_kms(settings)))
     try:
         out: dict[str, Any] = {}
@@ -124,17 +124,18 @@ def _assemble_service(container: Any, subjects: int, queries: int) -> dict[str, 
             "service_kms_calls": container.kms.calls - kms_before, "service_requests": requests}
 
 
-def _http_phase(root: Path, subjects: int, queries: int) -> dict[str, Any]:
+def _http_phase(root: Path, subjects: int, queries: int, pii: bool) -> dict[str, Any]:
     from carnet.api.server import free_port, wait_ready
     from carnet.bootstrap import build_control_plane
     from carnet.services.apikeys import create_key
 
-    settings = _settings(root)
+    settings = _settings(root, pii)
     plane = build_control_plane(settings)
     key, _ = create_key(plane.catalog, plane.pepper, tenant=TENANT, roles=["agent"])
     plane.catalog.close()
     port = free_port()
-    env = {**os.environ, "CARNET_KEY_DIR": str(root / "keys"), "CARNET_LOG_LEVEL": "WARNING"}
+    env = {**os.environ, "CARNET_KEY_DIR": str(root / "keys"), "CARNET_LOG_LEVEL": "WARNING",
+           "CARNET_PII__ENABLED": "true" if pii else "false"}
     cmd = [sys.executable, "-m", "carnet.cli", "serve", "--data-dir", str(root / "data"), "--port", str(port)]
     log_path = root / "serve.log"
     with log_path.open("wb") as log:
