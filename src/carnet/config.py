@@ -93,6 +93,20 @@ class PiiSettings(BaseModel):
     # {"*": {"CONTRACT": "\\bCTR-\\d{6}\\b"}, "assur-nord": {"CLAIM": "\\bSIN-\\d{5}\\b"}}
     patterns: dict[str, dict[str, str]] = Field(default_factory=dict)
 
+    @model_validator(mode="after")
+    def _patterns_compile(self) -> Self:
+        import re
+
+        for tenant, formats in self.patterns.items():
+            for kind, regex in formats.items():
+                if not re.fullmatch(r"[A-Z][A-Z0-9_]{1,30}", kind):
+                    raise ValueError(f"pattern type {kind!r} of {tenant!r}: 2-31 upper-case letters, digits or _")
+                try:
+                    re.compile(regex)
+                except re.error as exc:
+                    raise ValueError(f"pattern {kind} of {tenant!r} is not a valid regular expression: {exc}") from exc
+        return self
+
 
 class SpecialCategoryPolicy(BaseModel):
     """For records touching GDPR special categories (health, disability, religion, union, judicial,

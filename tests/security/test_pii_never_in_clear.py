@@ -97,8 +97,8 @@ def test_no_pii_reaches_an_embedding_a_field_a_file_or_a_log(spied: tuple[Contai
         raw, _ = index.inner.scroll(scope, where=RecordFilter(statuses=None), limit=50)  # as stored
         assert not [m for m in raw if _leaks(repr(m))]
     hits = recall.search(c.deps, tenant="t", subject_id="ADH-7001",
-                         query=recall.Query("Quel est l'IBAN de Jean-Baptiste Lefèvre ?", k=1))
-    assert "FR76 3000" in hits[0].memory.text  # the caller still gets the original text back
+                         query=recall.Query("Quel est l'IBAN de Jean-Baptiste Lefèvre ?", k=3))
+    assert any("FR76 3000" in h.memory.text for h in hits)  # the caller still gets the original text back
     settings = c.settings
     c.close()
     for root in (settings.data_dir, settings.resolved_key_dir):

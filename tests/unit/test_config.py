@@ -25,3 +25,17 @@ def test_production_refuses_dev_only_material() -> None:
         Settings(environment=Environment.PRODUCTION, api_key_pepper="a-long-random-pepper")
     s = Settings(environment=Environment.PRODUCTION, api_key_pepper="a-long-random-pepper", kms_backend="vault")
     assert s.environment is Environment.PRODUCTION
+
+
+def test_pii_patterns_and_special_categories_come_from_json_and_are_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CARNET_PII__PATTERNS", '{"*": {"CONTRACT": "\\\\bCTR-\\\\d{6}\\\\b"}}')
+    monkeypatch.setenv("CARNET_SPECIAL_CATEGORIES", '{"*": {"retention_days": {"health": 730}}}')
+    s = Settings()
+    assert s.pii.patterns == {"*": {"CONTRACT": r"\bCTR-\d{6}\b"}}
+    assert s.special_categories["*"].retention_days == {"health": 730}
+    monkeypatch.setenv("CARNET_PII__PATTERNS", '{"*": {"CONTRACT": "CTR-(\\\\d"}}')
+    with pytest.raises(ValidationError, match="not a valid regular expression"):
+        Settings()
+    monkeypatch.setenv("CARNET_PII__PATTERNS", '{"*": {"contract": "x"}}')
+    with pytest.raises(ValidationError, match="upper-case"):
+        Settings()
