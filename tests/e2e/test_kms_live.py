@@ -20,21 +20,13 @@ from carnet.bootstrap import build
 from carnet.config import Settings
 from carnet.ports import Embedder
 from carnet.services.apikeys import create_key
-from tests.support.openbao import Bao
+from tests.support.openbao import Bao, transit_server
 
 
 @pytest.fixture
 def bao(tmp_path: Path) -> Iterator[Bao]:
-    server = Bao(tmp_path / "bao")
-    server.workdir.mkdir()
-    server.start()
-    try:
-        server.root().sys.enable_secrets_engine("transit")
+    with transit_server(tmp_path / "bao") as server:
         yield server
-    finally:
-        if server.process is not None:
-            os.killpg(server.process.pid, signal.SIGCONT)
-        server.stop()
 
 
 def _settings(bao: Bao, tmp_path: Path, *, timeout: float, key_store: str = "file") -> Settings:

@@ -16,20 +16,15 @@ from carnet.adapters.vault_session import VaultSession, open_session
 from carnet.crypto.keyring import Keyring
 from carnet.errors import KmsDenied
 from carnet.ports import StoredKey, WrappedKey
-from tests.support.openbao import Bao
+from tests.support.openbao import Bao, transit_server
 
 PREFIX = "carnet/data-keys"
 
 
 @pytest.fixture(scope="module")
 def bao(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bao]:
-    server = Bao(tmp_path_factory.mktemp("bao-kv"))
-    server.start()
-    try:
-        server.root().sys.enable_secrets_engine("transit")
+    with transit_server(tmp_path_factory.mktemp("bao-kv")) as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture(scope="module")

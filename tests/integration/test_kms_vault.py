@@ -22,18 +22,13 @@ from carnet.adapters.kms_vault import (
     transit_policy,
 )
 from carnet.errors import CarnetError, DependencyUnavailable, KmsDenied, KmsRejected, KmsUnavailable, UnwrapFailed
-from tests.support.openbao import Bao
+from tests.support.openbao import Bao, transit_server
 
 
 @pytest.fixture(scope="module")
 def bao(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bao]:
-    server = Bao(tmp_path_factory.mktemp("bao"))
-    server.start()
-    try:
-        server.root().sys.enable_secrets_engine("transit")
+    with transit_server(tmp_path_factory.mktemp("bao")) as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture(scope="module")

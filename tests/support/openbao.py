@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -126,3 +127,20 @@ class Bao:
             os.killpg(pgid, signal.SIGKILL)  # any straggler in the group
         with pytest.raises(ProcessLookupError):
             os.killpg(pgid, 0)
+
+
+@contextlib.contextmanager
+def transit_server(workdir: Path) -> Iterator[Bao]:
+    """A started dev server with Transit enabled (KV v2 is at ``secret/`` in dev mode), stopped after.
+    A server left frozen by an outage test is woken first, so it can stop."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    server = Bao(workdir)
+    server.start()
+    try:
+        server.root().sys.enable_secrets_engine("transit")
+        yield server
+    finally:
+        if server.process is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(server.process.pid, signal.SIGCONT)
+        server.stop()

@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 
 from carnet.domain.records import Kind, Memory, Scope, Source, Status
-from carnet.errors import InvalidInput
-from carnet.ports import AccessUpdate, RecordFilter, SparseVector, Vector
+from carnet.errors import Conflict, DependencyUnavailable, InvalidInput
+from carnet.ports import AccessUpdate, IndexedMemory, RecordFilter, SparseVector, Vector
 
 PAYLOAD_VERSION = 1
 NO_EXPIRY = 1e13  # year ~318,000: above any datetime Python can hold (max year 9999 is ~2.5e11 s)
@@ -249,3 +249,19 @@ def access_payloads(current: Sequence[Memory], updates: Sequence[AccessUpdate]) 
             LAST_ACCESSED_AT: at if last is None else max(last, at),
         }
     return out
+
+
+def moved(old: Scope, items: Sequence[tuple[Memory, SparseVector]],
+          stored: Iterable[tuple[str, Mapping[str, Any] | None, Any]]) -> list[IndexedMemory]:
+    """``VectorIndex.rescope`` for both adapters: the records to write back, each with the dense
+    vector its point has now. ``stored`` is (point id, payload with tenant and subject, vectors) of the
+    points found; one owned by another scope than ``old`` is refused, one not found is skipped."""
+    dense: dict[str, Any] = {}
+    for point_id, payload, vectors in stored:
+        owner = payload or {}
+        if (owner.get(TENANT), owner.get(SUBJECT)) != (old.tenant, old.subject):
+            raise Conflict(f"record id {point_id} is not the moved subject's", memory_id=point_id)
+        if not isinstance(vectors, Mapping) or DENSE not in vectors:
+            raise DependencyUnavailable("the store returned a point without its dense vector")
+        dense[point_id] = vectors[DENSE]
+    return [IndexedMemory(m, np.asarray(dense[m.id], dtype=np.float32), sparse) for m, sparse in items if m.id in dense]

@@ -231,17 +231,8 @@ class EdgeVectorIndex:
         ids: list[Any] = [pl.check_point_id(m.id) for m, _ in items]
         with _engine_errors("retrieve"):
             existing = self._shard.retrieve(ids, [pl.TENANT, pl.SUBJECT], [pl.DENSE])
-        dense: dict[str, Any] = {}
-        for record in existing:
-            owner = record.payload or {}
-            if (owner.get(pl.TENANT), owner.get(pl.SUBJECT)) != (old.tenant, old.subject):
-                raise Conflict(f"record id {record.id} is not the moved subject's", memory_id=str(record.id))
-            vectors = record.vector
-            if not isinstance(vectors, dict):
-                raise DependencyUnavailable("the shard returned a point without its dense vector")
-            dense[str(record.id)] = vectors[pl.DENSE]
-        points = [self._point(IndexedMemory(m, np.asarray(dense[m.id], dtype=np.float32), sparse))
-                  for m, sparse in items if m.id in dense]
+        found = ((str(r.id), r.payload, r.vector) for r in existing)
+        points = [self._point(i) for i in pl.moved(old, items, found)]
         if points:
             with _engine_errors("upsert"):
                 self._shard.update(UpdateOperation.upsert_points(points, condition=scoped_filter(old)))

@@ -206,15 +206,8 @@ class ServerVectorIndex:
         with _server_errors("retrieve"):
             existing = self._client.retrieve(self._collection, ids, with_payload=[pl.TENANT, pl.SUBJECT],
                                              with_vectors=[pl.DENSE])
-        dense: dict[str, Any] = {}
-        for record in existing:
-            owner = record.payload or {}
-            if (owner.get(pl.TENANT), owner.get(pl.SUBJECT)) != (old.tenant, old.subject):
-                raise Conflict(f"record id {record.id} is not the moved subject's", memory_id=str(record.id))
-            vectors = record.vector if isinstance(record.vector, dict) else {}
-            dense[str(record.id)] = vectors[pl.DENSE]
-        points = [self._point(IndexedMemory(m, np.asarray(dense[m.id], dtype=np.float32), sparse))
-                  for m, sparse in items if m.id in dense]
+        found = ((str(r.id), r.payload, r.vector) for r in existing)
+        points = [self._point(i) for i in pl.moved(old, items, found)]
         if points:
             with _server_errors("upsert"):
                 self._client.upsert(self._collection, points, wait=True, update_filter=scoped_filter(old))

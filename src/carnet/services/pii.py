@@ -69,21 +69,26 @@ def for_query(pii: Pii, scope: Scope, text: str) -> Prepared:
     if not pii.enabled:
         return Prepared(text)
     pmap = pii.maps.load(scope)
-    spans = _with(text, pii.query_detector.detect(text), pii.tenant_recognizers(scope.tenant), pii.threshold)
-    return _prepared(pseudonymize(text, spans, pmap, known=find_known_names(text, pmap), create=False))
+    return _prepared(pseudonymize(text, _patterns(pii, scope.tenant, text), pmap,
+                                  known=find_known_names(text, pmap), create=False))
 
 
 def identifiers_in(pii: Pii, tenant: str, text: str) -> tuple[str, ...]:
     """The canonical identifiers a stored text names (patterns only: no identifier needs the model)."""
-    spans = _with(text, pii.query_detector.detect(text), pii.tenant_recognizers(tenant), pii.threshold)
+    spans = _patterns(pii, tenant, text)
     return tuple(dict.fromkeys(canonical(s.kind, s.text(text)) for s in spans if _is_identifier(s.kind)))
 
 
 def identifier_of(pii: Pii, tenant: str, value: str) -> str:
     """The canonical form of an identifier typed by a caller (lookup): the patterns say what it is."""
-    spans = _with(value, pii.query_detector.detect(value), pii.tenant_recognizers(tenant), pii.threshold)
+    spans = _patterns(pii, tenant, value)
     whole = [s for s in spans if s.start == 0 and s.end == len(value.strip()) and _is_identifier(s.kind)]
     return canonical(whole[0].kind, value) if whole else value
+
+
+def _patterns(pii: Pii, tenant: str, text: str) -> list[Span]:
+    """The read path's detector with the tenant's formats: no model."""
+    return _with(text, pii.query_detector.detect(text), pii.tenant_recognizers(tenant), pii.threshold)
 
 
 def _with(text: str, spans: Sequence[Span], extra: Sequence[Recognizer], threshold: float) -> list[Span]:
