@@ -8,7 +8,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import structlog
-from prometheus_client import CollectorRegistry
 
 from carnet.adapters.dev_keys import dev_api_key_pepper
 from carnet.adapters.sqlite_catalog import SqliteCatalog
@@ -19,16 +18,22 @@ from carnet.crypto.subject_ids import KeyringSubjectIdSealer
 from carnet.crypto.tenant_hasher import KmsSubjectHasher
 from carnet.domain.budget import TierBudget
 from carnet.domain.reconcile import ReconcileThresholds
-from carnet.domain.records import RetentionClass
+from carnet.domain.records import RetentionClass, RetentionStart
+from carnet.domain.retention import DecayRule, RetentionPolicy
 from carnet.domain.scoring import CosineScale, Weights
-from carnet.metrics import registry_for
-from carnet.ports import Catalog, Embedder, KeyStore, Kms, PiiDetector, VectorIndex
+from carnet.metrics import Metrics, metrics_for
+from carnet.ports import Catalog, Clock, Embedder, ErasureLedger, KeyStore, Kms, PiiDetector, VectorIndex
 from carnet.services.access import AccessRecorder
+from carnet.services.audit import AuditTrail
+from carnet.services.backup import BackupSource, RestoreTarget
 from carnet.services.deps import AssembleDefaults, Deps, Limits
+from carnet.services.facade import Facade
 from carnet.services.locks import SubjectLocks
 from carnet.services.pii import Pii
 from carnet.services.query_cache import CachedEmbedder
+from carnet.services.ratelimit import RateLimiter
 from carnet.services.rehash import Rehasher
+from carnet.services.scheduler import Job, Scheduler
 from carnet.services.special import CategoryPolicy, SpecialPolicy
 from carnet.services.subjects import SubjectRegistry
 
@@ -55,12 +60,17 @@ class Container:
     settings: Settings
     deps: Deps
     pepper: bytes
-    metrics: CollectorRegistry
+    metrics: Metrics
     kms: Kms
     keyring: Keyring
+    audit: AuditTrail
+    facade: Facade
+    limiter: RateLimiter
 
     def close(self) -> None:
         self.deps.access.stop()
+        self.audit.stop()
+        self.audit.log.close()
         self.deps.index.close()
         self.deps.catalog.close()
 
@@ -163,11 +173,17 @@ def build_key_store(settings: Settings, kms: Kms) -> KeyStore:
     return VaultKvKeyStore(session, mount=v.mount, prefix=v.prefix)
 
 
-def build_index(settings: Settings, dim: int) -> VectorIndex:
+def build_index(settings: Settings, dim: int, *, model_id: str | None = None) -> VectorIndex:
+    """With ``model_id``, the embedded shard must have been built by that model (``edge_layout``)."""
     if settings.vector_backend is VectorBackend.EDGE:
+        from carnet.adapters import edge_layout
         from carnet.adapters.qdrant_edge import EdgeVectorIndex
 
-        return EdgeVectorIndex(settings.data_dir / "vectors", dim)
+        if model_id is None:
+            return EdgeVectorIndex(settings.data_dir / edge_layout.LIVE, dim)
+        index = EdgeVectorIndex(edge_layout.open_live(settings.data_dir, model_id=model_id), dim)
+        edge_layout.adopt(settings.data_dir / edge_layout.LIVE, edge_layout.ShardModel(model_id, dim))
+        return index
     from carnet.adapters.qdrant_server import connect
 
     q = settings.qdrant
@@ -178,6 +194,15 @@ def build_index(settings: Settings, dim: int) -> VectorIndex:
         collection=q.collection,
         dim=dim,
         prefer_grpc=q.prefer_grpc,
+    )
+
+
+def build_retention(settings: Settings) -> RetentionPolicy:
+    """The tenants' retention classes; every tenant also has ``default`` unless it defines its own."""
+    return RetentionPolicy(
+        {tenant: {name: RetentionClass(name, c.days, RetentionStart(c.after.value)) for name, c in classes.items()}
+         for tenant, classes in settings.retention.items()},
+        RetentionClass("default", settings.default_retention_days),
     )
 
 
@@ -192,7 +217,7 @@ def build(settings: Settings, *, embedder: Embedder | None = None, kms: Kms | No
                                     dated=settings.embed_dates)
     if not calibration.calibrated:
         log.warning("reconcile_uncalibrated", model=emb.model_id, note="using DESIGN.md default thresholds")
-    index, keyring, kms = build_sealed_index(settings, build_index(settings, emb.dim), kms)
+    index, keyring, kms = build_sealed_index(settings, build_index(settings, emb.dim, model_id=emb.model_id), kms)
     hasher = KmsSubjectHasher(keyring, kms, plane.catalog.hash_key_entry)
     locks = SubjectLocks()
     access = AccessRecorder(index=index, locks=locks, interval=settings.access_flush_seconds)
@@ -211,6 +236,7 @@ def build(settings: Settings, *, embedder: Embedder | None = None, kms: Kms | No
         keys=keyring,
         subjects=SubjectRegistry(plane.catalog, hasher, KeyringSubjectIdSealer(keyring)),
         pii=build_pii(settings, plane.catalog, keyring),
+        ledger=build_erasure_ledger(settings),
         special=SpecialPolicy({tenant: CategoryPolicy(dict(p.retention_days), frozenset(p.hidden_from_agents))
                                for tenant, p in settings.special_categories.items()}),
         scale=CosineScale(calibration.cosine_zero, calibration.cosine_one),
@@ -227,9 +253,23 @@ def build(settings: Settings, *, embedder: Embedder | None = None, kms: Kms | No
         candidates=sc.candidates,
         locale=settings.locale,
         embed_dates=settings.embed_dates,
-        retention={"default": RetentionClass("default", settings.default_retention_days)},
+        retention=build_retention(settings),
+        decay=DecayRule(settings.decay.enabled, settings.decay.importance_below, settings.decay.untouched_days),
     )
-    return Container(settings, deps, plane.pepper, registry_for(deps.embedder), kms, keyring)
+    audit = build_audit(settings, deps.clock)
+    metrics = metrics_for(deps.embedder, keyring, {"access_stats": access.pending, "audit_reads": audit.pending})
+    return Container(settings, deps, plane.pepper, metrics, kms, keyring, audit,
+                     Facade(deps, audit, observe=metrics.retrieval), RateLimiter(settings.api.rate_limit or None))
+
+
+def build_audit(settings: Settings, clock: Clock | None = None) -> AuditTrail:
+    """The audit trail, its batch writer started (reads are appended every ``audit_flush_seconds``)."""
+    from carnet.adapters.sqlite_audit import SqliteAuditLog
+
+    audit = AuditTrail(SqliteAuditLog(settings.resolved_audit_path), clock or SystemClock(),
+                       interval=settings.audit_flush_seconds)
+    audit.start()
+    return audit
 
 
 def build_pii(settings: Settings, catalog: Catalog, keyring: Keyring) -> Pii:
@@ -256,6 +296,81 @@ def _presidio(language: str, model: str | None, threshold: float) -> PiiDetector
     from carnet.adapters.pii_presidio import PresidioDetector
 
     return PresidioDetector(language=language, model=model, threshold=threshold)
+
+
+def build_erasure_ledger(settings: Settings) -> ErasureLedger:
+    """The erasure ledger: a file beside the keys by default, never inside the data dir."""
+    from carnet.adapters.erasure_ledger import FileErasureLedger
+
+    return FileErasureLedger(settings.resolved_erasure_ledger, data_dir=settings.data_dir)
+
+
+def records_index(c: Container) -> VectorIndex:
+    """The store under the sealing layer: records as stored, opened by no key (re-erasure deletes
+    records whose key is already destroyed)."""
+    from carnet.crypto.sealed_index import SealedIndex
+
+    return c.deps.index.inner if isinstance(c.deps.index, SealedIndex) else c.deps.index
+
+
+def backup_source(c: Container) -> BackupSource:
+    """What ``create_backup`` reads from a container (the server's own, or one a command opened):
+    the embedded default only. A Qdrant server and PostgreSQL have their own snapshots (docs/backup.md)."""
+    from importlib.metadata import version
+
+    from carnet.adapters.qdrant_edge import EdgeVectorIndex
+    from carnet.errors import InvalidInput
+
+    index, catalog = records_index(c), c.deps.catalog
+    if not isinstance(index, EdgeVectorIndex) or not isinstance(catalog, SqliteCatalog):
+        raise InvalidInput("`carnet backup` covers the embedded default (qdrant-edge and SQLite); "
+                           "back up a Qdrant server and PostgreSQL with their own snapshots (docs/backup.md)")
+    return BackupSource(data_dir=c.settings.data_dir, snapshot_vectors=index.snapshot,
+                        snapshot_catalog=catalog.snapshot, catalog=catalog, locks=c.deps.locks, clock=c.deps.clock,
+                        embedder_model=c.deps.embedder.model_id, dim=c.deps.embedder.dim,
+                        vector_engine=f"qdrant-edge-py {version('qdrant-edge-py')}")
+
+
+def restore_target(settings: Settings, *, kms: Kms | None = None) -> RestoreTarget:
+    """What ``restore_backup`` needs: the data dir's stores (opened raw, on the staged copy), the key
+    store and the erasure ledger. No embedder: nothing is embedded or opened."""
+    from carnet.adapters.qdrant_edge import EdgeVectorIndex, held
+    from carnet.errors import InvalidInput
+
+    if settings.vector_backend is not VectorBackend.EDGE:
+        raise InvalidInput("`carnet backup restore` covers the embedded default; with a Qdrant server, recover "
+                           "its snapshot, then run `carnet backup reapply-erasures` (docs/backup.md)")
+    return RestoreTarget(data_dir=settings.data_dir, hold=held, open_index=EdgeVectorIndex,
+                         open_catalog=SqliteCatalog, keys=build_keyring(settings, kms or build_kms(settings)),
+                         ledger=build_erasure_ledger(settings))
+
+
+def build_scheduler(c: Container) -> Scheduler:
+    """``carnet serve``'s maintenance every N hours, and backups every M hours when set, on the
+    embedded store only (with a Qdrant server, CronJobs or timers run ``carnet maintain``). A scheduler
+    without jobs starts nothing."""
+    from carnet.services.maintain import maintain
+
+    m = c.settings.maintenance
+    jobs: list[Job] = []
+    if m.scheduler and c.settings.vector_backend is VectorBackend.EDGE:
+        jobs.append(Job("maintain", m.interval_hours * 3600,
+                        lambda stop: maintain(c.deps, compact=m.compact, stop=stop)))
+        if m.backup_interval_hours is not None:
+            jobs.append(Job("backup", m.backup_interval_hours * 3600, lambda _stop: _scheduled_backup(c)))
+    return Scheduler(jobs, state_file=c.settings.data_dir / "scheduler.json", startup_delay=m.startup_delay_seconds)
+
+
+def _scheduled_backup(c: Container) -> None:
+    """``create_backup`` into the backup dir, then ``prune_backups`` when a number to keep is set."""
+    from carnet.services.backup import create_backup, prune_backups
+
+    directory = c.settings.resolved_backup_dir
+    report = create_backup(source=backup_source(c), output=directory)
+    log.info("scheduled_backup_done", records=report.records, bytes=report.bytes,
+             paused_seconds=round(report.paused_seconds, 3))
+    if c.settings.maintenance.backup_keep is not None:
+        prune_backups(directory=directory, keep=c.settings.maintenance.backup_keep)
 
 
 def build_rehasher(c: Container) -> Rehasher:

@@ -13,7 +13,8 @@ import typer
 from carnet.config import Settings
 
 if TYPE_CHECKING:
-    pass
+    from carnet.bootstrap import ControlPlane
+    from carnet.services.audit import AuditTrail
 
 app = typer.Typer(help="Carnet: sovereign long-term memory for LLM assistants.", no_args_is_help=True)
 apikey_app = typer.Typer(help="Manage API keys.", no_args_is_help=True)
@@ -64,7 +65,7 @@ def serve(
     import uvicorn
 
     from carnet.api.app import create_app
-    from carnet.bootstrap import build
+    from carnet.bootstrap import build, build_scheduler
     from carnet.errors import CarnetError
 
     settings = _settings(data_dir, host=host, port=port)
@@ -83,9 +84,12 @@ def serve(
         from carnet.demo import run_against_server_when_ready
 
         run_against_server_when_ready(container, settings)
+    scheduler = build_scheduler(container)  # retention, decay (and backups) in-process: embedded store only
+    scheduler.start()
     try:
         uvicorn.run(application, host=settings.host, port=settings.port, access_log=False, log_config=None)
     finally:
+        scheduler.stop()
         container.close()
 
 
@@ -93,25 +97,71 @@ def serve(
 def apikey_create(
     tenant: Annotated[str, typer.Option(help="Tenant the key belongs to.")],
     role: Annotated[list[str], typer.Option(help="Role (repeatable): agent, dpo, admin.")],
+    rate_limit: Annotated[str | None, typer.Option(
+        help="This key's request budget, e.g. '50/second' (default: CARNET_API__RATE_LIMIT).")] = None,
+    name: Annotated[str | None, typer.Option(help="A label for operators, e.g. 'ivr-bot'.")] = None,
     data_dir: DataDir = None,
 ) -> None:
     """Create an API key. The key is printed once, as the last line; only its hash is stored."""
-    from carnet.bootstrap import build_control_plane
-    from carnet.errors import CarnetError
     from carnet.services.apikeys import create_key
 
     settings = _settings(data_dir)
-    plane = build_control_plane(settings)
-    try:
-        key, record = create_key(plane.catalog, plane.pepper, tenant=tenant, roles=role)
-    except CarnetError as exc:
-        typer.echo(f"error: {exc.message}", err=True)
-        raise typer.Exit(2) from exc
-    finally:
-        plane.catalog.close()
+    with _reported(), _control_plane(settings) as (plane, audit):
+        event = audit.event(tenant=tenant, actor="cli:apikey", action="apikey.create", detail={"roles": ",".join(role)})
+        with audit.recorded(event):
+            key, record = create_key(plane.catalog, plane.pepper, tenant=tenant, roles=role, rate_limit=rate_limit,
+                                     name=name)
     typer.echo(f"created key {record.key_id} for tenant {record.tenant} with roles {', '.join(record.roles)}")
     typer.echo("store it now: it cannot be shown again")
     typer.echo(key)
+
+
+@apikey_app.command("revoke")
+def apikey_revoke(
+    key_id: Annotated[str, typer.Argument(help="The key id (the 12 hex digits after 'crn_').")],
+    data_dir: DataDir = None,
+) -> None:
+    """Revoke a key at once: the next request with it gets 401. Works while `carnet serve` runs."""
+    from carnet.services.apikeys import revoke_key
+
+    settings = _settings(data_dir)
+    with _reported(), _control_plane(settings) as (plane, audit):
+        owner = next((k.tenant for k in plane.catalog.api_keys() if k.key_id == key_id), None)
+        event = audit.event(tenant=owner or "-", actor="cli:apikey", action="apikey.revoke", targets=(key_id,))
+        with audit.recorded(event):
+            revoke_key(plane.catalog, key_id=key_id)
+    typer.echo(f"revoked key {key_id}")
+
+
+@apikey_app.command("list")
+def apikey_list(
+    tenant: Annotated[str | None, typer.Option(help="Only this tenant's keys.")] = None,
+    data_dir: DataDir = None,
+) -> None:
+    """The keys (never the secrets): id, tenant, roles, created, revoked, rate limit, name."""
+    import json
+
+    settings = _settings(data_dir)
+    with _reported(), _control_plane(settings) as (plane, _):
+        for k in plane.catalog.api_keys(tenant):
+            typer.echo(json.dumps({"key_id": k.key_id, "tenant": k.tenant, "roles": list(k.roles),
+                                   "created_at": k.created_at.isoformat(), "revoked": k.revoked,
+                                   "rate_limit": k.rate_limit, "name": k.name}))
+
+
+@contextmanager
+def _control_plane(settings: Settings) -> Iterator[tuple[ControlPlane, AuditTrail]]:
+    """The catalog and the audit trail, without the vector store (these commands run beside `serve`)."""
+    from carnet.bootstrap import build_audit, build_control_plane
+
+    plane = build_control_plane(settings)
+    audit = build_audit(settings)
+    try:
+        yield plane, audit
+    finally:
+        audit.stop()
+        audit.log.close()
+        plane.catalog.close()
 
 
 def _keyring(settings: Settings):  # type: ignore[no-untyped-def]
@@ -204,6 +254,7 @@ def tenant_shred(
     the tenant becomes unreadable at once, backups included. Needs --confirm with the tenant name."""
     import json
 
+    from carnet.bootstrap import build_erasure_ledger
     from carnet.services.keys import shred_tenant
 
     if confirm != tenant:
@@ -214,7 +265,7 @@ def tenant_shred(
     _configure_logs(settings)
     with _reported():
         kms, keyring = _keyring(settings)
-        receipt = shred_tenant(kms, keyring, tenant=tenant)
+        receipt = shred_tenant(kms, keyring, tenant=tenant, ledger=build_erasure_ledger(settings))
     typer.echo(json.dumps(receipt.as_dict()))
 
 
@@ -262,8 +313,16 @@ def demo(data_dir: DataDir = None) -> None:
 
 def _register_bench() -> None:
     from carnet.bench.cli import bench_app
+    from carnet.cli_audit import register as register_audit
+    from carnet.cli_backup import register as register_backup
+    from carnet.cli_maintain import register as register_maintain
+    from carnet.cli_mcp import register as register_mcp
 
     app.add_typer(bench_app, name="bench")
+    register_audit(app)
+    register_backup(app)
+    register_maintain(app)
+    register_mcp(app)
 
 
 _register_bench()

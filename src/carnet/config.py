@@ -8,9 +8,9 @@ from __future__ import annotations
 import os
 from enum import StrEnum
 from pathlib import Path
-from typing import Self
+from typing import Annotated, Self
 
-from pydantic import BaseModel, Field, SecretStr, model_validator
+from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -162,6 +162,63 @@ class ApiSettings(BaseModel):
     max_batch: int = Field(500, ge=1)
     max_query_chars: int = Field(2000, ge=1)
     max_k: int = Field(100, ge=1)
+    # Request bodies over this size get 413 before they are read (chunked bodies are counted too).
+    max_body_bytes: int = Field(5 * 1024 * 1024, ge=1024)
+    # Each key's request budget when the key has none of its own ("N/second", "N/minute"); "" = unlimited.
+    rate_limit: str = "300/second"
+
+    @field_validator("rate_limit")
+    @classmethod
+    def _rate(cls, v: str) -> str:
+        if v:
+            from limits import parse
+
+            try:
+                parse(v)
+            except ValueError as exc:
+                raise ValueError("rate_limit must look like '300/second' or '6000/minute'") from exc
+        return v
+
+
+class RetentionAfter(StrEnum):
+    VALID_FROM = "valid_from"  # the record's date (when what it says became true)
+    RELATIONSHIP_END = "relationship_end"  # the end of the subject's relationship, recorded per subject
+
+
+class RetentionClassSettings(BaseModel):
+    """A retention class: ``days`` after the record's date, or after the end of the subject's
+    relationship (``"after": "relationship_end"``: never while the relationship is open)."""
+
+    model_config = {"extra": "forbid"}
+
+    days: int = Field(ge=1)
+    after: RetentionAfter = RetentionAfter.VALID_FROM
+
+
+# Tenant ("*": every tenant without its own entry) -> class name -> class.
+TenantKey = Annotated[str, Field(pattern=r"^(\*|[a-z0-9][a-z0-9_-]{0,62})$")]
+RetentionClassName = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")]
+
+
+class DecaySettings(BaseModel):
+    """Forgetting what does not matter: unimportant records nobody has read, repeated or changed."""
+
+    enabled: bool = True
+    importance_below: float = Field(0.1, ge=0, le=1)
+    untouched_days: int = Field(120, ge=1)
+
+
+class MaintenanceSettings(BaseModel):
+    """The in-process scheduler of ``carnet serve`` on the embedded store (retention, decay,
+    compaction; backups when an interval is set). With a Qdrant server, CronJobs or systemd timers
+    run ``carnet maintain`` instead."""
+
+    scheduler: bool = True
+    interval_hours: float = Field(24.0, gt=0, le=24 * 31)
+    startup_delay_seconds: float = Field(300.0, ge=0)  # first pass after start-up, when one is overdue
+    compact: bool = True  # vacuum deleted points after each pass (holds the process for ~1 s per 20k points)
+    backup_interval_hours: float | None = Field(None, gt=0)  # None: no scheduled backup
+    backup_keep: int | None = Field(None, ge=1)  # after a scheduled backup, prune all but this many (None: keep all)
 
 
 class QdrantServerSettings(BaseModel):
@@ -197,6 +254,11 @@ class Settings(BaseSettings):
     data_dir: Path = Path("./carnet-data")
     # Keys (hash key, dev KMS) live outside the data dir so a data backup never carries them.
     key_dir: Path | None = None
+    # Every erasure, by keyed hash, kept outside the data and its backups so a restore can apply again
+    # the ones made after its backup (default: <key dir>/erasure-ledger.jsonl; refused inside the data dir).
+    erasure_ledger: Path | None = None
+    # Where `carnet backup create` and the scheduler write archives (default: <data dir>-backups).
+    backup_dir: Path | None = None
     host: str = "127.0.0.1"
     port: int = Field(8080, ge=1, le=65535)
     vector_backend: VectorBackend = VectorBackend.EDGE
@@ -226,15 +288,36 @@ class Settings(BaseSettings):
     scoring: ScoringSettings = ScoringSettings()
     assemble: AssembleSettings = AssembleSettings()
     api: ApiSettings = ApiSettings()
+    # The hash-chained audit trail; its own file, never inside a backup (a restore must not rewind it).
+    audit_path: Path | None = None
+    audit_flush_seconds: float = Field(0.5, gt=0, le=60)
     default_retention_days: int | None = Field(None, ge=1)
+    # Retention classes per tenant, e.g. {"acme": {"call_note": {"days": 183}, "aml": {"days": 1826,
+    # "after": "relationship_end"}}, "*": {...}}; every tenant also has "default" (above) unless it
+    # defines its own.
+    retention: dict[TenantKey, dict[RetentionClassName, RetentionClassSettings]] = Field(default_factory=dict)
+    decay: DecaySettings = DecaySettings()
+    maintenance: MaintenanceSettings = MaintenanceSettings()
     # Language of the prompt block and of the dates embedded with each record.
     locale: str = Field("fr", pattern="^(fr|en)$")
     embed_dates: bool = True
     log_level: str = "INFO"
 
     @property
+    def resolved_audit_path(self) -> Path:
+        return self.audit_path or self.data_dir / "audit.sqlite3"
+
+    @property
     def resolved_key_dir(self) -> Path:
         return self.key_dir or self.data_dir.with_name(self.data_dir.name + "-keys")
+
+    @property
+    def resolved_erasure_ledger(self) -> Path:
+        return self.erasure_ledger or self.resolved_key_dir / "erasure-ledger.jsonl"
+
+    @property
+    def resolved_backup_dir(self) -> Path:
+        return self.backup_dir or self.data_dir.with_name(self.data_dir.name + "-backups")
 
     @model_validator(mode="after")
     def _refuse_unknown_variables(self) -> Self:

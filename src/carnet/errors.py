@@ -2,7 +2,8 @@
 
     CarnetError
     ├── InvalidInput              (400 invalid_input)        bad field value the schema could not catch
-    │   └── InvalidBudget         (400 invalid_budget)
+    │   ├── InvalidBudget         (400 invalid_budget)
+    │   └── BackupCorrupt         (400 backup_corrupt)       an archive whose checksums or layout do not match
     ├── AuthError
     │   ├── Unauthenticated       (401 unauthenticated)       missing or unknown key
     │   └── Forbidden             (403 forbidden)             key lacks the role
@@ -10,13 +11,17 @@
     │   ├── SubjectNotFound       (404 subject_not_found)
     │   └── MemoryNotFound        (404 memory_not_found)
     ├── Conflict                  (409 conflict)
+    │   └── RestoreRefused        (409 restore_refused)      a restore would be wrong (backup older than a rehash…)
     ├── StoreLocked               (409 store_locked)          the embedded shard is owned by another process
     ├── PayloadTooLarge           (413 payload_too_large)
+    ├── RateLimited               (429 rate_limited)         the key spent its request budget; see Retry-After
+    ├── LedgerCorrupt             (500 ledger_corrupt)       the erasure ledger has a malformed line
     ├── KmsRejected               (500 kms_rejected)         the KMS refused: missing key, bad version…
     │   └── UnwrapFailed          (500 key_unwrap_failed)    a wrapped key does not open (tampered, foreign, retired)
     └── DependencyUnavailable     (503 dependency_unavailable)
-        └── KmsUnavailable        (503 kms_unavailable)      KMS/HSM down, sealed, or our credentials no longer work
-            └── KmsDenied         (503 kms_unavailable)      credentials or policy refused (401/403, PIN refused)
+        ├── KmsUnavailable        (503 kms_unavailable)      KMS/HSM down, sealed, or our credentials no longer work
+        │   └── KmsDenied         (503 kms_unavailable)      credentials or policy refused (401/403, PIN refused)
+        └── AuditUnavailable      (503 audit_unavailable)    the audit trail cannot be written: the write is refused
 
 The HTTP edge maps ``code`` and ``status`` in one handler (``carnet.api.errors``).
 """
@@ -82,6 +87,25 @@ class Conflict(CarnetError):
     status = 409
 
 
+class RestoreRefused(Conflict):
+    """A restore that would leave a wrong store: the backup predates a rehash of a tenant, or the key
+    store does not hold the keys the backup needs."""
+
+    code = "restore_refused"
+
+
+class BackupCorrupt(InvalidInput):
+    """The archive does not match its manifest (a member altered, missing or added) or is no Carnet backup."""
+
+    code = "backup_corrupt"
+
+
+class LedgerCorrupt(CarnetError):
+    """A line of the erasure ledger cannot be read: a restore must not guess which erasures it held."""
+
+    code = "ledger_corrupt"
+
+
 class StoreLocked(CarnetError):
     code = "store_locked"
     status = 409
@@ -90,6 +114,14 @@ class StoreLocked(CarnetError):
 class PayloadTooLarge(CarnetError):
     code = "payload_too_large"
     status = 413
+
+
+class RateLimited(CarnetError):
+    code = "rate_limited"
+    status = 429
+
+    def __init__(self, retry_after: float) -> None:
+        super().__init__("too many requests for this API key", retry_after=max(1, round(retry_after + 0.5)))
 
 
 class DependencyUnavailable(CarnetError):
@@ -118,3 +150,9 @@ class KmsUnavailable(DependencyUnavailable):
 
 class KmsDenied(KmsUnavailable):
     """The KMS refused our credentials or policy (HTTP 401/403, a refused PIN)."""
+
+
+class AuditUnavailable(DependencyUnavailable):
+    """The audit trail refused an entry: the operation it records does not happen."""
+
+    code = "audit_unavailable"

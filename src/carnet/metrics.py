@@ -1,29 +1,76 @@
-"""Prometheus metrics of one Carnet process. No label ever carries a subject or personal data."""
+"""Prometheus metrics of one Carnet process. No label ever carries a subject or personal data: routes
+are path templates (``/api/v1/subjects/{subject_id}/search``), tenants are tenant names."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
-from prometheus_client import CollectorRegistry
-from prometheus_client.core import CounterMetricFamily, Metric
+from prometheus_client import CollectorRegistry, Histogram
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from carnet.crypto.keyring import Keyring
 from carnet.services.query_cache import CachedEmbedder
 
+_LATENCY_BUCKETS = (0.002, 0.005, 0.01, 0.015, 0.02, 0.03, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+_SCORE_BUCKETS = tuple(round(0.1 * i, 1) for i in range(1, 11))
+_COUNT_BUCKETS = (0, 1, 2, 3, 5, 8, 13, 21, 34, 55, 100)
 
-class _QueryCacheCollector(Collector):
-    def __init__(self, cache: CachedEmbedder) -> None:
-        self._cache = cache
+
+class _StateCollector(Collector):
+    """Counters the services keep themselves, read at scrape time."""
+
+    def __init__(self, cache: CachedEmbedder, keyring: Keyring, queues: dict[str, Callable[[], int]]) -> None:
+        self._cache, self._keyring, self._queues = cache, keyring, queues
 
     def collect(self) -> Iterator[Metric]:
         yield CounterMetricFamily("carnet_query_cache_hits", "Query embeddings served from cache",
                                   value=self._cache.hits)
         yield CounterMetricFamily("carnet_query_cache_misses", "Query embeddings computed",
                                   value=self._cache.misses)
+        yield CounterMetricFamily("carnet_data_key_cache_hits", "Subject data keys served from the key cache",
+                                  value=self._keyring.cache_hits)
+        yield CounterMetricFamily("carnet_data_key_cache_misses",
+                                  "Subject data keys not in cache (unwrapped by the KMS or created)",
+                                  value=self._keyring.cache_misses)
+        depth = GaugeMetricFamily("carnet_queue_depth", "Items waiting in a background queue", labels=["queue"])
+        for name, size in self._queues.items():
+            depth.add_metric([name], size())
+        yield depth
 
 
-def registry_for(cache: CachedEmbedder) -> CollectorRegistry:
-    """A registry per process/container (never the global one: tests build several containers)."""
+class Metrics:
+    """The histograms the edge and the facade observe, on one registry per container (never the
+    global one: tests build several containers in one process)."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.registry = registry
+        self.request_seconds = Histogram(
+            "carnet_http_request_duration_seconds", "HTTP request latency by route template",
+            ["method", "route", "status"], buckets=_LATENCY_BUCKETS, registry=registry)
+        self.returned = Histogram(
+            "carnet_retrieval_returned", "Records returned per search or assemble", ["tenant", "operation"],
+            buckets=_COUNT_BUCKETS, registry=registry)
+        self.top_score = Histogram(
+            "carnet_retrieval_top_score", "Best score per search or assemble (drift shows as a shift down)",
+            ["tenant", "operation"], buckets=_SCORE_BUCKETS, registry=registry)
+        self.mean_score = Histogram(
+            "carnet_retrieval_mean_score", "Mean score of what a search or assemble returned",
+            ["tenant", "operation"], buckets=_SCORE_BUCKETS, registry=registry)
+        self.kms_seconds = Histogram(
+            "carnet_kms_request_duration_seconds", "KMS latency on the request path", ["operation"],
+            buckets=_LATENCY_BUCKETS, registry=registry)
+
+    def retrieval(self, tenant: str, operation: str, scores: list[float]) -> None:
+        self.returned.labels(tenant, operation).observe(len(scores))
+        if scores:
+            self.top_score.labels(tenant, operation).observe(max(scores))
+            self.mean_score.labels(tenant, operation).observe(sum(scores) / len(scores))
+
+
+def metrics_for(cache: CachedEmbedder, keyring: Keyring, queues: dict[str, Callable[[], int]]) -> Metrics:
     registry = CollectorRegistry(auto_describe=True)
-    registry.register(_QueryCacheCollector(cache))
-    return registry
+    registry.register(_StateCollector(cache, keyring, queues))
+    metrics = Metrics(registry)
+    keyring.kms_timings = lambda operation, seconds: metrics.kms_seconds.labels(operation).observe(seconds)
+    return metrics

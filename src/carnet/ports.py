@@ -14,9 +14,11 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
+from carnet.domain.audit import AuditEntry, AuditEvent
 from carnet.domain.pii.pseudonyms import PseudonymMap
 from carnet.domain.pii.spans import Span
 from carnet.domain.records import HistoryEntry, Kind, Memory, Scope, Status
+from carnet.domain.retention import SubjectRetention
 
 Vector = npt.NDArray[np.float32]
 
@@ -101,8 +103,11 @@ class VectorIndex(Protocol):
     def get(self, scope: Scope, ids: Sequence[str]) -> list[Memory]: ...
 
     def scroll(
-        self, scope: Scope, *, where: RecordFilter, limit: int, offset: str | None = None
-    ) -> tuple[list[Memory], str | None]: ...
+        self, scope: Scope, *, where: RecordFilter, limit: int, offset: str | None = None, reveal: bool = True
+    ) -> tuple[list[Memory], str | None]:
+        """``reveal=False``: texts come back as stored (sealed), for passes that read only metadata
+        (maintenance): no data key is unwrapped and no text is opened."""
+        ...
 
     def count(self, scope: Scope, *, where: RecordFilter) -> int: ...
 
@@ -118,6 +123,11 @@ class VectorIndex(Protocol):
 
     def check(self) -> None:
         """Raise ``DependencyUnavailable`` when the store cannot answer."""
+        ...
+
+    def compact(self) -> bool:
+        """Reclaim the space of deleted points (their sealed payloads leave the segment files);
+        ``True`` if anything was rewritten. A no-op for stores that vacuum on their own."""
         ...
 
     def close(self) -> None: ...
@@ -174,6 +184,8 @@ class ApiKeyRecord:
     roles: tuple[str, ...]
     created_at: datetime
     revoked: bool = False
+    rate_limit: str | None = None  # e.g. "50/second"; None: the deployment's default
+    name: str | None = None  # a label for operators ("ivr-bot"), never personal data
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,9 +200,18 @@ class RegisteredSubject:
 class Catalog(Protocol):
     """The control plane: API keys and record history (SQLite embedded, PostgreSQL later)."""
 
-    def add_api_key(self, *, key_id: str, key_hash: str, tenant: str, roles: Sequence[str]) -> ApiKeyRecord: ...
+    def add_api_key(self, *, key_id: str, key_hash: str, tenant: str, roles: Sequence[str],
+                    rate_limit: str | None = None, name: str | None = None) -> ApiKeyRecord: ...
 
     def find_api_key(self, key_hash: str) -> ApiKeyRecord | None: ...
+
+    def api_keys(self, tenant: str | None = None) -> list[ApiKeyRecord]:
+        """Every key (of ``tenant`` when given), revoked ones included, oldest first."""
+        ...
+
+    def revoke_api_key(self, key_id: str, *, tenant: str | None = None) -> bool:
+        """Revoke a key (only if it belongs to ``tenant`` when given); False if no such key."""
+        ...
 
     def append_history(self, scope: Scope, entries: Sequence[HistoryEntry]) -> None: ...
 
@@ -216,6 +237,20 @@ class Catalog(Protocol):
 
     def registered_subjects(self, tenant: str) -> list[RegisteredSubject]: ...
 
+    def registered_tenants(self) -> list[str]:
+        """Every tenant with at least one registered subject (maintenance walks them all)."""
+        ...
+
+    def subject_retention(self, scope: Scope) -> SubjectRetention:
+        """The subject's legal hold and relationship end (defaults when nothing was recorded)."""
+        ...
+
+    def set_legal_hold(self, scope: Scope, *, held: bool, at: datetime, reference: str | None = None) -> None: ...
+
+    def set_relationship_end(self, scope: Scope, ended_at: datetime | None) -> None:
+        """``None`` reopens the relationship."""
+        ...
+
     def move_subject(self, old: Scope, new: Scope, *, hash_key: str, sealed_id: bytes,
                      sealed_map: bytes | None = None) -> None:
         """A re-hashed subject: history, aliases, pseudonym map (resealed for ``new`` when given) and
@@ -224,6 +259,10 @@ class Catalog(Protocol):
 
     def hash_key_entry(self, tenant: str) -> str | None:
         """The key-store entry of the tenant's current hash key (``None``: the first one)."""
+        ...
+
+    def tenants(self) -> list[str]:
+        """Every tenant with a registered subject or a hash-key row (what a backup names), sorted."""
         ...
 
     def set_hash_key_entry(self, tenant: str, entry: str) -> None: ...
@@ -370,4 +409,49 @@ class KeyStore(Protocol):
 
     def scan(self, tenant: str) -> Iterator[StoredKey]:
         """Every entry of the tenant (for rewrap), read lazily."""
+        ...
+
+
+class AuditLog(Protocol):
+    """Append-only, hash-chained per tenant (``carnet.domain.audit``)."""
+
+    def append(self, events: Sequence[AuditEvent]) -> list[AuditEntry]:
+        """Link and store in order, all or nothing. Raises ``AuditUnavailable``."""
+        ...
+
+    def head(self, tenant: str) -> tuple[int, str] | None: ...
+
+    def entries(self, tenant: str, *, after_seq: int = 0, page: int = 1000) -> Iterator[AuditEntry]: ...
+
+    def tenants(self) -> list[str]: ...
+
+    def check(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ErasureEntry:
+    """One erasure, as the ledger keeps it: keyed hashes only, never a subject id.
+
+    ``subject`` is ``None`` for a whole tenant (a panic purge). ``hash_key`` names the hash-key
+    generation that made ``subject`` (``~tenant-hash-key``, ``~tenant-hash-key.2``…): a hash only
+    matches data written under the same generation."""
+
+    tenant: str
+    subject: str | None
+    hash_key: str | None
+    at: datetime
+
+
+class ErasureLedger(Protocol):
+    """Every erasure ever made, kept outside the data and its backups, so a restore can apply again
+    the erasures made after its backup was taken."""
+
+    def append(self, entry: ErasureEntry) -> None:
+        """Durably record ``entry`` before anything is deleted; raises ``DependencyUnavailable``."""
+        ...
+
+    def entries(self) -> list[ErasureEntry]:
+        """Every entry, oldest first; raises ``LedgerCorrupt`` rather than skip an unreadable line."""
         ...

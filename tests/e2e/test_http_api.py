@@ -17,7 +17,7 @@ SUBJECT = "ADH-0042"
 
 @pytest.fixture
 def api(container: Container) -> Iterator[httpx.Client]:
-    key, _ = create_key(container.deps.catalog, container.pepper, tenant="assur-nord", roles=["agent"])
+    key, _ = create_key(container.deps.catalog, container.pepper, tenant="assur-nord", roles=["agent", "dpo"])
     with running(create_app(container)) as base, httpx.Client(
         base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=30
     ) as client:

@@ -20,8 +20,8 @@ SUBJECT = "CLI-1001"
 
 @pytest.fixture
 def clients(container: Container) -> Iterator[tuple[httpx.Client, httpx.Client]]:
-    ka, _ = create_key(container.deps.catalog, container.pepper, tenant="assur-nord", roles=["agent"])
-    kb, _ = create_key(container.deps.catalog, container.pepper, tenant="banque-sud", roles=["agent"])
+    ka, _ = create_key(container.deps.catalog, container.pepper, tenant="assur-nord", roles=["agent", "dpo"])
+    kb, _ = create_key(container.deps.catalog, container.pepper, tenant="banque-sud", roles=["agent", "dpo"])
     with running(create_app(container)) as base:
         a = httpx.Client(base_url=base, headers={"Authorization": f"Bearer {ka}"}, timeout=30)
         b = httpx.Client(base_url=base, headers={"Authorization": f"Bearer {kb}"}, timeout=30)

@@ -35,6 +35,7 @@ from qdrant_edge import (
     CountRequest,
     Distance,
     EdgeConfig,
+    EdgeOptimizersConfig,
     EdgeShard,
     EdgeSparseVectorParams,
     EdgeVectorParams,
@@ -63,6 +64,7 @@ from qdrant_edge import SparseVector as EdgeSparse
 from carnet.adapters import payload as pl
 from carnet.domain.records import Memory, Scope
 from carnet.errors import Conflict, DependencyUnavailable, StoreLocked
+from carnet.fileio import copy_tree_sparse
 from carnet.ports import (
     AccessUpdate,
     Candidate,
@@ -111,6 +113,10 @@ def _config(dim: int) -> EdgeConfig:
         vectors={pl.DENSE: EdgeVectorParams(size=dim, distance=Distance.Cosine)},
         sparse_vectors={pl.SPARSE: EdgeSparseVectorParams(modifier=Modifier.Idf)},
         hnsw_config=HnswIndexConfig(m=0, ef_construct=100, full_scan_threshold=10_000),
+        # Vacuum a segment as soon as it holds one deleted point (the defaults wait for 20 % of a
+        # segment of 1000+ vectors): a record deleted by retention or erasure must leave the files
+        # at the next ``compact``. The engine optimises only when asked (``compact``).
+        optimizers=EdgeOptimizersConfig(deleted_threshold=0.0, vacuum_min_vector_number=0),
     )
 
 
@@ -146,6 +152,18 @@ def _unlock(fd: int) -> None:
     os.close(fd)
 
 
+@contextmanager
+def held(path: Path) -> Iterator[None]:
+    """The shard's owner lock without opening the shard (a restore replaces its files): raises
+    ``StoreLocked`` while another process owns it."""
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd = _lock(path)
+    try:
+        yield
+    finally:
+        _unlock(fd)
+
+
 class EdgeVectorIndex:
     """A qdrant-edge shard at ``path`` holding vectors of dimension ``dim``; this process owns it."""
 
@@ -153,7 +171,8 @@ class EdgeVectorIndex:
         path.mkdir(parents=True, exist_ok=True, mode=0o700)
         self._path = path
         self._dim = dim
-        self._closing = threading.Lock()  # guards close() only: the engine synchronises its own calls
+        # Guards close(), optimize() and snapshot() from one another; the engine synchronises the rest.
+        self._closing = threading.Lock()
         self._lock_fd: int | None = _lock(path)
         try:
             self._shard = self._open(path, dim)
@@ -320,9 +339,10 @@ class EdgeVectorIndex:
         return [found[i] for i in wanted if i in found]
 
     def scroll(
-        self, scope: Scope, *, where: RecordFilter, limit: int, offset: str | None = None
+        self, scope: Scope, *, where: RecordFilter, limit: int, offset: str | None = None, reveal: bool = True
     ) -> tuple[list[Memory], str | None]:
-        """``scroll`` by ascending point id; the cursor is the next page's first point id."""
+        """``scroll`` by ascending point id; the cursor is the next page's first point id. Nothing is
+        sealed at this level: ``reveal`` changes nothing."""
         start = pl.parse_offset(offset)
         request = ScrollRequest(offset=start, limit=limit, filter=scoped_filter(scope, where), with_payload=True)
         with _engine_errors("scroll"):
@@ -350,8 +370,42 @@ class EdgeVectorIndex:
         The engine holds the GIL for the whole run (seconds per 100k points with ``m=0``): the
         process answers nothing meanwhile. Run it at startup or from a maintenance command.
         """
-        with _engine_errors("optimize"):
+        with self._closing, _engine_errors("optimize"):
             return bool(self._shard.optimize())
+
+    def snapshot(self, target: Path) -> int:
+        """``flush()``, then the shard's files copied into the new directory ``target`` (holes kept, the
+        lock file left out); returns the number of points.
+
+        qdrant-edge can load a snapshot made by a Qdrant server but cannot make one, hence the copy.
+        The caller stops every write first (a backup holds every subject lock): with no write and no
+        optimisation running, the flushed segments and the write-ahead log on disk form a consistent
+        shard. Reads go on meanwhile.
+        """
+        with self._closing:
+            if self._lock_fd is None:
+                raise DependencyUnavailable("vector store is closed")
+            with _engine_errors("flush"):
+                self._shard.flush()
+                points = int(self._shard.info().points_count)
+            copy_tree_sparse(self._path, target, skip={LOCK_FILE})
+        return points
+
+    def compact(self) -> bool:
+        """``optimize()`` then ``flush()``: segments holding any deleted point are rewritten without
+        it (the shard is configured to vacuum at any deleted fraction, ``_config``), so a deleted
+        record's sealed payload leaves the segment files. The write-ahead log keeps its copy until
+        the engine recycles the log segment. ~1 s per 20k points rewritten, holding the GIL."""
+        done = self.optimize()
+        with _engine_errors("flush"):
+            self._shard.flush()
+        return done
+
+    def points_count(self) -> int:
+        """``info().points_count``: every live point of the shard, all tenants. Maintenance only
+        (``carnet reembed`` compares the old and new shards before switching)."""
+        with _engine_errors("info"):
+            return int(self._shard.info().points_count)
 
     def close(self) -> None:
         """``flush()`` then ``close()``, then release the lock file. Idempotent and thread-safe.

@@ -313,9 +313,10 @@ class ServerVectorIndex:
         return [found[i] for i in wanted if i in found]
 
     def scroll(
-        self, scope: Scope, *, where: RecordFilter, limit: int, offset: str | None = None
+        self, scope: Scope, *, where: RecordFilter, limit: int, offset: str | None = None, reveal: bool = True
     ) -> tuple[list[Memory], str | None]:
-        """``POST /points/scroll`` by ascending point id; the cursor is the next page's first point id."""
+        """``POST /points/scroll`` by ascending point id; the cursor is the next page's first point id.
+        Nothing is sealed at this level: ``reveal`` changes nothing."""
         start = pl.parse_offset(offset)
         with _server_errors("scroll"):
             records, nxt = self._client.scroll(
@@ -343,6 +344,12 @@ class ServerVectorIndex:
             raise DependencyUnavailable(f"vector store unreachable: {exc}") from exc
         if not exists:
             raise DependencyUnavailable(f"vector store collection {self._collection} is missing")
+
+    def compact(self) -> bool:
+        """Nothing to call: the server's own optimizers vacuum segments whose deleted fraction passes
+        the collection's ``optimizers_config.deleted_threshold`` (0.2 by default; lower it on the
+        collection for faster physical removal)."""
+        return False
 
     def close(self) -> None:
         """``QdrantClient.close()``: closes HTTP connections / gRPC channels."""

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from carnet.domain.records import HistoryEntry, Scope
+from carnet.domain.retention import SubjectRetention
 from carnet.errors import Conflict, DependencyUnavailable
 from carnet.ports import ApiKeyRecord, RegisteredSubject
 
@@ -22,7 +23,9 @@ CREATE TABLE IF NOT EXISTS api_keys (
     tenant TEXT NOT NULL,
     roles TEXT NOT NULL,
     created_at REAL NOT NULL,
-    revoked INTEGER NOT NULL DEFAULT 0
+    revoked INTEGER NOT NULL DEFAULT 0,
+    rate_limit TEXT,
+    name TEXT
 );
 CREATE TABLE IF NOT EXISTS history (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -60,10 +63,37 @@ CREATE TABLE IF NOT EXISTS tenant_hash_keys (
     tenant TEXT PRIMARY KEY,
     entry TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS subject_retention (
+    tenant TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    legal_hold INTEGER NOT NULL DEFAULT 0,
+    hold_since REAL,
+    hold_reference TEXT,
+    relationship_end REAL,
+    PRIMARY KEY (tenant, subject)
+);
 """
 
 
-_SUBJECT_TABLES = ("history", "aliases", "subjects", "pseudonyms")
+_SUBJECT_TABLES = ("history", "aliases", "subjects", "pseudonyms", "subject_retention")
+
+
+_KEY_COLUMNS = "key_id, tenant, roles, created_at, revoked, rate_limit, name"
+
+
+def _api_key(row: Sequence[object]) -> ApiKeyRecord:
+    return ApiKeyRecord(key_id=str(row[0]), tenant=str(row[1]), roles=tuple(json.loads(str(row[2]))),
+                        created_at=_dt(float(str(row[3]))), revoked=bool(row[4]),
+                        rate_limit=None if row[5] is None else str(row[5]),
+                        name=None if row[6] is None else str(row[6]))
+
+
+def _add_missing_columns(db: sqlite3.Connection, table: str, columns: dict[str, str]) -> None:
+    """Catalogs created by an older Carnet gain the new columns (SQLite has no ADD COLUMN IF NOT EXISTS)."""
+    have = {str(r[1]) for r in db.execute(f"PRAGMA table_info({table})").fetchall()}
+    for name, kind in columns.items():
+        if name not in have:
+            db.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
 
 
 def _ts(at: datetime) -> float:
@@ -86,31 +116,41 @@ class SqliteCatalog:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(_SCHEMA)
+            _add_missing_columns(self._db, "api_keys", {"rate_limit": "TEXT", "name": "TEXT"})
 
-    def add_api_key(self, *, key_id: str, key_hash: str, tenant: str, roles: Sequence[str]) -> ApiKeyRecord:
+    def add_api_key(self, *, key_id: str, key_hash: str, tenant: str, roles: Sequence[str],
+                    rate_limit: str | None = None, name: str | None = None) -> ApiKeyRecord:
         now = datetime.now(UTC)
         try:
             with self._lock:
                 self._db.execute(
-                    "INSERT INTO api_keys (key_id, key_hash, tenant, roles, created_at) VALUES (?,?,?,?,?)",
-                    (key_id, key_hash, tenant, json.dumps(list(roles)), _ts(now)),
+                    "INSERT INTO api_keys (key_id, key_hash, tenant, roles, created_at, rate_limit, name)"
+                    " VALUES (?,?,?,?,?,?,?)",
+                    (key_id, key_hash, tenant, json.dumps(list(roles)), _ts(now), rate_limit, name),
                 )
         except sqlite3.IntegrityError as exc:
             raise Conflict("an API key with this id already exists") from exc
-        return ApiKeyRecord(key_id=key_id, tenant=tenant, roles=tuple(roles), created_at=now)
+        return ApiKeyRecord(key_id=key_id, tenant=tenant, roles=tuple(roles), created_at=now,
+                            rate_limit=rate_limit, name=name)
 
     def find_api_key(self, key_hash: str) -> ApiKeyRecord | None:
         with self._lock:
-            row = self._db.execute(
-                "SELECT key_id, tenant, roles, created_at, revoked FROM api_keys WHERE key_hash = ?",
-                (key_hash,),
-            ).fetchone()
-        if row is None:
-            return None
-        return ApiKeyRecord(
-            key_id=row[0], tenant=row[1], roles=tuple(json.loads(row[2])), created_at=_dt(row[3]),
-            revoked=bool(row[4]),
-        )
+            row = self._db.execute(f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE key_hash = ?",
+                                   (key_hash,)).fetchone()
+        return None if row is None else _api_key(row)
+
+    def api_keys(self, tenant: str | None = None) -> list[ApiKeyRecord]:
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE ? IS NULL OR tenant = ? ORDER BY created_at, key_id",
+                (tenant, tenant)).fetchall()
+        return [_api_key(r) for r in rows]
+
+    def revoke_api_key(self, key_id: str, *, tenant: str | None = None) -> bool:
+        with self._lock:
+            cur = self._db.execute("UPDATE api_keys SET revoked = 1 WHERE key_id = ? AND (? IS NULL OR tenant = ?)",
+                                   (key_id, tenant, tenant))
+        return cur.rowcount == 1
 
     def append_history(self, scope: Scope, entries: Sequence[HistoryEntry]) -> None:
         rows = [
@@ -184,6 +224,39 @@ class SqliteCatalog:
                                     " ORDER BY subject", (tenant,)).fetchall()
         return [RegisteredSubject(Scope(tenant, r[0]), r[1], bytes(r[2])) for r in rows]
 
+    def registered_tenants(self) -> list[str]:
+        with self._lock:
+            rows = self._db.execute("SELECT DISTINCT tenant FROM subjects ORDER BY tenant").fetchall()
+        return [str(r[0]) for r in rows]
+
+    def subject_retention(self, scope: Scope) -> SubjectRetention:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT legal_hold, hold_since, hold_reference, relationship_end FROM subject_retention"
+                " WHERE tenant = ? AND subject = ?", (scope.tenant, scope.subject)).fetchone()
+        if row is None:
+            return SubjectRetention()
+        return SubjectRetention(legal_hold=bool(row[0]), hold_since=None if row[1] is None else _dt(row[1]),
+                                hold_reference=row[2], relationship_end=None if row[3] is None else _dt(row[3]))
+
+    def set_legal_hold(self, scope: Scope, *, held: bool, at: datetime, reference: str | None = None) -> None:
+        """One upsert of the hold columns; the relationship end is left as it is."""
+        since, ref = (_ts(at), reference) if held else (None, None)
+        with self._lock:
+            self._db.execute(
+                "INSERT INTO subject_retention (tenant, subject, legal_hold, hold_since, hold_reference)"
+                " VALUES (?,?,?,?,?) ON CONFLICT (tenant, subject) DO UPDATE SET legal_hold = excluded.legal_hold,"
+                " hold_since = excluded.hold_since, hold_reference = excluded.hold_reference",
+                (scope.tenant, scope.subject, int(held), since, ref))
+
+    def set_relationship_end(self, scope: Scope, ended_at: datetime | None) -> None:
+        """One upsert of the relationship end; the hold is left as it is."""
+        with self._lock:
+            self._db.execute(
+                "INSERT INTO subject_retention (tenant, subject, relationship_end) VALUES (?,?,?)"
+                " ON CONFLICT (tenant, subject) DO UPDATE SET relationship_end = excluded.relationship_end",
+                (scope.tenant, scope.subject, None if ended_at is None else _ts(ended_at)))
+
     def move_subject(self, old: Scope, new: Scope, *, hash_key: str, sealed_id: bytes,
                      sealed_map: bytes | None = None) -> None:
         if old.tenant != new.tenant:
@@ -192,7 +265,7 @@ class SqliteCatalog:
             if sealed_map is not None:
                 self._db.execute("UPDATE pseudonyms SET sealed_map = ? WHERE tenant = ? AND subject = ?",
                                  (sealed_map, old.tenant, old.subject))
-            for table in ("history", "aliases", "pseudonyms"):
+            for table in ("history", "aliases", "pseudonyms", "subject_retention"):
                 self._db.execute(f"UPDATE {table} SET subject = ? WHERE tenant = ? AND subject = ?",
                                  (new.subject, old.tenant, old.subject))
             self._db.execute("DELETE FROM subjects WHERE tenant = ? AND subject = ?", (old.tenant, old.subject))
@@ -203,6 +276,24 @@ class SqliteCatalog:
         with self._lock:
             row = self._db.execute("SELECT entry FROM tenant_hash_keys WHERE tenant = ?", (tenant,)).fetchone()
         return None if row is None else str(row[0])
+
+    def tenants(self) -> list[str]:
+        with self._lock:
+            rows = self._db.execute("SELECT tenant FROM subjects UNION SELECT tenant FROM tenant_hash_keys"
+                                    " ORDER BY tenant").fetchall()
+        return [str(r[0]) for r in rows]
+
+    def snapshot(self, target: Path) -> None:
+        """SQLite's online backup (``Connection.backup``) into the new file ``target``: one consistent
+        copy, taken while other processes keep reading and writing the catalog."""
+        copy = sqlite3.connect(target)
+        try:
+            with self._lock:
+                self._db.backup(copy)
+        except sqlite3.Error as exc:
+            raise DependencyUnavailable(f"catalog backup failed: {exc}") from exc
+        finally:
+            copy.close()
 
     def set_hash_key_entry(self, tenant: str, entry: str) -> None:
         with self._lock:

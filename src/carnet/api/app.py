@@ -7,15 +7,26 @@ from collections.abc import Awaitable, Callable
 
 import structlog
 from fastapi import FastAPI, Request, Response
-from fastapi.responses import JSONResponse
 
 from carnet import __version__
-from carnet.api import errors, routes_context, routes_health, routes_memories, routes_metrics
+from carnet.api import (
+    errors,
+    routes_admin,
+    routes_audit,
+    routes_context,
+    routes_health,
+    routes_memories,
+    routes_metrics,
+    routes_subjects,
+)
+from carnet.api.body_limit import BodyLimit
+from carnet.api.openapi import DESCRIPTION, error_responses
 from carnet.bootstrap import Container
+from carnet.mcp.http import McpHttp
 
 log = structlog.get_logger("carnet.access")
 
-MAX_BODY_BYTES = 5 * 1024 * 1024
+_METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"})
 
 
 def _route_template(request: Request) -> str:
@@ -26,35 +37,30 @@ def _route_template(request: Request) -> str:
 
 
 def create_app(container: Container) -> FastAPI:
-    app = FastAPI(title="Carnet", version=__version__, docs_url="/docs", redoc_url=None)
+    mcp = McpHttp(container)  # MCP over streamable HTTP at /mcp; its lifespan runs the SDK's session manager
+    app = FastAPI(title="Carnet", version=__version__, description=DESCRIPTION, docs_url="/docs", redoc_url=None,
+                  responses=error_responses(), lifespan=mcp.lifespan)
     app.state.container = container
     errors.install(app)
-    app.include_router(routes_health.router)
-    app.include_router(routes_memories.router)
-    app.include_router(routes_context.router)
-    app.include_router(routes_metrics.router)
+    for module in (routes_health, routes_memories, routes_context, routes_subjects, routes_audit, routes_admin,
+                   routes_metrics):
+        app.include_router(module.router)
+    app.router.routes.append(mcp.route)
+    observe = container.metrics.request_seconds
 
     @app.middleware("http")
-    async def limits_and_access_log(
+    async def access_log_and_latency(
         request: Request, call_next: Callable[[Request], Awaitable[Response]]
     ) -> Response:
         started = time.perf_counter()
-        length = request.headers.get("content-length")
-        if length is not None and (not length.isdigit() or int(length) > MAX_BODY_BYTES):
-            response: Response = JSONResponse(
-                {"error": {"code": "payload_too_large", "message": f"body over {MAX_BODY_BYTES} bytes"}},
-                status_code=413,
-            )
-        else:
-            response = await call_next(request)
-        log.info(
-            "request",
-            method=request.method,
-            route=_route_template(request),
-            status=response.status_code,
-            ms=round((time.perf_counter() - started) * 1000, 2),
-            key_id=getattr(request.state, "key_id", None),
-        )
+        response = await call_next(request)
+        elapsed = time.perf_counter() - started
+        route = _route_template(request)
+        method = request.method if request.method in _METHODS else "OTHER"  # bounded label values
+        observe.labels(method, route, str(response.status_code)).observe(elapsed)
+        log.info("request", method=request.method, route=route, status=response.status_code,
+                 ms=round(elapsed * 1000, 2), key_id=getattr(request.state, "key_id", None))
         return response
 
+    app.add_middleware(BodyLimit, max_bytes=container.settings.api.max_body_bytes)
     return app

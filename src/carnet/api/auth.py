@@ -1,13 +1,20 @@
-"""Bearer API keys. The tenant of every request is the key's tenant, never anything in the request."""
+"""Bearer API keys. The tenant of every request is the key's tenant, never anything in the request.
+
+Authentication (401) comes first, then the key's request budget (429); roles (403) are checked by
+the facade for each use case, and by the admin routes."""
 
 from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import Depends, Header, Request
+from fastapi import Depends, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from carnet.bootstrap import Container
 from carnet.services.apikeys import Principal, authenticate
+from carnet.services.facade import Facade
+
+_bearer = HTTPBearer(auto_error=False, description="An API key: `Authorization: Bearer crn_<id>_<secret>`.")
 
 
 def container(request: Request) -> Container:
@@ -16,26 +23,19 @@ def container(request: Request) -> Container:
 
 
 def principal(
-    request: Request, authorization: Annotated[str | None, Header()] = None
+    request: Request, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)] = None
 ) -> Principal:
     c = container(request)
-    token = None
-    if authorization and authorization[:7].lower() == "bearer ":
-        token = authorization[7:].strip()
-    p = authenticate(c.deps.catalog, c.pepper, token)
+    p = authenticate(c.deps.catalog, c.pepper, credentials.credentials if credentials else None)
     request.state.key_id = p.key_id
+    c.limiter.hit(p.key_id, p.rate_limit)
     return p
 
 
-def agent(p: Annotated[Principal, Depends(principal)]) -> Principal:
-    p.require("agent")
-    return p
+def facade(request: Request) -> Facade:
+    return container(request).facade
 
 
-Agent = Annotated[Principal, Depends(agent)]
+Who = Annotated[Principal, Depends(principal)]
 Ctr = Annotated[Container, Depends(container)]
-
-
-def hidden(c: Container, who: Principal) -> tuple[str, ...]:
-    """The special categories this key may not read (its tenant's policy and its roles)."""
-    return c.deps.special.hidden_for(who.tenant, who.roles)
+Api = Annotated[Facade, Depends(facade)]

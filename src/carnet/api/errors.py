@@ -21,8 +21,10 @@ def _body(code: str, message: str, **extra: object) -> dict[str, object]:
 
 async def _carnet_error(_: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, CarnetError)
-    safe = {k: v for k, v in exc.context.items() if k in ("index", "memory_id", "intake_id")}
+    safe = {k: v for k, v in exc.context.items() if k in ("index", "memory_id", "intake_id", "retry_after")}
     headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+    if "retry_after" in exc.context:
+        headers = {"Retry-After": str(exc.context["retry_after"])}
     return JSONResponse(_body(exc.code, exc.message, **safe), status_code=exc.status, headers=headers)
 
 

@@ -5,18 +5,17 @@ from __future__ import annotations
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
-from carnet.api.auth import Agent, Ctr, hidden
+from carnet.api.auth import Api, Who
 from carnet.api.schemas import AssembleBody, ranked_json
-from carnet.services.assemble import assemble, budgets
+from carnet.services.assemble import budgets
 
 router = APIRouter(prefix="/api/v1/context", tags=["context"])
 
 
 @router.post("/assemble")
-def assemble_context(body: AssembleBody, who: Agent, c: Ctr) -> JSONResponse:
-    b = budgets(c.deps, overrides=body.budgets.model_dump() if body.budgets else {})
-    ctx = assemble(c.deps, tenant=who.tenant, subject_id=body.subject_id, query=body.query, budget=b,
-                   hidden_special=hidden(c, who))
+def assemble_context(body: AssembleBody, who: Who, api: Api) -> JSONResponse:
+    b = budgets(api.deps, overrides=body.budgets.model_dump() if body.budgets else {})
+    ctx = api.assemble(who, subject_id=body.subject_id, query=body.query, budget=b)
     # A ready JSONResponse skips FastAPI's generic encoder: this is the hot path.
     return JSONResponse({
         "memories": [ranked_json(r) for r in ctx.memories],

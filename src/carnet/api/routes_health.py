@@ -1,4 +1,5 @@
-"""Liveness and readiness. Readiness checks each dependency and says which one failed."""
+"""Liveness and readiness. Readiness checks each dependency (vector store, catalog, KMS, audit trail)
+and names the one that fails, with its error code, never with a message that could carry a secret."""
 
 from __future__ import annotations
 
@@ -19,7 +20,9 @@ def healthz() -> dict[str, str]:
 @router.get("/readyz")
 def readyz(c: Ctr) -> JSONResponse:
     checks: dict[str, str] = {}
-    for name, probe in (("vector_store", c.deps.index.check), ("catalog", c.deps.catalog.check)):
+    probes = (("vector_store", c.deps.index.check), ("catalog", c.deps.catalog.check), ("kms", c.kms.check),
+              ("audit", c.audit.log.check))
+    for name, probe in probes:
         try:
             probe()
             checks[name] = "ok"

@@ -1,18 +1,30 @@
-"""Remember, list, get, history and search, under ``/api/v1/subjects/{subject_id}``."""
+"""Remember, list, get, rectify, forget, history and search, under ``/api/v1/subjects/{subject_id}``.
+
+Every route goes through the facade (roles, special-category policy, audit)."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 from uuid import UUID
 
-from fastapi import APIRouter, Header, Path, Query
+from fastapi import APIRouter, Header, Path, Query, Response
 from fastapi.responses import JSONResponse
 
-from carnet.api.auth import Agent, Ctr, hidden
-from carnet.api.schemas import LookupBody, RememberBatch, RememberOne, SearchBody, memory_json, ranked_json
+from carnet.api.auth import Api, Who
+from carnet.api.schemas import (
+    LookupBody,
+    RectifyBody,
+    RememberBatch,
+    RememberOne,
+    SearchBody,
+    history_json,
+    memory_json,
+    ranked_json,
+)
 from carnet.domain.records import Kind, Source, Status
-from carnet.services import memories, recall
-from carnet.services.remember import NewMemory, Outcome, remember
+from carnet.services import recall
+from carnet.services.rectify import Correction
+from carnet.services.remember import NewMemory, Outcome
 
 router = APIRouter(prefix="/api/v1/subjects/{subject_id}", tags=["memories"])
 
@@ -42,8 +54,8 @@ def _outcome(o: Outcome) -> dict[str, Any]:
 def remember_memories(
     subject_id: SubjectId,
     body: RememberOne | RememberBatch,
-    who: Agent,
-    c: Ctr,
+    who: Who,
+    api: Api,
     idempotency_key: Annotated[str | None, Header(max_length=200)] = None,
 ) -> dict[str, Any]:
     """Store one memory or a batch; reconcile says what happened to each (created, merged, superseded)."""
@@ -51,8 +63,8 @@ def remember_memories(
     keys = [None] * len(items) if idempotency_key is None else (
         [idempotency_key] if len(items) == 1 else [f"{idempotency_key}:{i}" for i in range(len(items))]
     )
-    outcomes = remember(c.deps, tenant=who.tenant, subject_id=subject_id, actor=who.key_id,
-                        items=[_new(one, k) for one, k in zip(items, keys, strict=True)])
+    outcomes = api.remember(who, subject_id=subject_id,
+                            items=[_new(one, k) for one, k in zip(items, keys, strict=True)])
     results = [_outcome(o) for o in outcomes]
     reply: dict[str, Any] = {
         "results": results,
@@ -68,50 +80,60 @@ def remember_memories(
 @router.get("/memories")
 def list_memories(
     subject_id: SubjectId,
-    who: Agent,
-    c: Ctr,
+    who: Who,
+    api: Api,
     kind: Kind | None = None,
     status: Status | None = Status.ACTIVE,
     category: Annotated[str | None, Query(max_length=64)] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     cursor: Annotated[UUID | None, Query()] = None,
 ) -> dict[str, Any]:
-    page = memories.list_memories(c.deps, tenant=who.tenant, subject_id=subject_id, kind=kind, status=status,
-                                  category=category, limit=limit, cursor=str(cursor) if cursor else None,
-                                  hidden_special=hidden(c, who))
+    page = api.list_memories(who, subject_id=subject_id, kind=kind, status=status, category=category, limit=limit,
+                             cursor=str(cursor) if cursor else None)
     return {"items": [memory_json(m) for m in page.items], "next_cursor": page.next_cursor}
 
 
 @router.post("/memories/lookup")
-def lookup(subject_id: SubjectId, body: LookupBody, who: Agent, c: Ctr) -> dict[str, Any]:
+def lookup(subject_id: SubjectId, body: LookupBody, who: Who, api: Api) -> dict[str, Any]:
     """Exact lookup by identifier through the blind index. A POST so the identifier never sits in a URL
     (proxies and access logs keep URLs)."""
-    found = memories.lookup(c.deps, tenant=who.tenant, subject_id=subject_id, identifier=body.identifier,
-                            limit=body.limit, include_superseded=body.include_superseded,
-                            hidden_special=hidden(c, who))
+    found = api.lookup(who, subject_id=subject_id, identifier=body.identifier, limit=body.limit,
+                       include_superseded=body.include_superseded)
     return {"items": [memory_json(m) for m in found]}
 
 
 @router.get("/memories/{memory_id}")
-def get_memory(subject_id: SubjectId, memory_id: UUID, who: Agent, c: Ctr) -> dict[str, Any]:
-    m = memories.get_memory(c.deps, tenant=who.tenant, subject_id=subject_id, memory_id=str(memory_id),
-                            hidden_special=hidden(c, who))
-    return memory_json(m)
+def get_memory(subject_id: SubjectId, memory_id: UUID, who: Who, api: Api) -> dict[str, Any]:
+    return memory_json(api.get_memory(who, subject_id=subject_id, memory_id=str(memory_id)))
+
+
+@router.patch("/memories/{memory_id}")
+def rectify_memory(subject_id: SubjectId, memory_id: UUID, body: RectifyBody, who: Who, api: Api) -> dict[str, Any]:
+    """Rectification (GDPR art. 16, role ``dpo``): a new text is pseudonymised, embedded and sealed
+    again; history records which fields changed, never their values."""
+    correction = Correction(text=body.text, category=body.category, importance=body.importance,
+                            tags=tuple(body.tags) if body.tags is not None else None,
+                            occurred_at=body.occurred_at, retention=body.retention)
+    return memory_json(api.rectify(who, subject_id=subject_id, memory_id=str(memory_id), correction=correction))
+
+
+@router.delete("/memories/{memory_id}", status_code=204)
+def forget_memory(subject_id: SubjectId, memory_id: UUID, who: Who, api: Api) -> Response:
+    """Delete one record physically (roles ``agent`` or ``dpo``); its history keeps metadata only."""
+    api.forget(who, subject_id=subject_id, memory_id=str(memory_id))
+    return Response(status_code=204)
 
 
 @router.get("/memories/{memory_id}/history")
-def get_history(subject_id: SubjectId, memory_id: UUID, who: Agent, c: Ctr) -> dict[str, Any]:
-    entries = memories.memory_history(c.deps, tenant=who.tenant, subject_id=subject_id, memory_id=str(memory_id),
-                                      hidden_special=hidden(c, who))
-    return {"history": [
-        {"at": e.at.isoformat(), "action": e.action, "actor": e.actor, "detail": e.detail} for e in entries
-    ]}
+def get_history(subject_id: SubjectId, memory_id: UUID, who: Who, api: Api) -> dict[str, Any]:
+    """What happened to a record (role ``dpo``): created, merged, superseded, rectified… with who and when."""
+    entries = api.history(who, subject_id=subject_id, memory_id=str(memory_id))
+    return {"history": [history_json(e) for e in entries]}
 
 
 @router.post("/search")
-def search(subject_id: SubjectId, body: SearchBody, who: Agent, c: Ctr) -> JSONResponse:
+def search(subject_id: SubjectId, body: SearchBody, who: Who, api: Api) -> JSONResponse:
     q = recall.Query(text=body.query, k=body.k, kinds=tuple(body.kinds) if body.kinds else None,
-                     include_superseded=body.include_superseded, min_relevance=body.min_relevance,
-                     hidden_special=hidden(c, who))
-    ranked = recall.search(c.deps, tenant=who.tenant, subject_id=subject_id, query=q)
+                     include_superseded=body.include_superseded, min_relevance=body.min_relevance)
+    ranked = api.search(who, subject_id=subject_id, query=q)
     return JSONResponse({"results": [ranked_json(r) for r in ranked]})

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Response
-from prometheus_client import generate_latest
+from fastapi import APIRouter
+from fastapi.responses import PlainTextResponse
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from carnet.api.auth import Ctr
 
 router = APIRouter(tags=["metrics"])
 
 
-@router.get("/metrics")
-def metrics(c: Ctr) -> Response:
-    return Response(generate_latest(c.metrics), media_type="text/plain; version=0.0.4")
+@router.get("/metrics", response_class=PlainTextResponse, responses={200: {
+    "description": "Prometheus text exposition format.",
+    "content": {CONTENT_TYPE_LATEST.split(";")[0]: {"example": "carnet_http_request_duration_seconds_bucket{...} 3.0\n"}}}})
+def metrics(c: Ctr) -> PlainTextResponse:
+    """Labels are route templates, methods, statuses, tenant names and KMS operations: never a subject."""
+    return PlainTextResponse(generate_latest(c.metrics.registry), media_type=CONTENT_TYPE_LATEST)

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
-from carnet.domain.records import Kind, Memory, Status
+from carnet.domain.records import HistoryEntry, Kind, Memory, Status
 from carnet.services.recall import Ranked
 
 
@@ -24,6 +24,17 @@ class RememberOne(_Strict):
     tags: list[str] = Field(default_factory=list, max_length=20)
     retention: str | None = Field(None, min_length=1, max_length=64)
     session_id: str | None = Field(None, min_length=1, max_length=128)
+
+
+class RectifyBody(_Strict):
+    """The fields to correct; absent fields stay as they are."""
+
+    text: str | None = Field(None, min_length=1)
+    category: str | None = Field(None, min_length=1, max_length=64)
+    importance: float | None = Field(None, ge=0, le=1)
+    tags: list[str] | None = Field(None, max_length=20)
+    occurred_at: AwareDatetime | None = None
+    retention: str | None = Field(None, min_length=1, max_length=64)
 
 
 class RememberBatch(_Strict):
@@ -91,6 +102,10 @@ def memory_json(m: Memory) -> dict[str, Any]:
         "agent_id": m.agent_id,
         "special_categories": list(m.special),
     }
+
+
+def history_json(e: HistoryEntry) -> dict[str, Any]:
+    return {"at": e.at.isoformat(), "action": e.action, "actor": e.actor, "detail": e.detail}
 
 
 def ranked_json(r: Ranked) -> dict[str, Any]:

@@ -38,9 +38,10 @@ def wait_ready(base_url: str, *, timeout: float = 30.0, alive: Callable[[], bool
 
 @contextmanager
 def running(app: FastAPI, *, host: str = "127.0.0.1", port: int | None = None) -> Iterator[str]:
-    """Serve ``app`` in a background thread; yields the base URL; stops the server on exit."""
+    """Serve ``app`` in a background thread, with its lifespan (``/mcp`` needs it); yields the base URL;
+    stops the server on exit."""
     port = port or free_port(host)
-    config = uvicorn.Config(app, host=host, port=port, access_log=False, log_config=None, lifespan="off")
+    config = uvicorn.Config(app, host=host, port=port, access_log=False, log_config=None, lifespan="on")
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="carnet-http", daemon=True)
     thread.start()

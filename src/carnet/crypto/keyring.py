@@ -74,6 +74,10 @@ class Keyring:
         self._expiry: OrderedDict[_Slot, float] = OrderedDict()  # soonest to expire first
         self._lock = threading.Lock()
         self._stripes = tuple(threading.Lock() for _ in range(_STRIPES))
+        # Read by the metrics collector: cache efficiency and the KMS's latency on the request path.
+        self.cache_hits = 0
+        self.cache_misses = 0
+        self.kms_timings: Callable[[str, float], None] = lambda operation, seconds: None
 
     def data_key(self, tenant: str, subject: str) -> DataKey:
         """Write path: the subject's current key, created and stored wrapped on first use."""
@@ -82,7 +86,7 @@ class Keyring:
         if hit is not None:
             return hit
         with self._stripe(slot):
-            hit = self._take(slot, None)  # another thread may have loaded it meanwhile
+            hit = self._take(slot, None, recheck=True)  # another thread may have loaded it meanwhile
             if hit is not None:
                 return hit
             stored = self._store.get(tenant, subject)
@@ -99,7 +103,7 @@ class Keyring:
         if hit is not None:
             return hit.key
         with self._stripe(slot):
-            hit = self._take(slot, key_id)
+            hit = self._take(slot, key_id, recheck=True)
             if hit is not None:
                 return hit.key
             stored = self._store.get(tenant, subject)
@@ -171,7 +175,9 @@ class Keyring:
         return RewrapReport(rewrapped=rewrapped, skipped=skipped)
 
     def _create(self, tenant: str, subject: str) -> tuple[StoredKey, bytes]:
+        started = time.perf_counter()
         key, wrapped = self._kms.generate_data_key(tenant)
+        self.kms_timings("generate_data_key", time.perf_counter() - started)
         _check_key(key, wrapped, tenant)
         mine = StoredKey(subject=subject, key_id=secrets.token_urlsafe(12), wrapped=wrapped)
         stored = self._store.put_if_absent(mine)
@@ -180,16 +186,20 @@ class Keyring:
         return stored, key
 
     def _unwrap(self, wrapped: WrappedKey) -> bytes:
+        started = time.perf_counter()
         key = self._kms.unwrap(wrapped)
+        self.kms_timings("unwrap", time.perf_counter() - started)
         _check_key(key, wrapped, wrapped.tenant)
         return key
 
-    def _take(self, slot: _Slot, key_id: str | None) -> DataKey | None:
+    def _take(self, slot: _Slot, key_id: str | None, *, recheck: bool = False) -> DataKey | None:
         with self._lock:
             self._purge_expired()
             entry = self._entries.get(slot)
             if entry is None or (key_id is not None and entry.key_id != key_id):
+                self.cache_misses += not recheck
                 return None
+            self.cache_hits += not recheck
             entry.uses_left -= 1
             if entry.uses_left <= 0:
                 self._evict(slot)

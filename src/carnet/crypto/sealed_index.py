@@ -128,8 +128,10 @@ class SealedIndex:
         return [self._opener(scope)(m) for m in self._inner.get(scope, ids)] if ids else []
 
     def scroll(self, scope: Scope, *, where: RecordFilter, limit: int,
-               offset: str | None = None) -> tuple[list[Memory], str | None]:
+               offset: str | None = None, reveal: bool = True) -> tuple[list[Memory], str | None]:
         items, nxt = self._inner.scroll(scope, where=where, limit=limit, offset=offset)
+        if not reveal:  # metadata only (maintenance): no data key unwrapped, no text opened
+            return items, nxt
         opener = self._opener(scope)
         return [opener(m) for m in items], nxt
 
@@ -151,6 +153,9 @@ class SealedIndex:
     def check(self) -> None:
         self._inner.check()
         self._kms.check()
+
+    def compact(self) -> bool:
+        return self._inner.compact()
 
     def close(self) -> None:
         self._inner.close()

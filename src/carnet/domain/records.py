@@ -45,13 +45,25 @@ class Source:
     session_id: str | None = None
 
 
+class RetentionStart(StrEnum):
+    """What a retention class counts its days from."""
+
+    VALID_FROM = "valid_from"  # the record's own date: ``expires_at`` is set at write time
+    RELATIONSHIP_END = "relationship_end"  # the end of the subject's relationship (catalog), see maintain
+
+
 @dataclass(frozen=True, slots=True)
 class RetentionClass:
     name: str
     days: int | None  # None: kept until erased
+    after: RetentionStart = RetentionStart.VALID_FROM
 
     def expires_at(self, start: datetime) -> datetime | None:
-        return None if self.days is None else start + timedelta(days=self.days)
+        """The write-time expiry. ``None`` for a class counted from the end of the relationship: no
+        date is known while the relationship is open, so ``carnet maintain`` applies it instead."""
+        if self.days is None or self.after is RetentionStart.RELATIONSHIP_END:
+            return None
+        return start + timedelta(days=self.days)
 
 
 @dataclass(frozen=True, slots=True)

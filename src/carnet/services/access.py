@@ -37,6 +37,9 @@ class AccessRecorder:
             self._thread = threading.Thread(target=self._run, name="carnet-access", daemon=True)
             self._thread.start()
 
+    def pending(self) -> int:
+        return self._queue.qsize()
+
     def record(self, scope: Scope, ids: list[str], at: datetime) -> None:
         if not ids:
             return

@@ -9,11 +9,13 @@ import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from carnet.errors import Forbidden, InvalidInput, Unauthenticated
+from carnet.errors import Forbidden, InvalidInput, NotFound, Unauthenticated
 from carnet.ports import ApiKeyRecord, Catalog
+from carnet.services.ratelimit import parse_rate
 
 ROLES = ("agent", "dpo", "admin")
 TENANT = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _KEY = re.compile(r"^crn_([0-9a-f]{12})_([A-Za-z0-9_-]{20,64})$")
 
 
@@ -24,27 +26,42 @@ class Principal:
     key_id: str
     tenant: str
     roles: tuple[str, ...]
+    rate_limit: str | None = None
 
-    def require(self, role: str) -> None:
-        if role not in self.roles and "admin" not in self.roles:
-            raise Forbidden(f"this key lacks the '{role}' role")
+    def require(self, *roles: str) -> None:
+        """Pass if the key has one of ``roles``. Roles do not imply each other: an ``admin`` key manages
+        keys and maintenance but reads no one's memories unless it also has ``agent`` or ``dpo``."""
+        if not set(roles).intersection(self.roles):
+            raise Forbidden(f"this key lacks the {' or '.join(repr(r) for r in roles)} role")
 
 
 def hash_key(pepper: bytes, key: str) -> str:
     return hmac.new(pepper, key.encode(), hashlib.sha256).hexdigest()
 
 
-def create_key(catalog: Catalog, pepper: bytes, *, tenant: str, roles: Sequence[str]) -> tuple[str, ApiKeyRecord]:
+def create_key(catalog: Catalog, pepper: bytes, *, tenant: str, roles: Sequence[str],
+               rate_limit: str | None = None, name: str | None = None) -> tuple[str, ApiKeyRecord]:
     if not TENANT.match(tenant):
         raise InvalidInput("tenant must be 1-63 characters of lowercase letters, digits, '_' and '-'")
     unknown = [r for r in roles if r not in ROLES]
     if not roles or unknown:
         raise InvalidInput(f"roles must be among {', '.join(ROLES)}")
+    if rate_limit is not None:
+        parse_rate(rate_limit)
+    if name is not None and not _NAME.match(name):
+        raise InvalidInput("name must be 1-64 characters of letters, digits, '.', '_' and '-'")
     key_id = secrets.token_hex(6)
     key = f"crn_{key_id}_{secrets.token_urlsafe(32)}"
     record = catalog.add_api_key(key_id=key_id, key_hash=hash_key(pepper, key), tenant=tenant,
-                                 roles=list(dict.fromkeys(roles)))
+                                 roles=list(dict.fromkeys(roles)), rate_limit=rate_limit, name=name)
     return key, record
+
+
+def revoke_key(catalog: Catalog, *, key_id: str, tenant: str | None = None) -> None:
+    """Revoke at once: the next request with that key gets 401. ``tenant`` confines an admin key to
+    its own tenant's keys (another tenant's key is "not found", like an unknown one)."""
+    if not re.fullmatch(r"[0-9a-f]{12}", key_id) or not catalog.revoke_api_key(key_id, tenant=tenant):
+        raise NotFound(f"no API key {key_id}" if re.fullmatch(r"[0-9a-f]{12}", key_id) else "no such API key")
 
 
 def authenticate(catalog: Catalog, pepper: bytes, key: str | None) -> Principal:
@@ -53,4 +70,4 @@ def authenticate(catalog: Catalog, pepper: bytes, key: str | None) -> Principal:
     record = catalog.find_api_key(hash_key(pepper, key))
     if record is None or record.revoked:
         raise Unauthenticated("unknown or revoked API key")
-    return Principal(record.key_id, record.tenant, record.roles)
+    return Principal(record.key_id, record.tenant, record.roles, record.rate_limit)

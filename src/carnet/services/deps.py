@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 
 from carnet.domain.budget import TierBudget
 from carnet.domain.reconcile import ReconcileThresholds
-from carnet.domain.records import RetentionClass
+from carnet.domain.retention import DecayRule, RetentionPolicy
 from carnet.domain.scoring import CosineScale, Weights
-from carnet.ports import Catalog, Clock, SparseEncoder, SubjectHasher, SubjectKeys, VectorIndex
+from carnet.ports import Catalog, Clock, ErasureLedger, SparseEncoder, SubjectHasher, SubjectKeys, VectorIndex
 from carnet.services.access import AccessRecorder
 from carnet.services.locks import SubjectLocks
 from carnet.services.pii import Pii
@@ -49,6 +49,7 @@ class Deps:
     weights: Weights
     subjects: SubjectRegistry
     pii: Pii
+    ledger: ErasureLedger  # every erasure, kept outside the data and its backups (see services/erase.py)
     special: SpecialPolicy = field(default_factory=SpecialPolicy)
     assemble: AssembleDefaults = field(default_factory=AssembleDefaults)
     limits: Limits = field(default_factory=Limits)
@@ -56,6 +57,5 @@ class Deps:
     candidates: int = 60
     locale: str = "fr"
     embed_dates: bool = True
-    retention: dict[str, RetentionClass] = field(
-        default_factory=lambda: {"default": RetentionClass("default", None)}
-    )
+    retention: RetentionPolicy = field(default_factory=RetentionPolicy)  # classes per tenant
+    decay: DecayRule = field(default_factory=DecayRule)

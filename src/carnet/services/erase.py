@@ -1,9 +1,11 @@
 """Erasure of a data subject (GDPR art. 17): records, history, then the data key, then proof.
 
-Order matters: records and catalog rows go first, the subject's data key last. Once the key is
-destroyed, every copy of the subject's sealed records that survives elsewhere (a snapshot, a backup
-of the data directory) can no longer be opened. The receipt says what was deleted and what was
-verified afterwards; it names the subject only by its keyed hash.
+Order matters: the erasure is written to the ledger first (keyed hashes only), so a restore of an
+older backup, or a crash half-way, still gets it applied; then records and catalog rows go, and the
+subject's data key last. Once the key is destroyed, every copy of the subject's sealed records that
+survives elsewhere (a snapshot, a backup of the data directory) can no longer be opened. The
+receipt says what was deleted and what was verified afterwards; it names the subject only by its
+keyed hash.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from datetime import datetime
 import numpy as np
 
 from carnet.domain.records import Scope
-from carnet.ports import RecordFilter
+from carnet.ports import ErasureEntry, RecordFilter, VectorIndex
 from carnet.services.deps import Deps
 from carnet.services.scope import scope_for
 
@@ -46,7 +48,8 @@ class ErasureReceipt:
 def erase_subject(deps: Deps, *, tenant: str, subject_id: str) -> ErasureReceipt:
     scope = scope_for(deps, tenant, subject_id)
     with deps.locks.for_scope(scope):
-        records = _delete_records(deps, scope)
+        deps.ledger.append(ErasureEntry(tenant, scope.subject, deps.hasher.hash_key(tenant), deps.clock.now()))
+        records = delete_records(deps.index, scope)
         rows = deps.catalog.erase_subject(scope)
         deps.subjects.forget(scope)
         deps.pii.maps.forget(scope)
@@ -56,15 +59,15 @@ def erase_subject(deps: Deps, *, tenant: str, subject_id: str) -> ErasureReceipt
     return ErasureReceipt(tenant, scope.subject, deps.clock.now(), records, rows, destroyed, verified)
 
 
-def _delete_records(deps: Deps, scope: Scope) -> int:
+def delete_records(index: VectorIndex, scope: Scope) -> int:
     """Every point of the scope, whatever its kind or status (superseded ones too)."""
     every = RecordFilter(statuses=None)
     deleted = 0
     while True:
-        page, _ = deps.index.scroll(scope, where=every, limit=_PAGE)
+        page, _ = index.scroll(scope, where=every, limit=_PAGE)
         if not page:
             return deleted
-        deps.index.delete(scope, [m.id for m in page])
+        index.delete(scope, [m.id for m in page])
         deleted += len(page)
 
 

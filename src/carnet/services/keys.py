@@ -5,9 +5,10 @@ sealed under data keys, and only the data keys' wrapping depends on the tenant k
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from carnet.crypto.keyring import Keyring
-from carnet.ports import Kms
+from carnet.ports import ErasureEntry, ErasureLedger, Kms
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,13 +52,15 @@ class TenantShredReceipt:
                 "data_keys_deleted": self.data_keys_deleted}
 
 
-def shred_tenant(kms: Kms, keyring: Keyring, *, tenant: str) -> TenantShredReceipt:
+def shred_tenant(kms: Kms, keyring: Keyring, *, tenant: str, ledger: ErasureLedger) -> TenantShredReceipt:
     """Panic purge: the tenant's key-encryption key is destroyed in the KMS first (from then on no
     data key of the tenant can be unwrapped anywhere, backups of the key store included), then the
-    wrapped data keys and the tenant hash key are deleted and evicted from this process.
+    wrapped data keys and the tenant hash key are deleted and evicted from this process. The erasure
+    ledger records it first, so that restoring an older backup deletes the tenant's records again.
 
     Another process that already holds unwrapped keys in its cache keeps them for at most the
     keyring's TTL (5 minutes): stop or restart the servers for an immediate cut."""
+    ledger.append(ErasureEntry(tenant, None, None, datetime.now(UTC)))
     destroyed = kms.destroy_tenant_key(tenant)
     deleted = keyring.shred_tenant(tenant)
     return TenantShredReceipt(tenant, destroyed, deleted)

@@ -47,6 +47,8 @@ def lookup(deps: Deps, *, tenant: str, subject_id: str, identifier: str, limit: 
     where = RecordFilter(statuses=None if include_superseded else (Status.ACTIVE,), blind_token=tokens[0],
                          hidden_special=hidden_special)
     items, _ = deps.index.scroll(scope, where=where, limit=limit)
+    if not items and deps.index.count(scope, where=RecordFilter(statuses=None)) == 0:
+        raise SubjectNotFound()  # as every route does for a subject the tenant does not hold
     return items
 
 

@@ -67,7 +67,7 @@ class _Batch:
 
 
 def remember(deps: Deps, *, tenant: str, subject_id: str, items: Sequence[NewMemory], actor: str) -> list[Outcome]:
-    _validate(deps, items)
+    _validate(deps, tenant, items)
     scope = scope_for(deps, tenant, subject_id)
     now = deps.clock.now()
     deps.subjects.ensure(scope, subject_id)  # first write: the id is kept sealed, for a future rehash
@@ -90,7 +90,7 @@ def remember(deps: Deps, *, tenant: str, subject_id: str, items: Sequence[NewMem
     return [outcomes.get(i) or Outcome("unchanged", stored[aliases.get(i, i)]) for i in ids]
 
 
-def _validate(deps: Deps, items: Sequence[NewMemory]) -> None:
+def _validate(deps: Deps, tenant: str, items: Sequence[NewMemory]) -> None:
     if not items:
         raise InvalidInput("no memory to remember")
     if len(items) > deps.limits.max_batch:
@@ -102,7 +102,7 @@ def _validate(deps: Deps, items: Sequence[NewMemory]) -> None:
             raise InvalidInput(f"memory {n}: text is longer than {deps.limits.max_text_chars} characters", index=n)
         if item.importance is not None and not 0.0 <= item.importance <= 1.0:
             raise InvalidInput(f"memory {n}: importance must be between 0 and 1", index=n)
-        if item.retention is not None and item.retention not in deps.retention:
+        if item.retention is not None and deps.retention.lookup(tenant, item.retention) is None:
             raise InvalidInput(f"memory {n}: unknown retention class", index=n)
 
 
@@ -143,7 +143,7 @@ def _embed(deps: Deps, fresh: list[tuple[str, NewMemory]], prepared: dict[str, _
 
 def _build(deps: Deps, scope: Scope, mid: str, item: NewMemory, prepared: _Prepared, now: datetime) -> Memory:
     valid_from = item.occurred_at or now
-    retention = deps.retention[item.retention or "default"]
+    retention = deps.retention.classes(scope.tenant)[item.retention or "default"]
     special = special_categories(item.text)
     return Memory(
         id=mid,

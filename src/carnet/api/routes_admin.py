@@ -1,0 +1,55 @@
+"""Administration of a tenant (role ``admin``): its API keys. An admin key acts on its own tenant only."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Response
+from pydantic import BaseModel, ConfigDict, Field
+
+from carnet.api.auth import Ctr, Who
+from carnet.ports import ApiKeyRecord
+from carnet.services.apikeys import create_key, revoke_key
+
+router = APIRouter(prefix="/api/v1/admin", tags=["admin"])
+
+
+class NewKey(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    roles: list[str] = Field(min_length=1, max_length=3, examples=[["agent"]])
+    rate_limit: str | None = Field(None, max_length=32, examples=["50/second"])
+    name: str | None = Field(None, max_length=64, examples=["ivr-bot"])
+
+
+def _key_json(r: ApiKeyRecord) -> dict[str, Any]:
+    return {"key_id": r.key_id, "tenant": r.tenant, "roles": list(r.roles), "created_at": r.created_at.isoformat(),
+            "revoked": r.revoked, "rate_limit": r.rate_limit, "name": r.name}
+
+
+@router.get("/apikeys")
+def list_keys(who: Who, c: Ctr) -> dict[str, Any]:
+    who.require("admin")
+    return {"items": [_key_json(r) for r in c.deps.catalog.api_keys(who.tenant)]}
+
+
+@router.post("/apikeys", status_code=201)
+def new_key(body: NewKey, who: Who, c: Ctr) -> dict[str, Any]:
+    """A new key of the caller's tenant. The key is in this answer only: store it now."""
+    who.require("admin")
+    event = c.audit.event(tenant=who.tenant, actor=who.key_id, action="apikey.create",
+                          detail={"roles": ",".join(body.roles)})
+    with c.audit.recorded(event):
+        key, record = create_key(c.deps.catalog, c.pepper, tenant=who.tenant, roles=body.roles,
+                                 rate_limit=body.rate_limit, name=body.name)
+    return {**_key_json(record), "key": key}
+
+
+@router.delete("/apikeys/{key_id}", status_code=204)
+def revoke(key_id: Annotated[str, Path(pattern=r"^[0-9a-f]{12}$")], who: Who, c: Ctr) -> Response:
+    """Revoke at once: the next request with that key gets 401."""
+    who.require("admin")
+    event = c.audit.event(tenant=who.tenant, actor=who.key_id, action="apikey.revoke", targets=(key_id,))
+    with c.audit.recorded(event):
+        revoke_key(c.deps.catalog, key_id=key_id, tenant=who.tenant)
+    return Response(status_code=204)

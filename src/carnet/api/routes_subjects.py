@@ -1,0 +1,56 @@
+"""The data subject's rights (role ``dpo``): export (GDPR art. 15/20) and erasure (art. 17)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+from fastapi import APIRouter
+from fastapi.responses import StreamingResponse
+
+from carnet.api.auth import Api, Who
+from carnet.api.routes_memories import SubjectId
+from carnet.api.schemas import history_json, memory_json
+from carnet.services.export import SubjectExport
+
+router = APIRouter(prefix="/api/v1/subjects/{subject_id}", tags=["subjects"])
+
+EXPORT_FORMAT = "carnet.export.v1"
+
+
+@router.get("/export", response_class=StreamingResponse, responses={200: {
+    "description": "Every record of the subject, decrypted, with history and provenance (streamed JSON).",
+    "content": {"application/json": {"example": {
+        "format": EXPORT_FORMAT, "subject_id": "member-4711", "exported_at": "2026-11-29T10:00:00+00:00",
+        "count": 1, "records": [{"memory": {"id": "…", "kind": "fact", "text": "…"}, "history": [
+            {"at": "2026-11-02T09:15:00+00:00", "action": "created", "actor": "3f9a…", "detail": {}}]}]}}}}})
+def export_subject(subject_id: SubjectId, who: Who, api: Api) -> StreamingResponse:
+    """Everything Carnet holds on the subject, of every kind and status, decrypted, as one JSON
+    document streamed record by record (a large subject never sits whole in memory)."""
+    found = api.export(who, subject_id=subject_id)
+    return StreamingResponse(
+        _stream(subject_id, found), media_type="application/json",
+        headers={"Content-Disposition": 'attachment; filename="carnet-export.json"', "Cache-Control": "no-store"})
+
+
+def _stream(subject_id: str, found: SubjectExport) -> Iterator[bytes]:
+    head = {"format": EXPORT_FORMAT, "subject_id": subject_id, "exported_at": datetime.now(UTC).isoformat(),
+            "count": found.count}
+    yield json.dumps(head, ensure_ascii=False)[:-1].encode() + b', "records": ['
+    for n, record in enumerate(found.records):
+        item = {"memory": memory_json(record.memory), "history": [history_json(e) for e in record.history]}
+        yield (b"," if n else b"") + json.dumps(item, ensure_ascii=False).encode()
+    yield b"]}"
+
+
+@router.delete("", responses={200: {"description": "The erasure receipt.", "content": {"application/json": {
+    "example": {"tenant": "assur-nord", "subject_hash": "9c1e…", "at": "2026-11-29T10:00:00+00:00",
+                "records_deleted": 42, "catalog_rows_deleted": 57, "data_key_destroyed": True,
+                "verified": {"count_is_zero": True, "search_returns_nothing": True, "data_key_gone": True},
+                "complete": True}}}}})
+def erase_subject(subject_id: SubjectId, who: Who, api: Api) -> dict[str, Any]:
+    """Erasure (art. 17): records, history, pseudonym map, then the subject's data key; the receipt
+    names the subject only by its keyed hash and says what was verified afterwards."""
+    return api.erase(who, subject_id=subject_id).as_dict()

@@ -1,0 +1,75 @@
+"""``carnet audit verify`` and ``carnet audit export``: check the hash chains, hand them to a SIEM."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+audit_app = typer.Typer(help="The hash-chained audit trail: verify it, export it for a SIEM.", no_args_is_help=True)
+
+DataDir = Annotated[Path | None, typer.Option("--data-dir", help="Data directory (default ./carnet-data).")]
+Tenant = Annotated[str | None, typer.Option(help="One tenant (default: every tenant in the trail).")]
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(audit_app, name="audit")
+
+
+def _open(data_dir: Path | None):  # type: ignore[no-untyped-def]
+    from carnet.adapters.sqlite_audit import SqliteAuditLog
+    from carnet.cli import _settings
+
+    path = _settings(data_dir).resolved_audit_path
+    if not path.exists():
+        typer.echo(f"error: no audit trail at {path}", err=True)
+        raise typer.Exit(2)
+    return SqliteAuditLog(path)
+
+
+@audit_app.command("verify")
+def verify(tenant: Tenant = None, data_dir: DataDir = None) -> None:
+    """Walk each tenant's chain and name every altered, missing, reordered or foreign entry. Prints one
+    JSON verdict per tenant; exit code 1 if any chain is broken."""
+    from carnet.domain.audit import verify as verify_chain
+
+    log = _open(data_dir)
+    broken = False
+    try:
+        for t in [tenant] if tenant else log.tenants():
+            verdict = verify_chain(t, log.entries(t), log.head(t))
+            broken = broken or not verdict.ok
+            typer.echo(json.dumps(verdict.as_dict()))
+            for p in verdict.problems:
+                typer.echo(f"tenant {t}: entry {p.seq} {p.reason.replace('_', ' ')}", err=True)
+    finally:
+        log.close()
+    if broken:
+        raise typer.Exit(1)
+
+
+@audit_app.command("export")
+def export(
+    tenant: Tenant = None,
+    after_seq: Annotated[int, typer.Option(min=0, help="Only entries after this sequence number.")] = 0,
+    output: Annotated[Path | None, typer.Option(help="Write to this file (default stdout).")] = None,
+    data_dir: DataDir = None,
+) -> None:
+    """Write entries as JSON lines (tenant, seq, at, actor, action, subject hash, targets, outcome,
+    detail, prev_hash, hash), in chain order: a SIEM can re-verify the chain it receives."""
+    log = _open(data_dir)
+    count = 0
+    sink = output.open("w", encoding="utf-8") if output else sys.stdout
+    try:
+        for t in [tenant] if tenant else log.tenants():
+            for entry in log.entries(t, after_seq=after_seq):
+                sink.write(json.dumps(entry.as_dict(), ensure_ascii=False) + "\n")
+                count += 1
+    finally:
+        if output:
+            sink.close()
+        log.close()
+    typer.echo(f"exported {count} entries", err=True)

@@ -1,0 +1,156 @@
+"""``carnet backup …``: archives of the embedded store, their restore, and the erasure ledger replay.
+
+Progress goes to stderr, a JSON summary to stdout; an error ends the command with exit code 2.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+backup_app = typer.Typer(help="Backups of the embedded store (vector shard and catalog; never keys), and restore.",
+                         no_args_is_help=True)
+
+DataDir = Annotated[Path | None, typer.Option("--data-dir", help="Data directory (default ./carnet-data).")]
+BackupDir = Annotated[Path | None, typer.Option("--dir", help="Backup directory (default <data dir>-backups).")]
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(backup_app, name="backup")
+
+
+def _progress(message: str) -> None:
+    typer.echo(message, err=True)
+
+
+@backup_app.command("create")
+def create(
+    data_dir: DataDir = None,
+    output: Annotated[Path | None, typer.Option(
+        help="Archive to write (.tar.gz or .tar), or a directory to name it in (default <data dir>-backups).")] = None,
+    compress: Annotated[bool, typer.Option("--compress/--no-compress", help="gzip the archive.")] = True,
+) -> None:
+    """Archive the vector shard and the catalog into one checksummed file. Works on the files: refuses
+    while `carnet serve` holds the store (the server's own scheduler backs it up while serving)."""
+    from carnet.bootstrap import backup_source, build
+    from carnet.cli import _configure_logs, _reported, _settings
+    from carnet.errors import StoreLocked
+    from carnet.services.backup import create_backup
+
+    settings = _settings(data_dir)
+    _configure_logs(settings)
+    with _reported():
+        try:
+            container = build(settings)
+        except StoreLocked as exc:
+            typer.echo(f"error: {exc.message}. A running server backs itself up (its scheduler); "
+                       "or stop it first.", err=True)
+            raise typer.Exit(2) from exc
+        try:
+            report = create_backup(source=backup_source(container), output=output or settings.resolved_backup_dir,
+                                   compress=compress, progress=_progress)
+        finally:
+            container.close()
+    typer.echo(json.dumps(report.as_dict()))
+
+
+@backup_app.command("restore")
+def restore(
+    archive: Annotated[Path, typer.Argument(help="The backup archive.")],
+    data_dir: DataDir = None,
+    yes: Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation.")] = False,
+) -> None:
+    """Replace the data dir's stores with the backup's, then erase again every subject the erasure
+    ledger records since the backup. Offline: refuses while `carnet serve` holds the store. The
+    replaced stores are moved aside inside the data dir (printed); delete them once checked."""
+    from carnet.bootstrap import restore_target
+    from carnet.cli import _configure_logs, _reported, _settings
+    from carnet.services.backup import restore_backup
+    from carnet.services.backup_archive import read_manifest
+
+    settings = _settings(data_dir)
+    _configure_logs(settings)
+    with _reported():
+        if not yes:
+            manifest = read_manifest(archive)
+            typer.echo(f"restore {archive} (taken {manifest.created_at.isoformat()}, {manifest.records} records) "
+                       f"into {settings.data_dir}; the current stores are moved aside", err=True)
+            if not sys.stdin.isatty():
+                typer.echo("refused: not a terminal; add --yes to confirm", err=True)
+                raise typer.Exit(2)
+            if not typer.confirm("continue?", err=True):
+                typer.echo("restore cancelled", err=True)
+                raise typer.Exit(2)
+        report = restore_backup(archive=archive, target=restore_target(settings), progress=_progress)
+    typer.echo(json.dumps(report.as_dict()))
+
+
+@backup_app.command("list")
+def list_(data_dir: DataDir = None, directory: BackupDir = None) -> None:
+    """The archives in the backup directory, oldest first, as a JSON array (from their manifests)."""
+    from carnet.cli import _settings
+    from carnet.services.backup import list_backups
+
+    settings = _settings(data_dir)
+    found = list_backups(directory=directory or settings.resolved_backup_dir)
+    typer.echo(json.dumps([b.as_dict() for b in found]))
+
+
+@backup_app.command("prune")
+def prune(
+    keep: Annotated[int, typer.Option(min=1, help="How many of the newest backups to keep.")],
+    data_dir: DataDir = None,
+    directory: BackupDir = None,
+) -> None:
+    """Delete all but the newest backups. Until pruned, a backup keeps erased subjects' sealed records
+    (unreadable: their keys are destroyed), so keep no more than your erasure policy allows."""
+    from carnet.cli import _reported, _settings
+    from carnet.services.backup import prune_backups
+
+    settings = _settings(data_dir)
+    with _reported():
+        deleted = prune_backups(directory=directory or settings.resolved_backup_dir, keep=keep)
+    typer.echo(json.dumps({"deleted": [str(p) for p in deleted]}))
+
+
+@backup_app.command("reapply-erasures")
+def reapply(
+    since: Annotated[str, typer.Option(help="When the restored snapshot was taken, ISO 8601 with a time zone.")],
+    data_dir: DataDir = None,
+) -> None:
+    """After restoring a Qdrant snapshot and a catalog dump by hand (docs/backup.md): erase again every
+    subject the ledger records from SINCE on. Run it before opening traffic."""
+    from carnet.bootstrap import build, records_index
+    from carnet.cli import _configure_logs, _reported, _settings
+    from carnet.services.reerase import reapply_erasures
+
+    at = _aware(since)
+    settings = _settings(data_dir)
+    _configure_logs(settings)
+    with _reported():
+        container = build(settings)
+        try:
+            d = container.deps
+            report = reapply_erasures(ledger=d.ledger, index=records_index(container), catalog=d.catalog,
+                                      keys=d.keys, since=at)
+        finally:
+            container.close()
+    typer.echo(json.dumps(report.as_dict()))
+    if not report.verified:
+        raise typer.Exit(1)
+
+
+def _aware(text: str) -> datetime:
+    try:
+        at = datetime.fromisoformat(text)
+    except ValueError:
+        at = None
+    if at is None or at.tzinfo is None:
+        typer.echo("error: --since must be ISO 8601 with a time zone, e.g. 2026-05-01T02:00:00Z", err=True)
+        raise typer.Exit(2)
+    return at

@@ -1,0 +1,192 @@
+"""``carnet maintain`` and ``carnet reembed``: forgetting on schedule, and changing embedding models.
+
+Both work on the files of the store: they refuse while ``carnet serve`` holds the embedded shard
+(a running server maintains itself with its scheduler, or through ``POST /api/v1/admin/maintain``).
+Progress goes to stderr; the result to stdout (JSON with ``--json``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from carnet.config import EmbedderKind
+
+if TYPE_CHECKING:
+    from carnet.bootstrap import Container
+    from carnet.config import Settings
+    from carnet.ports import Embedder
+    from carnet.services.maintain import MaintainReport
+    from carnet.services.reembed import ReembedReport
+
+DataDir = Annotated[Path | None, typer.Option("--data-dir", help="Data directory (default ./carnet-data).")]
+
+
+def register(app: typer.Typer) -> None:
+    app.command("maintain")(maintain_command)
+    app.command("reembed")(reembed_command)
+
+
+def _progress(verb: str) -> Callable[[str, int, int], None]:
+    def say(tenant: str, done: int, total: int) -> None:
+        if done == total or done % max(1, total // 20) == 0:
+            typer.echo(f"{verb} {tenant}: {done}/{total} subjects", err=True)
+
+    return say
+
+
+def _open(settings: Settings, *, offline_hint: str, embedder: Embedder | None = None) -> Container:
+    from carnet.bootstrap import build
+    from carnet.errors import StoreLocked
+
+    try:
+        return build(settings, embedder=embedder)
+    except StoreLocked as exc:
+        typer.echo(f"error: {exc.message}. {offline_hint}", err=True)
+        raise typer.Exit(2) from exc
+
+
+def maintain_command(
+    data_dir: DataDir = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Report what would be deleted; change nothing.")] = False,
+    compact: Annotated[bool, typer.Option("--compact/--no-compact",
+                                          help="Vacuum deleted points from the store's files afterwards.")] = True,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Apply retention, relationship-end expiry and decay to every subject of every tenant (legal
+    holds respected), deleting records physically with a metadata-only history entry each, then
+    compact the store. Says what it removed, per tenant and reason (no subject, no text)."""
+    from carnet.cli import _configure_logs, _reported, _settings
+    from carnet.services.maintain import maintain, record_audit
+
+    settings = _settings(data_dir)
+    _configure_logs(settings)
+    with _reported():
+        container = _open(settings, offline_hint="A running server maintains itself (its scheduler, or "
+                                                 "POST /api/v1/admin/maintain); or stop it first.")
+        try:
+            report = maintain(container.deps, dry_run=dry_run, compact=compact, actor="cli:maintain",
+                              progress=_progress("maintain"))
+            record_audit(container.audit, report, actor="cli:maintain")
+        finally:
+            container.close()
+    typer.echo(json.dumps(report.as_dict(), indent=2) if as_json else _summary(report))
+
+
+def _summary(report: MaintainReport) -> str:
+    verb = "would delete" if report.dry_run else "deleted"
+    totals = report.totals()
+    lines = [f"maintain: {verb} {sum(totals.values())} record(s)"
+             + (f" ({', '.join(f'{r} {n}' for r, n in totals.items())})" if totals else "")
+             + (", store compacted" if report.compacted else "")]
+    for name, t in sorted(report.tenants.items()):
+        detail = ", ".join(f"{r} {n}" for r, n in sorted(t.deleted.items())) or "nothing"
+        lines.append(f"  {name}: {t.subjects} subject(s), {t.held} on legal hold, {t.failed} failed; {detail}")
+    return "\n".join(lines)
+
+
+def reembed_command(
+    embedder: Annotated[EmbedderKind, typer.Option("--embedder", "--model", help="The new embedding model.")],
+    embedder_path: Annotated[Path | None, typer.Option(
+        help="Local directory of a sentence-transformers model (--embedder sentence-transformers).")] = None,
+    query_prefix: Annotated[str, typer.Option(help="Query prefix of the new model (e.g. 'query: ').")] = "",
+    passage_prefix: Annotated[str, typer.Option(help="Passage prefix of the new model.")] = "",
+    keep_old: Annotated[bool, typer.Option("--keep-old", help="Keep the previous shard (vectors.old-<time>).")] = False,
+    collection: Annotated[str | None, typer.Option(
+        help="Qdrant server backend: the new collection to build.")] = None,
+    data_dir: DataDir = None,
+) -> None:
+    """Migrate every memory to a new embedding model: build a new store from the decrypted texts
+    (pseudonymised text only is embedded), then switch to it. Offline. Until the switch the current
+    store stays live; an interrupted run leaves it untouched and is started over by the next run.
+    Afterwards set CARNET_EMBEDDER (and its path and prefixes) to the new model: a start with the
+    old one is refused. Prints a JSON report."""
+    from carnet.bootstrap import build_embedder
+    from carnet.cli import _configure_logs, _reported, _settings
+    from carnet.config import VectorBackend
+
+    settings = _settings(data_dir)
+    _configure_logs(settings)
+    target = settings.model_copy(update={"embedder": embedder, "embedder_path": embedder_path,
+                                         "embedder_query_prefix": query_prefix,
+                                         "embedder_passage_prefix": passage_prefix})
+    with _reported():
+        new = build_embedder(target)
+        if settings.vector_backend is VectorBackend.EDGE:
+            result = _reembed_edge(settings, new, keep_old=keep_old)
+        else:
+            result = _reembed_server(settings, target, new, collection)
+    typer.echo(json.dumps(result, indent=2))
+    typer.echo(f"next: start with CARNET_EMBEDDER={embedder.value}"
+               + (f" CARNET_EMBEDDER_PATH={embedder_path}" if embedder_path else ""), err=True)
+
+
+def _reembed_edge(settings: Settings, new: Embedder, *, keep_old: bool) -> dict[str, object]:
+    """Build ``vectors.next`` beside the live shard, check it holds as many points, then switch."""
+    import shutil
+
+    from carnet.adapters import edge_layout
+    from carnet.adapters.qdrant_edge import EdgeVectorIndex, held
+    from carnet.bootstrap import records_index
+    from carnet.crypto.sealed_index import SealedIndex
+    from carnet.errors import Conflict
+    from carnet.services.reembed import reembed
+
+    container = _open(settings, offline_hint="Stop the server first: a reembed runs offline.")
+    data_dir = settings.data_dir
+    try:
+        path = edge_layout.start_build(data_dir)
+        inner = EdgeVectorIndex(path, new.dim)
+        edge_layout.write_model(path, edge_layout.ShardModel(new.model_id, new.dim))
+        try:
+            report = reembed(container.deps, target=SealedIndex(inner, container.keyring, container.kms),
+                             embedder=new, progress=_progress("reembed"))
+            old_points, new_points = _points(records_index(container)), inner.points_count()
+        finally:
+            inner.close()
+        if old_points is not None and old_points != new_points:
+            raise Conflict(f"the new shard holds {new_points} points, the live one {old_points} (records of "
+                           "subjects missing from the registry?): not switching; the live shard is untouched")
+    finally:
+        container.close()
+    with held(data_dir / edge_layout.LIVE):  # no server may open the live shard while it is swapped
+        old = edge_layout.switch(data_dir, datetime.now(UTC))
+    if not keep_old:
+        shutil.rmtree(old)
+    return {**report.as_dict(), "switched": True, "previous_shard": str(old) if keep_old else None}
+
+
+def _points(index: object) -> int | None:
+    from carnet.adapters.qdrant_edge import EdgeVectorIndex
+
+    return index.points_count() if isinstance(index, EdgeVectorIndex) else None
+
+
+def _reembed_server(settings: Settings, target: Settings, new: Embedder,
+                    collection: str | None) -> dict[str, object]:
+    """Build a new collection on the same server; pointing the service at it is the operator's
+    switch (``CARNET_QDRANT__COLLECTION``, or a Qdrant alias moved to it)."""
+    from carnet.bootstrap import build_index, build_sealed_index
+    from carnet.errors import InvalidInput
+    from carnet.services.reembed import reembed
+
+    if not collection or collection == settings.qdrant.collection:
+        raise InvalidInput("with the Qdrant server backend, give --collection: a new collection to build")
+    target = target.model_copy(update={"qdrant": target.qdrant.model_copy(update={"collection": collection})})
+    container = _open(settings, offline_hint="")
+    try:
+        index, _, _ = build_sealed_index(target, build_index(target, new.dim), container.kms)
+        try:
+            report: ReembedReport = reembed(container.deps, target=index, embedder=new,
+                                            progress=_progress("reembed"))
+        finally:
+            index.close()
+    finally:
+        container.close()
+    return {**report.as_dict(), "switched": False, "collection": collection,
+            "next": f"set CARNET_QDRANT__COLLECTION={collection} (or move your alias to it) with the new embedder"}

@@ -1,0 +1,157 @@
+"""The five tools an LLM agent sees.
+
+Each tool is an argument model, whose JSON schema is the tool's input schema (so its descriptions
+are written for the model reading them), and a function of the facade, whose result has the REST
+API's shape (``memory_json``, ``ranked_json``). Arguments are checked by the model before the call,
+and again by the services, which own the limits (text length, ``k``...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any
+from uuid import UUID
+
+from mcp_types import ToolAnnotations
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+
+from carnet.api.schemas import memory_json, ranked_json
+from carnet.domain.records import Kind
+from carnet.services import recall
+from carnet.services.apikeys import Principal
+from carnet.services.assemble import budgets
+from carnet.services.facade import Facade
+from carnet.services.remember import NewMemory, Outcome
+from carnet.services.scope import SUBJECT_ID
+
+Json = dict[str, Any]
+
+SubjectId = Annotated[str, Field(
+    min_length=1, max_length=128, pattern=SUBJECT_ID.pattern,
+    description="Who the memories are about: the person's id in your own systems (a member, customer or case "
+                "number such as 'ADH-0042'), never a name. Always the same id for the same person.",
+)]
+Query = Annotated[str, Field(min_length=1, description="What you want to know about the person, in natural "
+                                                       "language or keywords (e.g. 'Où habite le membre ?').")]
+
+
+class ToolArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    subject_id: SubjectId
+
+
+class RememberArgs(ToolArgs):
+    text: str = Field(min_length=1, description=(
+        "One self-contained statement about the person, as a full sentence that makes sense on its own later "
+        "(e.g. 'Le membre habite maintenant à Villeurbanne.'). One fact per call. Never passwords or card numbers."))
+    kind: Kind = Field(Kind.FACT, description=(
+        "fact: something true about the person (address, contract, preference); episode: something that "
+        "happened (a call, a claim, a complaint); procedure: how to deal with this person (a standing instruction)."))
+    occurred_at: AwareDatetime | None = Field(None, description=(
+        "When it happened or became true, ISO 8601 with a time zone (default: now). A newer fact supersedes an "
+        "older one that it contradicts."))
+    importance: float | None = Field(None, ge=0, le=1, description="How much it matters, 0 to 1 (default 0.5).")
+    category: str | None = Field(None, min_length=1, max_length=64, description=(
+        "An optional label to group and filter memories (e.g. 'contact', 'contract', 'claims')."))
+
+
+class RecallArgs(ToolArgs):
+    query: Query
+    k: int = Field(10, ge=1, description="How many memories to return at most.")
+
+
+class AssembleArgs(ToolArgs):
+    query: Query
+    max_memories: int | None = Field(None, ge=1, description="At most this many facts (default: the server's).")
+    max_episodes: int | None = Field(None, ge=1, description="At most this many episodes (default: the server's).")
+    max_procedures: int | None = Field(None, ge=1, description="At most this many procedures (default: the "
+                                                               "server's).")
+    min_relevance: float | None = Field(None, ge=0, le=1, description="Leave out memories less relevant than "
+                                                                     "this, 0 to 1 (default: the server's).")
+
+
+class ForgetArgs(ToolArgs):
+    memory_id: UUID = Field(description="The memory's id, as returned by remember, recall or list_memories.")
+
+
+class ListArgs(ToolArgs):
+    kind: Kind | None = Field(None, description="Only this kind of memory (default: all kinds).")
+    limit: int = Field(50, ge=1, le=500, description="Page size.")
+    cursor: UUID | None = Field(None, description="The next_cursor of the previous page, to get the next one.")
+
+
+def _remember(api: Facade, who: Principal, a: RememberArgs) -> Json:
+    item = NewMemory(text=a.text, kind=a.kind, occurred_at=a.occurred_at, importance=a.importance,
+                     category=a.category)
+    (outcome,) = api.remember(who, subject_id=a.subject_id, items=[item])
+    return _outcome_json(outcome)
+
+
+def _outcome_json(o: Outcome) -> Json:
+    """The REST API's answer to a single remember (``routes_memories._outcome``)."""
+    return {"action": o.action, "memory": memory_json(o.memory), "merged_into": o.merged_into,
+            "superseded": list(o.superseded), "rule": o.reason}
+
+
+def _recall(api: Facade, who: Principal, a: RecallArgs) -> Json:
+    ranked = api.search(who, subject_id=a.subject_id, query=recall.Query(text=a.query, k=a.k))
+    return {"results": [ranked_json(r) for r in ranked]}
+
+
+def _assemble(api: Facade, who: Principal, a: AssembleArgs) -> Json:
+    b = budgets(api.deps, overrides={"max_memories": a.max_memories, "max_episodes": a.max_episodes,
+                                     "max_procedures": a.max_procedures, "min_relevance": a.min_relevance})
+    ctx = api.assemble(who, subject_id=a.subject_id, query=a.query, budget=b)
+    return {"memories": [ranked_json(r) for r in ctx.memories], "episodes": [ranked_json(r) for r in ctx.episodes],
+            "procedures": [ranked_json(r) for r in ctx.procedures], "prompt": ctx.prompt, "stats": ctx.stats}
+
+
+def _forget(api: Facade, who: Principal, a: ForgetArgs) -> Json:
+    api.forget(who, subject_id=a.subject_id, memory_id=str(a.memory_id))
+    return {"forgotten": str(a.memory_id)}
+
+
+def _list(api: Facade, who: Principal, a: ListArgs) -> Json:
+    page = api.list_memories(who, subject_id=a.subject_id, kind=a.kind, limit=a.limit,
+                             cursor=str(a.cursor) if a.cursor else None)
+    return {"items": [memory_json(m) for m in page.items], "next_cursor": page.next_cursor}
+
+
+@dataclass(frozen=True, slots=True)
+class Tool:
+    name: str
+    title: str
+    description: str
+    arguments: type[ToolArgs]
+    run: Callable[[Facade, Principal, Any], Json]  # (facade, caller, validated arguments) -> result
+    annotations: ToolAnnotations
+
+
+_READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+
+TOOLS: dict[str, Tool] = {t.name: t for t in (
+    Tool("remember", "Remember", (
+        "Store one memory about a person so that it can be recalled in later conversations. Carnet reconciles it "
+        "with what it already knows: a repeat is merged, a newer fact that contradicts an older one supersedes it "
+        "(`action` says which: created, merged, superseded or unchanged). Personal identifiers in the text are "
+        "pseudonymised before anything is indexed."),
+         RememberArgs, _remember, ToolAnnotations(destructive_hint=False, open_world_hint=False)),
+    Tool("recall", "Recall", (
+        "Search a person's memories by meaning and keywords: the best matches first, each with its score. Use it "
+        "for a specific question; superseded and deleted memories are left out."),
+         RecallArgs, _recall, _READ),
+    Tool("assemble_context", "Assemble context", (
+        "Get what to know about a person before answering: the relevant facts, recent episodes and standing "
+        "procedures for this query, within a budget, ready to read in `prompt`. Call it at the start of a "
+        "conversation turn about that person; use recall for a targeted search."),
+         AssembleArgs, _assemble, _READ),
+    Tool("forget_memory", "Forget a memory", (
+        "Delete one memory for good, when the person asks you to forget it or it is wrong. It cannot be undone "
+        "(to change a fact, remember the new one instead: it supersedes the old)."),
+         ForgetArgs, _forget, ToolAnnotations(destructive_hint=True, idempotent_hint=True, open_world_hint=False)),
+    Tool("list_memories", "List memories", (
+        "List a person's current memories, a page at a time (pass next_cursor back for the next page)."),
+         ListArgs, _list, _READ),
+)}

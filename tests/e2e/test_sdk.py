@@ -1,0 +1,266 @@
+"""The Python SDK (``clients/python``) against the real app on a real socket: every method, its typed
+result, and each error family raised from a real server answer."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from carnet.api.app import create_app
+from carnet.api.server import free_port, running
+from carnet.bootstrap import Container
+from carnet.services.apikeys import create_key
+from carnet_client import (
+    AsyncCarnetClient,
+    Budgets,
+    CarnetClient,
+    CarnetError,
+    Context,
+    Forbidden,
+    InvalidBudget,
+    InvalidInput,
+    InvalidRequest,
+    Memory,
+    MemoryNotFound,
+    MethodNotAllowed,
+    NewMemory,
+    PayloadTooLarge,
+    RateLimited,
+    Retry,
+    SubjectNotFound,
+    TransportError,
+    Unauthenticated,
+)
+from carnet_client._call import Call, nothing
+
+TENANT = "assur-nord"
+S = "ADH-0042"
+LYON = "Le membre habite à Lyon 7e."
+VILLEURBANNE = "Le membre habite maintenant à Villeurbanne."
+
+
+def _key(container: Container, *roles: str, rate_limit: str | None = None) -> str:
+    key, _ = create_key(container.deps.catalog, container.pepper, tenant=TENANT, roles=list(roles),
+                        rate_limit=rate_limit)
+    return key
+
+
+@pytest.fixture
+def server(container: Container) -> Iterator[str]:
+    with running(create_app(container)) as base:
+        yield base
+
+
+@pytest.fixture
+def carnet(server: str, container: Container) -> Iterator[CarnetClient]:
+    with CarnetClient(server, _key(container, "agent", "dpo"), timeout=30) as client:
+        yield client
+
+
+def _at(text: str) -> datetime:
+    return datetime.fromisoformat(text)
+
+
+def test_memories_from_remember_to_forget(carnet: CarnetClient) -> None:
+    assert carnet.health() is True
+    ready = carnet.readiness()
+    assert ready.ready and set(ready.checks.values()) == {"ok"}
+
+    first = carnet.remember(S, LYON, occurred_at=_at("2024-01-15T10:00:00+01:00"), importance=0.8,
+                            category="adresse", tags=["domicile"], idempotency_key="call-1-turn-1")
+    assert first.action == "created" and isinstance(first.memory, Memory)
+    assert first.memory.text == LYON and first.memory.tags == ("domicile",) and first.memory.importance == 0.8
+    assert first.memory.occurred_at == _at("2024-01-15T10:00:00+01:00") and first.memory.recorded_at.tzinfo
+    replay = carnet.remember(S, LYON, occurred_at=_at("2024-01-15T10:00:00+01:00"), idempotency_key="call-1-turn-1")
+    assert replay.action == "unchanged" and replay.memory.id == first.memory.id
+
+    batch = carnet.remember_batch(S, [
+        NewMemory("Le membre préfère être contacté par email.", occurred_at=_at("2024-01-15T10:01:00+01:00")),
+        NewMemory("Le membre a appelé pour un sinistre bris de glace.", kind="episode", session_id="call-2"),
+    ])
+    assert [o.action for o in batch.results] == ["created", "created"]
+    assert batch.created == tuple(o.memory.id for o in batch.results) and batch.results[1].memory.kind == "episode"
+
+    moved = carnet.remember(S, VILLEURBANNE, occurred_at=_at("2024-06-10T14:00:00+02:00"))
+    assert moved.action == "superseded" and moved.superseded == (first.memory.id,)
+
+    page = carnet.list_memories(S, limit=1)
+    assert len(page.items) == 1 and page.next_cursor is not None
+    everything = list(carnet.iter_memories(S, page_size=1))
+    assert {m.id for m in everything} == {m.id for m in carnet.list_memories(S, limit=500).items}
+    assert len(everything) == 3
+    assert [m.id for m in carnet.list_memories(S, status="superseded").items] == [first.memory.id]
+    assert [m.kind for m in carnet.iter_memories(S, kind="episode")] == ["episode"]
+
+    old = carnet.get_memory(S, first.memory.id)
+    assert old.status == "superseded" and old.superseded_by == moved.memory.id and old.valid_to is not None
+
+    hits = carnet.search(S, "Où habite le membre ?", k=3)
+    assert hits[0].memory.text == VILLEURBANNE and isinstance(hits[0].score, float)
+    assert set(hits[0].signals) >= {"cosine", "relevance", "recency"}
+    assert all(h.memory.id != first.memory.id for h in hits)
+    assert carnet.search(S, "adresse", include_superseded=True, k=10, kinds=["fact"])
+
+    context = carnet.assemble(S, "adresse du membre", budgets=Budgets(max_memories=3))
+    assert isinstance(context, Context) and "Villeurbanne" in context.prompt and "Lyon" not in context.prompt
+    assert context.stats["count"] >= 1 and VILLEURBANNE in {r.memory.text for r in context.memories}
+
+    history = carnet.history(S, first.memory.id)
+    assert [h.action for h in history] == ["created", "superseded"] and history[0].at.tzinfo is not None
+
+    email = batch.results[0].memory.id
+    fixed = carnet.rectify(S, email, category="contact", tags=["email"])
+    assert fixed.category == "contact" and fixed.tags == ("email",) and fixed.text == batch.results[0].memory.text
+    assert len(carnet.history(S, email)) == 2
+
+    assert carnet.forget(S, email) is None
+    with pytest.raises(MemoryNotFound) as gone:
+        carnet.get_memory(S, email)
+    assert gone.value.memory_id == email and gone.value.status == 404
+
+
+def test_lookup_by_identifier(carnet: CarnetClient) -> None:
+    claim = carnet.remember(S, "Le membre conteste le dossier RC-2031-0007 (bris de glace).")
+    carnet.remember(S, "Le membre préfère être appelé le matin.")
+    found = carnet.lookup(S, "rc 2031 0007", limit=5, include_superseded=False)
+    assert [m.id for m in found] == [claim.memory.id]
+
+
+def test_export_and_erasure(carnet: CarnetClient, tmp_path: Path) -> None:
+    carnet.remember(S, LYON, occurred_at=_at("2024-01-15T10:00:00+01:00"))
+    carnet.remember(S, "Le membre a un contrat habitation formule Confort.")
+
+    document = carnet.export(S)
+    assert document.format == "carnet.export.v1" and document.subject_id == S and document.count == 2
+    assert {r.memory.text for r in document.records} >= {LYON} and document.records[0].history[0].action == "created"
+    assert document.exported_at.tzinfo is not None
+
+    path = tmp_path / "export.json"
+    written = carnet.export_to(S, path)
+    assert written == path.stat().st_size and json.loads(path.read_text())["count"] == 2
+    buffer = io.BytesIO()
+    assert carnet.export_to(S, buffer) > 0 and json.loads(buffer.getvalue())["subject_id"] == S
+
+    receipt = carnet.erase_subject(S)
+    assert receipt.complete and receipt.records_deleted == 2 and receipt.data_key_destroyed
+    assert receipt.tenant == TENANT and S not in receipt.subject_hash and all(receipt.verified.values())
+    with pytest.raises(SubjectNotFound):
+        carnet.export(S)
+    missing = tmp_path / "missing.json"
+    with pytest.raises(SubjectNotFound):
+        carnet.export_to(S, missing)
+    assert not missing.exists()
+
+
+def test_api_keys_and_audit(server: str, container: Container) -> None:
+    with CarnetClient(server, _key(container, "admin")) as admin:
+        created = admin.create_api_key(roles=["agent"], name="ivr-bot", rate_limit="50/second")
+        assert created.key.startswith("crn_") and created.key not in repr(created)
+        assert created.info.roles == ("agent",) and created.info.tenant == TENANT and not created.info.revoked
+        assert created.info.key_id in {k.key_id for k in admin.list_api_keys()}
+
+        with CarnetClient(server, created.key) as bot:
+            assert bot.remember(S, LYON).action == "created"
+            assert admin.revoke_api_key(created.info.key_id) is None
+            with pytest.raises(Unauthenticated):
+                bot.remember(S, LYON)
+        assert [k.revoked for k in admin.list_api_keys() if k.key_id == created.info.key_id] == [True]
+
+        entries = admin.audit()
+        assert {"apikey.create", "memory.write", "apikey.revoke"} <= {e.action for e in entries}
+        assert [e.seq for e in entries] == list(range(1, len(entries) + 1))
+        later = list(admin.iter_audit(after_seq=1, limit=2))
+        assert [e.seq for e in later] == [2, 3] and later[0].at.tzinfo is not None
+        verdict = admin.verify_audit()
+        assert verdict.ok and verdict.problems == () and verdict.entries >= len(entries)
+
+
+def test_error_families_from_real_answers(server: str, container: Container, carnet: CarnetClient) -> None:
+    with CarnetClient(server, "crn_000000000000_" + "x" * 30) as stranger, pytest.raises(Unauthenticated) as e401:
+        stranger.search(S, "adresse")
+    assert e401.value.status == 401 and e401.value.code == "unauthenticated"
+
+    with CarnetClient(server, _key(container, "agent")) as agent:
+        with pytest.raises(Forbidden) as e403:
+            agent.verify_audit()
+        assert e403.value.status == 403 and "dpo" in e403.value.message
+
+    with pytest.raises(SubjectNotFound) as e404:
+        carnet.search("NOBODY", "adresse")
+    assert "NOBODY" not in str(e404.value)
+    carnet.remember(S, LYON)
+    with pytest.raises(MemoryNotFound):
+        carnet.get_memory(S, "6f1c0f4e-3f0b-4a43-9a1d-2d9f4b8a6b11")
+
+    with pytest.raises(InvalidRequest) as e400:
+        carnet.remember(S, "Le membre a un chat.", importance=2)
+    assert e400.value.status == 400 and any("importance" in f["loc"] for f in e400.value.fields)
+    with pytest.raises(InvalidInput) as batch:
+        carnet.remember_batch(S, [NewMemory("Le membre a un chat."), NewMemory("   ")])
+    assert batch.value.index == 1
+    with pytest.raises(InvalidBudget):
+        carnet.assemble(S, "adresse", budgets=Budgets(max_memories=0))
+    with pytest.raises(PayloadTooLarge) as e413:
+        carnet.remember(S, "x" * (6 * 1024 * 1024))
+    assert e413.value.status == 413
+    with pytest.raises(MethodNotAllowed):
+        carnet._run(Call("PUT", "/healthz", nothing))
+
+    with pytest.raises(ValueError, match="timezone"):
+        carnet.remember(S, LYON, occurred_at=datetime(2024, 1, 1))  # noqa: DTZ001 - the point of the test
+    with pytest.raises(ValueError, match="subject_id"):
+        carnet.get_memory("..", "6f1c0f4e-3f0b-4a43-9a1d-2d9f4b8a6b11")
+
+
+def test_rate_limit_raises_or_is_waited_out(server: str, container: Container) -> None:
+    key = _key(container, "agent", rate_limit="2/second")
+    with CarnetClient(server, key) as hurried:
+        with pytest.raises(RateLimited) as e429:
+            for _ in range(3):
+                hurried.remember(S, LYON)
+        assert e429.value.status == 429 and e429.value.retry_after is not None and e429.value.retry_after >= 1
+    with CarnetClient(server, key, retry=Retry(attempts=1, max_wait=0.1)) as impatient, pytest.raises(RateLimited):
+        impatient.remember(S, LYON)  # the wait asked for is over max_wait: raised at once
+    with CarnetClient(server, key, retry=Retry(attempts=3, max_wait=5)) as patient:
+        assert all(patient.remember(S, LYON).memory.text == LYON for _ in range(4))
+
+
+def test_no_server_is_a_transport_error(container: Container) -> None:
+    with CarnetClient(f"http://127.0.0.1:{free_port()}", _key(container, "agent"), timeout=2) as nobody:
+        with pytest.raises(TransportError) as error:
+            nobody.health()
+    assert isinstance(error.value, CarnetError) and error.value.status is None
+
+
+def test_async_client(server: str, container: Container, tmp_path: Path) -> None:
+    key = _key(container, "agent", "dpo")
+
+    async def scenario() -> None:
+        async with AsyncCarnetClient(server, key) as carnet:
+            assert await carnet.health() and (await carnet.readiness()).ready
+            first = await carnet.remember(S, LYON, occurred_at=_at("2024-01-15T10:00:00+01:00"))
+            batch = await carnet.remember_batch(S, [NewMemory("Le membre a un chat."), NewMemory("Il a un chien.")])
+            ids = [m.id async for m in carnet.iter_memories(S, page_size=2)]
+            assert sorted(ids) == sorted([first.memory.id, *batch.created])
+            assert (await carnet.get_memory(S, first.memory.id)).text == LYON
+            assert (await carnet.search(S, "Où habite le membre ?"))[0].memory.id == first.memory.id
+            assert "Lyon" in (await carnet.assemble(S, "adresse")).prompt
+            assert (await carnet.export(S)).count == 3
+            assert await carnet.export_to(S, tmp_path / "export.json") == (tmp_path / "export.json").stat().st_size
+            entries = await carnet.audit()
+            streamed = [e async for e in carnet.iter_audit()]
+            assert streamed[:len(entries)] == list(entries) and streamed[-1].action == "audit.read"
+            assert (await carnet.erase_subject(S)).complete
+            with pytest.raises(SubjectNotFound):
+                await carnet.search(S, "adresse")
+        async with AsyncCarnetClient(server, "crn_000000000000_" + "x" * 30) as stranger:
+            with pytest.raises(Unauthenticated):
+                await stranger.health() and await stranger.search(S, "adresse")
+
+    asyncio.run(scenario())
