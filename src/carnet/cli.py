@@ -150,6 +150,22 @@ def apikey_list(
 
 
 @contextmanager
+def _audited(settings: Settings, tenant: str, action: str,
+             detail: dict[str, str | int | bool] | None = None) -> Iterator[None]:
+    """An admin command's audit entry, stored before it runs (and a ``failed`` one if it fails)."""
+    from carnet.bootstrap import build_audit
+
+    audit = build_audit(settings)
+    try:
+        with audit.recorded(audit.event(tenant=tenant, actor="cli:" + action.split(".")[0], action=action,
+                                        detail=detail)):
+            yield
+    finally:
+        audit.stop()
+        audit.log.close()
+
+
+@contextmanager
 def _control_plane(settings: Settings) -> Iterator[tuple[ControlPlane, AuditTrail]]:
     """The catalog and the audit trail, without the vector store (these commands run beside `serve`)."""
     from carnet.bootstrap import build_audit, build_control_plane
@@ -182,7 +198,7 @@ def keys_rotate(
 
     settings = _settings(data_dir)
     _configure_logs(settings)
-    with _reported():
+    with _reported(), _audited(settings, tenant, "key.rotate"):
         kms, _ = _keyring(settings)
         version = rotate(kms, tenant=tenant)
     typer.echo(f"tenant {tenant}: key version {version}")
@@ -203,7 +219,7 @@ def keys_rewrap(
 
     settings = _settings(data_dir)
     _configure_logs(settings)
-    with _reported():
+    with _reported(), _audited(settings, tenant, "key.rewrap", {"retire": retire}):
         kms, keyring = _keyring(settings)
         result = rewrap(kms, keyring, tenant=tenant, retire=retire)
     typer.echo(json.dumps(result.as_dict()))
@@ -238,7 +254,8 @@ def keys_rehash(
             typer.echo(f"error: {exc.message}. Stop the server first: a rehash runs offline.", err=True)
             raise typer.Exit(2) from exc
         try:
-            report = rehash_tenant(build_rehasher(container), tenant=tenant, progress=progress)
+            with container.audit.recorded(container.audit.event(tenant=tenant, actor="cli:keys", action="key.rehash")):
+                report = rehash_tenant(build_rehasher(container), tenant=tenant, progress=progress)
         finally:
             container.close()
     typer.echo(json.dumps(report.as_dict()))
@@ -263,7 +280,7 @@ def tenant_shred(
         raise typer.Exit(2)
     settings = _settings(data_dir)
     _configure_logs(settings)
-    with _reported():
+    with _reported(), _audited(settings, tenant, "tenant.shred"):
         kms, keyring = _keyring(settings)
         receipt = shred_tenant(kms, keyring, tenant=tenant, ledger=build_erasure_ledger(settings))
     typer.echo(json.dumps(receipt.as_dict()))
@@ -288,11 +305,14 @@ def subject_erase(
     try:
         container = build(settings)
     except StoreLocked as exc:
-        typer.echo(f"error: {exc.message}. Stop the server first (an admin API comes with the GDPR endpoints).",
-                   err=True)
+        typer.echo(f"error: {exc.message}. Stop the server first, or erase through the API while it runs "
+                   "(DELETE /api/v1/subjects/<id> with a dpo key).", err=True)
         raise typer.Exit(2) from exc
     try:
-        receipt = erase_subject(container.deps, tenant=tenant, subject_id=subject)
+        event = container.audit.event(tenant=tenant, actor="cli:subject", action="subject.erase",
+                                      subject=container.deps.hasher.subject_hash(tenant, subject))
+        with container.audit.recorded(event):
+            receipt = erase_subject(container.deps, tenant=tenant, subject_id=subject)
     except CarnetError as exc:
         typer.echo(f"error: {exc.message}", err=True)
         raise typer.Exit(2) from exc

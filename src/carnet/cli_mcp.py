@@ -47,10 +47,13 @@ def _stdio(data_dir: Path | None) -> None:
     from carnet.logs import configure
     from carnet.mcp.stdio import KEY_ENV, serve_stdio
 
+    # The client's credential, not a server setting: taken out of the environment before the settings
+    # (which refuse unknown CARNET_* variables) are read, and so that no child process inherits it.
+    key = os.environ.pop(KEY_ENV, None)
     settings = Settings(data_dir=data_dir) if data_dir is not None else Settings()
     configure(settings.log_level)  # to stderr: stdout is the protocol's
     try:
-        serve_stdio(settings, os.environ.get(KEY_ENV))
+        serve_stdio(settings, key)
     except StoreLocked as exc:
         typer.echo(f"error: {exc.message}. `carnet mcp` over stdio opens the store itself; while `carnet serve` "
                    "runs on this data dir, connect the MCP client to its /mcp endpoint over HTTP instead.", err=True)

@@ -1,0 +1,243 @@
+"""MCP: the SDK's own client calls each tool in-process, over stdio and over streamable HTTP."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import httpx2
+import pytest
+from mcp import Client, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.server import Server
+from mcp.shared.exceptions import MCPError
+from mcp_types import CallToolResult
+from typer.testing import CliRunner
+
+from carnet.api.app import create_app
+from carnet.api.server import running
+from carnet.bootstrap import Container, build_control_plane
+from carnet.cli import app as cli
+from carnet.config import Settings
+from carnet.mcp import build_server
+from carnet.mcp.auth import with_key
+from carnet.services.apikeys import create_key, revoke_key
+
+SUBJECT = "ADH-0042"
+TENANT = "assur-nord"
+HOME = "Le membre habite maintenant à Villeurbanne."
+EMAIL = "Le membre préfère être contacté par email."
+TOOLS = {"remember", "recall", "assemble_context", "forget_memory", "list_memories"}
+
+
+def _key(c: Container, tenant: str = TENANT, roles: tuple[str, ...] = ("agent",), rate: str | None = None) -> str:
+    key, _ = create_key(c.deps.catalog, c.pepper, tenant=tenant, roles=list(roles), rate_limit=rate)
+    return key
+
+
+def _data(r: CallToolResult) -> dict[str, Any]:
+    assert not r.is_error, r.content
+    assert isinstance(r.structured_content, dict)
+    return r.structured_content
+
+
+def _error(r: CallToolResult) -> dict[str, Any]:
+    assert r.is_error and isinstance(r.structured_content, dict), r.content
+    text = r.content[0].text  # type: ignore[union-attr]
+    assert "Traceback" not in text and SUBJECT not in text
+    error: dict[str, Any] = r.structured_content["error"]
+    return error
+
+
+def _with(server: Server[Any] | Any, session: Callable[[Client], Awaitable[None]], **options: Any) -> None:
+    """Run ``session`` against ``server`` (a Server, a transport or stdio parameters) with the SDK's client."""
+
+    async def main() -> None:
+        async with Client(server, **options) as client:
+            await session(client)
+
+    anyio.run(main)
+
+
+async def _each_tool(client: Client) -> None:
+    """Every tool once, as an agent would chain them."""
+    assert {t.name for t in (await client.list_tools()).tools} == TOOLS
+    at = "2024-06-10T14:00:00+02:00"
+    home = _data(await client.call_tool("remember", {"subject_id": SUBJECT, "text": HOME, "occurred_at": at}))
+    assert home["action"] == "created" and home["memory"]["text"] == HOME
+    email = _data(await client.call_tool("remember", {"subject_id": SUBJECT, "text": EMAIL, "kind": "procedure"}))
+
+    hits = _data(await client.call_tool("recall", {"subject_id": SUBJECT, "query": "Où habite le membre ?", "k": 3}))
+    assert hits["results"][0]["memory"]["text"] == HOME and hits["results"][0]["score"] > 0
+    ctx = _data(await client.call_tool("assemble_context", {"subject_id": SUBJECT, "query": "adresse du membre"}))
+    assert "Villeurbanne" in ctx["prompt"] and ctx["stats"]["count"] >= 1
+
+    listed = _data(await client.call_tool("list_memories", {"subject_id": SUBJECT}))
+    assert {m["id"] for m in listed["items"]} == {home["memory"]["id"], email["memory"]["id"]}
+    forgot = _data(await client.call_tool("forget_memory", {"subject_id": SUBJECT, "memory_id": home["memory"]["id"]}))
+    assert forgot == {"forgotten": home["memory"]["id"]}
+    listed = _data(await client.call_tool("list_memories", {"subject_id": SUBJECT}))
+    assert [m["id"] for m in listed["items"]] == [email["memory"]["id"]]
+
+
+# ---- in-process -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])  # direct dispatch, and JSON-RPC over memory streams
+def test_in_process_each_tool(container: Container, mode: str) -> None:
+    _with(build_server(container.facade, principal=with_key(container, _key(container))), _each_tool, mode=mode)
+
+
+def test_a_dpo_only_key_may_not_remember_but_may_list(container: Container) -> None:
+    agent = build_server(container.facade, principal=with_key(container, _key(container)))
+    dpo = build_server(container.facade, principal=with_key(container, _key(container, roles=("dpo",))))
+
+    async def write(client: Client) -> None:
+        _data(await client.call_tool("remember", {"subject_id": SUBJECT, "text": HOME}))
+
+    async def refused(client: Client) -> None:
+        r = await client.call_tool("remember", {"subject_id": SUBJECT, "text": EMAIL})
+        assert _error(r)["code"] == "forbidden"
+        assert len(_data(await client.call_tool("list_memories", {"subject_id": SUBJECT}))["items"]) == 1
+
+    _with(agent, write)
+    _with(dpo, refused)
+
+
+def test_another_tenant_does_not_see_the_subject(container: Container) -> None:
+    ours = build_server(container.facade, principal=with_key(container, _key(container)))
+    theirs = build_server(container.facade, principal=with_key(container, _key(container, tenant="mutuelle-sud")))
+    ids: list[str] = []
+
+    async def write(client: Client) -> None:
+        ids.append(_data(await client.call_tool("remember", {"subject_id": SUBJECT, "text": HOME}))["memory"]["id"])
+
+    async def look(client: Client) -> None:
+        for name, args in (("recall", {"query": "adresse"}), ("assemble_context", {"query": "adresse"}),
+                           ("list_memories", {}), ("forget_memory", {"memory_id": ids[0]})):
+            error = _error(await client.call_tool(name, {"subject_id": SUBJECT, **args}))
+            assert error["code"] in ("subject_not_found", "memory_not_found"), (name, error)
+
+    _with(ours, write)
+    _with(theirs, look)
+    _with(ours, lambda client: _still_there(client, ids[0]))
+
+
+async def _still_there(client: Client, memory_id: str) -> None:
+    listed = _data(await client.call_tool("list_memories", {"subject_id": SUBJECT}))
+    assert [m["id"] for m in listed["items"]] == [memory_id]
+
+
+def test_bad_arguments_name_the_fields_never_the_values(container: Container) -> None:
+    async def session(client: Client) -> None:
+        r = await client.call_tool("remember", {"subject_id": "Jean Dupont", "text": "x", "importance": 2})
+        error = _error(r)
+        assert error["code"] == "invalid_request"
+        assert {tuple(f["loc"]) for f in error["fields"]} == {("subject_id",), ("importance",)}
+        assert "Jean Dupont" not in r.content[0].text  # type: ignore[union-attr]
+        assert _error(await client.call_tool("recall", {"subject_id": SUBJECT, "query": "q", "extra": 1}))[
+            "code"] == "invalid_request"
+        with pytest.raises(MCPError):
+            await client.call_tool("no_such_tool", {})
+
+    _with(build_server(container.facade, principal=with_key(container, _key(container))), session)
+
+
+def test_the_key_is_checked_at_every_call_and_rate_limited(container: Container) -> None:
+    limited = _key(container, rate="2/minute")
+    revoked = _key(container)
+
+    async def over_budget(client: Client) -> None:
+        for _ in range(2):
+            await client.call_tool("recall", {"subject_id": SUBJECT, "query": "adresse"})
+        error = _error(await client.call_tool("recall", {"subject_id": SUBJECT, "query": "adresse"}))
+        assert error["code"] == "rate_limited" and error["retry_after"] >= 1
+
+    async def after_revocation(client: Client) -> None:
+        revoke_key(container.deps.catalog, key_id=revoked.split("_")[1])
+        error = _error(await client.call_tool("recall", {"subject_id": SUBJECT, "query": "adresse"}))
+        assert error["code"] == "unauthenticated"
+
+    _with(build_server(container.facade, principal=with_key(container, limited)), over_budget)
+    _with(build_server(container.facade, principal=with_key(container, revoked)), after_revocation)
+
+
+# ---- stdio ------------------------------------------------------------------------------------
+
+runner = CliRunner()
+
+
+def _stdio_env(settings: Settings, key: str | None) -> dict[str, str | None]:
+    return {"CARNET_KEY_DIR": str(settings.resolved_key_dir), "CARNET_API_KEY": key}
+
+
+def test_stdio_serves_each_tool(tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path / "data", key_dir=tmp_path / "keys")
+    plane = build_control_plane(settings)  # a key, without opening the shard: the server process owns it
+    key, record = create_key(plane.catalog, plane.pepper, tenant=TENANT, roles=["agent"])
+    plane.catalog.close()
+    env = {k: v for k, v in _stdio_env(settings, key).items() if v is not None}
+    params = StdioServerParameters(command=sys.executable, env=env,
+                                   args=["-m", "carnet.cli", "mcp", "--data-dir", str(settings.data_dir)])
+    stderr = tmp_path / "stderr.log"
+    with stderr.open("w") as errlog:
+        _with(stdio_client(params, errlog=errlog), _each_tool)
+    logs = stderr.read_text()
+    assert "mcp_stdio_ready" in logs and record.key_id in logs
+    for secret in (SUBJECT, "Villeurbanne", key):
+        assert secret not in logs
+
+
+def test_stdio_refuses_to_start_without_a_valid_key(tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path / "data", key_dir=tmp_path / "keys")
+    args = ["mcp", "--data-dir", str(settings.data_dir)]
+    missing = runner.invoke(cli, args, env=_stdio_env(settings, None))
+    assert missing.exit_code == 2 and "CARNET_API_KEY" in missing.output
+    wrong = runner.invoke(cli, args, env=_stdio_env(settings, "crn_0123456789ab_" + "x" * 40))
+    assert wrong.exit_code == 2 and "unknown or revoked API key" in wrong.output
+    assert "Traceback" not in missing.output + wrong.output
+
+
+def test_stdio_refuses_clearly_while_another_process_owns_the_store(container: Container) -> None:
+    # `container` holds the shard, as a running `carnet serve` would.
+    result = runner.invoke(cli, ["mcp", "--data-dir", str(container.settings.data_dir)],
+                           env=_stdio_env(container.settings, _key(container)))
+    assert result.exit_code == 2
+    assert "held by another process" in result.output and "/mcp" in result.output
+    assert "Traceback" not in result.output
+
+
+# ---- streamable HTTP --------------------------------------------------------------------------
+
+
+def test_http_serves_each_tool_behind_the_bearer_key(container: Container, capfd: pytest.CaptureFixture[str]) -> None:
+    key = _key(container)
+
+    async def main(base: str) -> None:
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=30) as http, Client(
+            streamable_http_client(f"{base}/mcp", http_client=http)
+        ) as client:
+            await _each_tool(client)
+
+    with running(create_app(container)) as base:
+        anyio.run(main, base)
+        schema = httpx.get(f"{base}/openapi.json", timeout=30)
+    assert schema.status_code == 200 and not any(p.startswith("/mcp") for p in schema.json()["paths"])
+    out = capfd.readouterr()
+    logs = out.out + out.err
+    assert "route=/mcp" in logs and key.split("_")[1] in logs, logs[-2000:]
+    for secret in (SUBJECT, "Villeurbanne", key):
+        assert secret not in logs
+
+
+def test_http_refuses_requests_without_a_valid_key(container: Container) -> None:
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    with running(create_app(container)) as base, httpx.Client(base_url=base, timeout=30) as http:
+        for headers in ({}, {"Authorization": "Bearer crn_0123456789ab_" + "x" * 40}, {"Authorization": "Basic x"}):
+            r = http.post("/mcp", json=hello, headers={"Accept": "application/json, text/event-stream", **headers})
+            assert r.status_code == 401, r.text
+            assert r.json()["error"]["code"] == "unauthenticated" and r.headers["WWW-Authenticate"] == "Bearer"
