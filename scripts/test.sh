@@ -8,4 +8,5 @@ python3 -m venv .venv
 .venv/bin/pip install --quiet --upgrade pip
 .venv/bin/pip install --quiet 'torch==2.13.0'   # the CPU build, before anything that depends on torch
 .venv/bin/pip install --quiet -e '.[dev]'
+.venv/bin/pip install --quiet -e ./clients/python   # the Python SDK (its own distribution), for tests/e2e/test_sdk.py
 exec .venv/bin/python -m pytest -q "$@"

@@ -126,8 +126,10 @@ def reembed_command(
                + (f" CARNET_EMBEDDER_PATH={embedder_path}" if embedder_path else ""), err=True)
 
 
-def _reembed_edge(settings: Settings, new: Embedder, *, keep_old: bool) -> dict[str, object]:
-    """Build ``vectors.next`` beside the live shard, check it holds as many points, then switch."""
+def _reembed_edge(settings: Settings, new: Embedder, *, keep_old: bool,
+                  current: Embedder | None = None) -> dict[str, object]:
+    """Build ``vectors.next`` beside the live shard, check it holds as many points, then switch.
+    ``current``: the live model, when already loaded (tests); built from the settings otherwise."""
     import shutil
 
     from carnet.adapters import edge_layout
@@ -137,7 +139,7 @@ def _reembed_edge(settings: Settings, new: Embedder, *, keep_old: bool) -> dict[
     from carnet.errors import Conflict
     from carnet.services.reembed import reembed
 
-    container = _open(settings, offline_hint="Stop the server first: a reembed runs offline.")
+    container = _open(settings, offline_hint="Stop the server first: a reembed runs offline.", embedder=current)
     data_dir = settings.data_dir
     try:
         path = edge_layout.start_build(data_dir)

@@ -7,15 +7,10 @@ import asyncio
 import io
 import json
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 
 import pytest
-
-from carnet.api.app import create_app
-from carnet.api.server import free_port, running
-from carnet.bootstrap import Container
-from carnet.services.apikeys import create_key
 from carnet_client import (
     AsyncCarnetClient,
     Budgets,
@@ -38,6 +33,11 @@ from carnet_client import (
     Unauthenticated,
 )
 from carnet_client._call import Call, nothing
+
+from carnet.api.app import create_app
+from carnet.api.server import free_port, running
+from carnet.bootstrap import Container
+from carnet.services.apikeys import create_key
 
 TENANT = "assur-nord"
 S = "ADH-0042"
@@ -213,7 +213,7 @@ def test_error_families_from_real_answers(server: str, container: Container, car
         carnet._run(Call("PUT", "/healthz", nothing))
 
     with pytest.raises(ValueError, match="timezone"):
-        carnet.remember(S, LYON, occurred_at=datetime(2024, 1, 1))  # noqa: DTZ001 - the point of the test
+        carnet.remember(S, LYON, occurred_at=datetime(2024, 1, 1))
     with pytest.raises(ValueError, match="subject_id"):
         carnet.get_memory("..", "6f1c0f4e-3f0b-4a43-9a1d-2d9f4b8a6b11")
 
@@ -233,9 +233,9 @@ def test_rate_limit_raises_or_is_waited_out(server: str, container: Container) -
 
 
 def test_no_server_is_a_transport_error(container: Container) -> None:
-    with CarnetClient(f"http://127.0.0.1:{free_port()}", _key(container, "agent"), timeout=2) as nobody:
-        with pytest.raises(TransportError) as error:
-            nobody.health()
+    nobody = CarnetClient(f"http://127.0.0.1:{free_port()}", _key(container, "agent"), timeout=2)
+    with nobody, pytest.raises(TransportError) as error:
+        nobody.health()
     assert isinstance(error.value, CarnetError) and error.value.status is None
 
 

@@ -59,7 +59,8 @@ def test_round_trip_while_serving_restores_what_was_stored(settings: Settings, e
         before = {s: _view(c, s) for s in FACTS}
         history = c.deps.catalog.history(scope_for(c.deps, "t", "GONE"), before["GONE"][0][0].id)
         report = _backup(c, tmp_path)  # the container holds the store, as `carnet serve` does
-        remember(c.deps, tenant="t", subject_id="STAYS", actor="a", items=[NewMemory(text="Écrit après la sauvegarde.")])
+        later = [NewMemory(text="Écrit après la sauvegarde.")]
+        remember(c.deps, tenant="t", subject_id="STAYS", actor="a", items=later)
     finally:
         c.close()
     assert report.records == 5 and report.paused_seconds < report.seconds

@@ -59,7 +59,7 @@ def test_an_unreadable_line_in_the_middle_refuses_reading(tmp_path: Path) -> Non
 def test_naive_times_are_refused_both_ways(tmp_path: Path) -> None:
     ledger = FileErasureLedger(tmp_path / "ledger.jsonl")
     with pytest.raises(ValueError, match="timezone"):
-        ledger.append(ErasureEntry("t", "0" * 32, None, datetime(2026, 5, 1)))  # noqa: DTZ001
+        ledger.append(ErasureEntry("t", "0" * 32, None, datetime(2026, 5, 1)))
     ledger.path.write_text('{"v": 1, "tenant": "t", "subject": null, "hash_key": null, "at": "2026-05-01T02:00:00"}\n')
     with pytest.raises(LedgerCorrupt):
         ledger.entries()

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Path, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from carnet.api.auth import Ctr, Who
+from carnet.api.responses import ApiKeysOut, NewApiKeyOut
 from carnet.ports import ApiKeyRecord
 from carnet.services.apikeys import create_key, revoke_key
 
@@ -27,13 +28,13 @@ def _key_json(r: ApiKeyRecord) -> dict[str, Any]:
             "revoked": r.revoked, "rate_limit": r.rate_limit, "name": r.name}
 
 
-@router.get("/apikeys")
+@router.get("/apikeys", response_model=ApiKeysOut)
 def list_keys(who: Who, c: Ctr) -> dict[str, Any]:
     who.require("admin")
     return {"items": [_key_json(r) for r in c.deps.catalog.api_keys(who.tenant)]}
 
 
-@router.post("/apikeys", status_code=201)
+@router.post("/apikeys", status_code=201, response_model=NewApiKeyOut)
 def new_key(body: NewKey, who: Who, c: Ctr) -> dict[str, Any]:
     """A new key of the caller's tenant. The key is in this answer only: store it now."""
     who.require("admin")

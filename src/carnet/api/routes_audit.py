@@ -10,6 +10,7 @@ from fastapi import APIRouter, Query
 from fastapi.responses import StreamingResponse
 
 from carnet.api.auth import Ctr, Who
+from carnet.api.responses import VerdictOut
 from carnet.domain.audit import AuditEntry
 
 router = APIRouter(prefix="/api/v1/audit", tags=["audit"])
@@ -39,7 +40,7 @@ def _lines(entries: Iterator[AuditEntry], limit: int) -> Iterator[bytes]:
         yield json.dumps(entry.as_dict(), ensure_ascii=False).encode() + b"\n"
 
 
-@router.get("/verify")
+@router.get("/verify", response_model=VerdictOut)
 def verify(who: Who, c: Ctr) -> dict[str, Any]:
     """Walks the tenant's chain; ``problems`` names every altered, missing or reordered entry."""
     who.require("dpo", "admin")

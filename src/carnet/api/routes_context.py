@@ -6,13 +6,14 @@ from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
 from carnet.api.auth import Api, Who
+from carnet.api.responses import ContextOut
 from carnet.api.schemas import AssembleBody, ranked_json
 from carnet.services.assemble import budgets
 
 router = APIRouter(prefix="/api/v1/context", tags=["context"])
 
 
-@router.post("/assemble")
+@router.post("/assemble", response_model=ContextOut)
 def assemble_context(body: AssembleBody, who: Who, api: Api) -> JSONResponse:
     b = budgets(api.deps, overrides=body.budgets.model_dump() if body.budgets else {})
     ctx = api.assemble(who, subject_id=body.subject_id, query=body.query, budget=b)

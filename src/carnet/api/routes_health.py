@@ -7,6 +7,7 @@ from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
 from carnet.api.auth import Ctr
+from carnet.api.responses import ReadyOut
 from carnet.errors import CarnetError
 
 router = APIRouter(tags=["health"])
@@ -17,7 +18,8 @@ def healthz() -> dict[str, str]:
     return {"status": "ok"}
 
 
-@router.get("/readyz")
+@router.get("/readyz", response_model=ReadyOut,
+            responses={503: {"model": ReadyOut, "description": "A dependency is down; `checks` names it."}})
 def readyz(c: Ctr) -> JSONResponse:
     checks: dict[str, str] = {}
     probes = (("vector_store", c.deps.index.check), ("catalog", c.deps.catalog.check), ("kms", c.kms.check),

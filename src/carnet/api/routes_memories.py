@@ -11,6 +11,7 @@ from fastapi import APIRouter, Header, Path, Query, Response
 from fastapi.responses import JSONResponse
 
 from carnet.api.auth import Api, Who
+from carnet.api.responses import HistoryOut, ItemsOut, MemoryOut, PageOut, RememberOut, SearchOut
 from carnet.api.schemas import (
     LookupBody,
     RectifyBody,
@@ -50,7 +51,7 @@ def _outcome(o: Outcome) -> dict[str, Any]:
     }
 
 
-@router.post("/memories", status_code=201)
+@router.post("/memories", status_code=201, response_model=RememberOut, response_model_exclude_unset=True)
 def remember_memories(
     subject_id: SubjectId,
     body: RememberOne | RememberBatch,
@@ -77,7 +78,7 @@ def remember_memories(
     return reply
 
 
-@router.get("/memories")
+@router.get("/memories", response_model=PageOut)
 def list_memories(
     subject_id: SubjectId,
     who: Who,
@@ -93,7 +94,7 @@ def list_memories(
     return {"items": [memory_json(m) for m in page.items], "next_cursor": page.next_cursor}
 
 
-@router.post("/memories/lookup")
+@router.post("/memories/lookup", response_model=ItemsOut)
 def lookup(subject_id: SubjectId, body: LookupBody, who: Who, api: Api) -> dict[str, Any]:
     """Exact lookup by identifier through the blind index. A POST so the identifier never sits in a URL
     (proxies and access logs keep URLs)."""
@@ -102,12 +103,12 @@ def lookup(subject_id: SubjectId, body: LookupBody, who: Who, api: Api) -> dict[
     return {"items": [memory_json(m) for m in found]}
 
 
-@router.get("/memories/{memory_id}")
+@router.get("/memories/{memory_id}", response_model=MemoryOut)
 def get_memory(subject_id: SubjectId, memory_id: UUID, who: Who, api: Api) -> dict[str, Any]:
     return memory_json(api.get_memory(who, subject_id=subject_id, memory_id=str(memory_id)))
 
 
-@router.patch("/memories/{memory_id}")
+@router.patch("/memories/{memory_id}", response_model=MemoryOut)
 def rectify_memory(subject_id: SubjectId, memory_id: UUID, body: RectifyBody, who: Who, api: Api) -> dict[str, Any]:
     """Rectification (GDPR art. 16, role ``dpo``): a new text is pseudonymised, embedded and sealed
     again; history records which fields changed, never their values."""
@@ -124,14 +125,14 @@ def forget_memory(subject_id: SubjectId, memory_id: UUID, who: Who, api: Api) ->
     return Response(status_code=204)
 
 
-@router.get("/memories/{memory_id}/history")
+@router.get("/memories/{memory_id}/history", response_model=HistoryOut)
 def get_history(subject_id: SubjectId, memory_id: UUID, who: Who, api: Api) -> dict[str, Any]:
     """What happened to a record (role ``dpo``): created, merged, superseded, rectified… with who and when."""
     entries = api.history(who, subject_id=subject_id, memory_id=str(memory_id))
     return {"history": [history_json(e) for e in entries]}
 
 
-@router.post("/search")
+@router.post("/search", response_model=SearchOut)
 def search(subject_id: SubjectId, body: SearchBody, who: Who, api: Api) -> JSONResponse:
     q = recall.Query(text=body.query, k=body.k, kinds=tuple(body.kinds) if body.kinds else None,
                      include_superseded=body.include_superseded, min_relevance=body.min_relevance)

@@ -13,7 +13,8 @@ router = APIRouter(tags=["metrics"])
 
 @router.get("/metrics", response_class=PlainTextResponse, responses={200: {
     "description": "Prometheus text exposition format.",
-    "content": {CONTENT_TYPE_LATEST.split(";")[0]: {"example": "carnet_http_request_duration_seconds_bucket{...} 3.0\n"}}}})
+    "content": {CONTENT_TYPE_LATEST.split(";")[0]: {
+        "example": "carnet_http_request_duration_seconds_bucket{...} 3.0\n"}}}})
 def metrics(c: Ctr) -> PlainTextResponse:
     """Labels are route templates, methods, statuses, tenant names and KMS operations: never a subject."""
     return PlainTextResponse(generate_latest(c.metrics.registry), media_type=CONTENT_TYPE_LATEST)

@@ -11,6 +11,7 @@ from fastapi import APIRouter
 from fastapi.responses import StreamingResponse
 
 from carnet.api.auth import Api, Who
+from carnet.api.responses import ReceiptOut
 from carnet.api.routes_memories import SubjectId
 from carnet.api.schemas import history_json, memory_json
 from carnet.services.export import SubjectExport
@@ -45,7 +46,8 @@ def _stream(subject_id: str, found: SubjectExport) -> Iterator[bytes]:
     yield b"]}"
 
 
-@router.delete("", responses={200: {"description": "The erasure receipt.", "content": {"application/json": {
+@router.delete("", response_model=ReceiptOut, responses={200: {
+    "description": "The erasure receipt.", "content": {"application/json": {
     "example": {"tenant": "assur-nord", "subject_hash": "9c1e…", "at": "2026-11-29T10:00:00+00:00",
                 "records_deleted": 42, "catalog_rows_deleted": 57, "data_key_destroyed": True,
                 "verified": {"count_is_zero": True, "search_returns_nothing": True, "data_key_gone": True},

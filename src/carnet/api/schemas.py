@@ -16,6 +16,10 @@ class _Strict(BaseModel):
 
 
 class RememberOne(_Strict):
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
+        {"text": "Le membre habite maintenant à Villeurbanne.", "occurred_at": "2024-06-10T14:00:00+02:00",
+         "category": "adresse"}]})
+
     text: str = Field(min_length=1)
     kind: Kind = Kind.FACT
     occurred_at: AwareDatetime | None = None
@@ -28,6 +32,9 @@ class RememberOne(_Strict):
 
 class RectifyBody(_Strict):
     """The fields to correct; absent fields stay as they are."""
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
+        {"text": "Le membre préfère être contacté par courrier postal."}]})
+
 
     text: str | None = Field(None, min_length=1)
     category: str | None = Field(None, min_length=1, max_length=64)
@@ -42,6 +49,9 @@ class RememberBatch(_Strict):
 
 
 class SearchBody(_Strict):
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
+        {"query": "Où habite le membre ?", "k": 5}]})
+
     query: str = Field(min_length=1)
     k: int = Field(10, ge=1)
     kinds: list[Kind] | None = None
@@ -60,12 +70,19 @@ class AssembleBudgets(_Strict):
 
 
 class LookupBody(_Strict):
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
+        {"identifier": "SIN-2024-0815"}]})
+
     identifier: str = Field(min_length=1, max_length=128)
     limit: int = Field(50, ge=1, le=500)
     include_superseded: bool = False
 
 
 class AssembleBody(_Strict):
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
+        {"subject_id": "ADH-0042", "query": "Le membre appelle pour son sinistre",
+         "budgets": {"max_memories": 10}}]})
+
     subject_id: str = Field(min_length=1, max_length=128)
     query: str = Field(min_length=1)
     budgets: AssembleBudgets | None = None

@@ -57,6 +57,7 @@ class McpHttp:
                 self._manager = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        scope["route"] = self.route  # FastAPI's router sets it for its own routes only: the access log's template
         manager = self._manager
         if manager is None:
             raise DependencyUnavailable("the MCP endpoint is not running: the app was started without its lifespan")

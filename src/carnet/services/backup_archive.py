@@ -122,9 +122,10 @@ def write_archive(staging: Path, manifest: Manifest, output: Path, *, compress: 
 
 
 def _writer(raw: io.BufferedWriter, compress: bool) -> tarfile.TarFile:
-    # gzip level 3: the shard's zero-filled regions shrink as well as at 9, several times faster.
+    # gzip level 1: vectors are noise to gzip at any level and the preallocated zeros shrink ~1000x at
+    # any level; measured on 20k records, level 1 gives the same size as 6 in two thirds of the time.
     if compress:
-        return tarfile.open(fileobj=raw, mode="w:gz", compresslevel=3, format=tarfile.PAX_FORMAT)
+        return tarfile.open(fileobj=raw, mode="w:gz", compresslevel=1, format=tarfile.PAX_FORMAT)
     return tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT)
 
 

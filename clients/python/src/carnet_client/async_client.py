@@ -72,9 +72,11 @@ class AsyncCarnetClient:
         if response.status_code not in call.ok:
             try:
                 await response.aread()
-                call.check(response)
+            except httpx.TransportError as exc:
+                raise from_transport(exc) from exc
             finally:
                 await response.aclose()
+            call.check(response)
         return response
 
     async def _run(self, call: Call[T]) -> T:

@@ -76,9 +76,11 @@ class CarnetClient:
         if response.status_code not in call.ok:
             try:
                 response.read()
-                call.check(response)
+            except httpx.TransportError as exc:
+                raise from_transport(exc) from exc
             finally:
                 response.close()
+            call.check(response)
         return response
 
     def _run(self, call: Call[T]) -> T:

@@ -196,9 +196,11 @@ def from_response(response: httpx.Response) -> CarnetError:
         error = response.json()["error"]
         code, message = str(error["code"]), str(error["message"])
     except (ValueError, KeyError, TypeError):
-        # Not Carnet's error shape: a proxy, a load balancer. Its text is not personal data.
-        return error_class("", status)(f"HTTP {status} without a Carnet error body: {response.text[:200]!r}",
-                                       status=status, code=f"http_{status}")
+        # Not Carnet's error shape: a proxy or a load balancer answered. Its body is left out (a
+        # gateway page may echo the URL, which holds a subject id); the content type says what it was.
+        kind = response.headers.get("content-type", "no content type")
+        return error_class("", status)(f"HTTP {status} without a Carnet error body ({kind})", status=status,
+                                       code=f"http_{status}")
     details = {k: v for k, v in error.items() if k not in ("code", "message")}
     if status == 429 and details.get("retry_after") is None:
         details["retry_after"] = retry_after(response.headers)

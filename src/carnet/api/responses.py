@@ -1,0 +1,158 @@
+"""Response bodies as the OpenAPI document publishes them. Hot paths still build their JSON by hand
+(``memory_json``, ``ranked_json``) and return it ready: these models document the shape, and the
+schemathesis test checks every answer against them, so the document cannot drift from the code."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from carnet.domain.records import Kind, Status
+
+
+class SourceOut(BaseModel):
+    kind: str = Field(examples=["api"])
+    ref: str
+    session_id: str | None
+
+
+class MemoryOut(BaseModel):
+    id: str = Field(examples=["5f0c2b8e-7d1a-5c43-9a0e-2f1b3c4d5e6f"])
+    kind: Kind
+    text: str = Field(examples=["Le membre habite maintenant à Villeurbanne."])
+    status: Status
+    category: str | None
+    tags: list[str]
+    importance: float
+    confidence: float
+    access_count: int
+    reinforcement_count: int
+    occurred_at: str | None
+    valid_from: str | None
+    valid_to: str | None
+    recorded_at: str | None
+    updated_at: str | None
+    last_accessed_at: str | None
+    expires_at: str | None
+    retention: str
+    superseded_by: str | None
+    sources: list[SourceOut]
+    session_id: str | None
+    agent_id: str | None
+    special_categories: list[str]
+
+
+class OutcomeOut(BaseModel):
+    action: Literal["created", "merged", "superseded", "unchanged"]
+    memory: MemoryOut
+    merged_into: str | None
+    superseded: list[str]
+    rule: str
+
+
+class RememberOut(BaseModel):
+    """A batch answers ``results`` and the id lists; a single memory also has its outcome's fields at the top."""
+
+    results: list[OutcomeOut]
+    created: list[str]
+    merged: list[str]
+    superseded: list[str]
+    action: str | None = None
+    memory: MemoryOut | None = None
+    merged_into: str | None = None
+    rule: str | None = None
+
+
+class PageOut(BaseModel):
+    items: list[MemoryOut]
+    next_cursor: str | None
+
+
+class ItemsOut(BaseModel):
+    items: list[MemoryOut]
+
+
+class SignalsOut(BaseModel):
+    cosine: float
+    relevance: float
+    keyword: float
+    importance: float
+    recency: float
+    frequency: float
+    confidence: float
+
+
+class RankedOut(BaseModel):
+    memory: MemoryOut
+    score: float
+    signals: SignalsOut
+
+
+class SearchOut(BaseModel):
+    results: list[RankedOut]
+
+
+class ContextOut(BaseModel):
+    memories: list[RankedOut]
+    episodes: list[RankedOut]
+    procedures: list[RankedOut]
+    prompt: str = Field(examples=["## Ce que l'on sait du membre\n- (10 juin 2024) Le membre habite …"])
+    stats: dict[str, float | int]
+
+
+class HistoryEntryOut(BaseModel):
+    at: str
+    action: str = Field(examples=["superseded"])
+    actor: str
+    detail: dict[str, str]
+
+
+class HistoryOut(BaseModel):
+    history: list[HistoryEntryOut]
+
+
+class ReceiptOut(BaseModel):
+    tenant: str
+    subject_hash: str
+    at: str
+    records_deleted: int
+    catalog_rows_deleted: int
+    data_key_destroyed: bool
+    verified: dict[str, bool]
+    complete: bool
+
+
+class ApiKeyOut(BaseModel):
+    key_id: str = Field(examples=["3f9a0c1d2e4b"])
+    tenant: str
+    roles: list[str]
+    created_at: str
+    revoked: bool
+    rate_limit: str | None
+    name: str | None
+
+
+class NewApiKeyOut(ApiKeyOut):
+    key: str = Field(description="The API key itself: shown in this answer only.")
+
+
+class ApiKeysOut(BaseModel):
+    items: list[ApiKeyOut]
+
+
+class ProblemOut(BaseModel):
+    seq: int
+    reason: Literal["altered", "missing", "broken_link", "not_in_head", "wrong_tenant"]
+
+
+class VerdictOut(BaseModel):
+    tenant: str
+    entries: int
+    ok: bool
+    problems: list[ProblemOut]
+
+
+class ReadyOut(BaseModel):
+    status: Literal["ready", "not_ready"]
+    checks: dict[str, str]
