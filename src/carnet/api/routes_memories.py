@@ -4,7 +4,7 @@ Every route goes through the facade (roles, special-category policy, audit)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 from uuid import UUID
 
 from fastapi import APIRouter, Header, Path, Query, Response
@@ -84,12 +84,13 @@ def list_memories(
     who: Who,
     api: Api,
     kind: Kind | None = None,
-    status: Status | None = Status.ACTIVE,
+    status: Annotated[Status | Literal["any"], Query(description="`any` lists every status")] = Status.ACTIVE,
     category: Annotated[str | None, Query(max_length=64)] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     cursor: Annotated[UUID | None, Query()] = None,
 ) -> dict[str, Any]:
-    page = api.list_memories(who, subject_id=subject_id, kind=kind, status=status, category=category, limit=limit,
+    page = api.list_memories(who, subject_id=subject_id, kind=kind, status=None if status == "any" else status,
+                             category=category, limit=limit,
                              cursor=str(cursor) if cursor else None)
     return {"items": [memory_json(m) for m in page.items], "next_cursor": page.next_cursor}
 

@@ -51,8 +51,10 @@ from carnet.services.reerase import ReerasureReport, reapply_erasures
 
 Progress = Callable[[str], None]
 SUFFIXES = (".tar.gz", ".tar")
-# The catalog's companions move with it: an old WAL replayed into a restored catalog corrupts it.
-_LIVE = (VECTORS, CATALOG, f"{CATALOG}-wal", f"{CATALOG}-shm", f"{CATALOG}-journal")
+# What a restore moves aside. The catalog's companions go with it (an old WAL replayed into a restored
+# catalog corrupts it), and so does a shard `carnet reembed` was building from the replaced data (a
+# resumed reembed would otherwise switch it in).
+_LIVE = (VECTORS, CATALOG, f"{CATALOG}-wal", f"{CATALOG}-shm", f"{CATALOG}-journal", "vectors.next")
 
 
 @dataclass(frozen=True, slots=True)
