@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,7 +26,7 @@ from carnet.metrics import Metrics, metrics_for
 from carnet.ports import Catalog, Clock, Embedder, ErasureLedger, KeyStore, Kms, PiiDetector, VectorIndex
 from carnet.services.access import AccessRecorder
 from carnet.services.audit import AuditTrail
-from carnet.services.backup import BackupSource, RestoreTarget
+from carnet.services.backup import BackupSource
 from carnet.services.deps import AssembleDefaults, Deps, Limits
 from carnet.services.facade import Facade
 from carnet.services.locks import SubjectLocks
@@ -33,6 +34,7 @@ from carnet.services.pii import Pii
 from carnet.services.query_cache import CachedEmbedder
 from carnet.services.ratelimit import RateLimiter
 from carnet.services.rehash import Rehasher
+from carnet.services.restore import RestoreTarget
 from carnet.services.scheduler import Job, Scheduler
 from carnet.services.special import CategoryPolicy, SpecialPolicy
 from carnet.services.subjects import SubjectRegistry
@@ -349,16 +351,22 @@ def build_scheduler(c: Container) -> Scheduler:
     """``carnet serve``'s maintenance every N hours, and backups every M hours when set, on the
     embedded store only (with a Qdrant server, CronJobs or timers run ``carnet maintain``). A scheduler
     without jobs starts nothing."""
-    from carnet.services.maintain import maintain
-
     m = c.settings.maintenance
     jobs: list[Job] = []
     if m.scheduler and c.settings.vector_backend is VectorBackend.EDGE:
-        jobs.append(Job("maintain", m.interval_hours * 3600,
-                        lambda stop: maintain(c.deps, compact=m.compact, stop=stop)))
+        jobs.append(Job("maintain", m.interval_hours * 3600, lambda stop: _scheduled_maintain(c, stop)))
         if m.backup_interval_hours is not None:
             jobs.append(Job("backup", m.backup_interval_hours * 3600, lambda _stop: _scheduled_backup(c)))
     return Scheduler(jobs, state_file=c.settings.data_dir / "scheduler.json", startup_delay=m.startup_delay_seconds)
+
+
+def _scheduled_maintain(c: Container, stop: Callable[[], bool]) -> None:
+    """One pass, its counts in the audit trail (one entry per tenant)."""
+    from carnet.services.maintain import maintain, record_audit
+
+    actor = "scheduler:maintain"
+    report = maintain(c.deps, compact=c.settings.maintenance.compact, actor=actor, stop=stop)
+    record_audit(c.audit, report, actor=actor)
 
 
 def _scheduled_backup(c: Container) -> None:

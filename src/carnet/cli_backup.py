@@ -70,8 +70,8 @@ def restore(
     replaced stores are moved aside inside the data dir (printed); delete them once checked."""
     from carnet.bootstrap import restore_target
     from carnet.cli import _configure_logs, _reported, _settings
-    from carnet.services.backup import restore_backup
     from carnet.services.backup_archive import read_manifest
+    from carnet.services.restore import restore_backup
 
     settings = _settings(data_dir)
     _configure_logs(settings)

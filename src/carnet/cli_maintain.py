@@ -122,8 +122,11 @@ def reembed_command(
         else:
             result = _reembed_server(settings, target, new, collection)
     typer.echo(json.dumps(result, indent=2))
-    typer.echo(f"next: start with CARNET_EMBEDDER={embedder.value}"
-               + (f" CARNET_EMBEDDER_PATH={embedder_path}" if embedder_path else ""), err=True)
+    wanted = {"CARNET_EMBEDDER": embedder.value, "CARNET_EMBEDDER_PATH": embedder_path,
+              "CARNET_EMBEDDER_QUERY_PREFIX": query_prefix or None,
+              "CARNET_EMBEDDER_PASSAGE_PREFIX": passage_prefix or None}
+    typer.echo("next: start with " + " ".join(f"{k}={v!s}" for k, v in wanted.items() if v is not None)
+               + "; reconcile thresholds are calibrated per model (python -m carnet.bench.calibrate)", err=True)
 
 
 def _reembed_edge(settings: Settings, new: Embedder, *, keep_old: bool,

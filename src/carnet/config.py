@@ -229,8 +229,14 @@ class QdrantServerSettings(BaseModel):
     prefer_grpc: bool = False
 
 
+# Read by clients (`carnet mcp` over stdio takes its API key from there), never by the server's settings.
+CLIENT_VARIABLES = frozenset({"CARNET_API_KEY"})
+
+
 def _known(name: str) -> bool:
     """``CARNET_PORT`` or ``CARNET_SCORING__W_RECENCY``: a field, or a field of a nested group."""
+    if name in CLIENT_VARIABLES:
+        return True
     top, _, rest = name.removeprefix("CARNET_").lower().partition("__")
     field = Settings.model_fields.get(top)
     if field is None:

@@ -25,8 +25,9 @@ def _stderr_logger(*_args: object) -> _StderrLogger:
 
 def configure(level: str = "INFO", *, json: bool = False) -> None:
     logging.basicConfig(format="%(message)s", stream=sys.stderr, level=level.upper())
-    # Client libraries log full URLs at INFO, and our URLs carry subject ids (personal data).
-    for noisy in ("httpx", "httpcore", "hpack", "urllib3"):
+    # Client libraries log full URLs at INFO, and our URLs carry subject ids (personal data); the MCP
+    # SDK logs received frames (tool arguments) at DEBUG.
+    for noisy in ("httpx", "httpcore", "hpack", "urllib3", "mcp"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     renderer: structlog.types.Processor = (
         structlog.processors.JSONRenderer() if json else structlog.dev.ConsoleRenderer(colors=False)

@@ -12,10 +12,11 @@ import httpx
 import httpx2
 import pytest
 from mcp import Client, StdioServerParameters, stdio_client
+from mcp.client import Transport
 from mcp.client.streamable_http import streamable_http_client
 from mcp.server import Server
 from mcp.shared.exceptions import MCPError
-from mcp_types import CallToolResult
+from mcp_types import CallToolResult, TextContent
 from typer.testing import CliRunner
 
 from carnet.api.app import create_app
@@ -45,16 +46,22 @@ def _data(r: CallToolResult) -> dict[str, Any]:
     return r.structured_content
 
 
+def _text(r: CallToolResult) -> str:
+    block = r.content[0]
+    assert isinstance(block, TextContent)
+    return block.text
+
+
 def _error(r: CallToolResult) -> dict[str, Any]:
     assert r.is_error and isinstance(r.structured_content, dict), r.content
-    text = r.content[0].text  # type: ignore[union-attr]
+    text = _text(r)
     assert "Traceback" not in text and SUBJECT not in text
     error: dict[str, Any] = r.structured_content["error"]
     return error
 
 
-def _with(server: Server[Any] | Any, session: Callable[[Client], Awaitable[None]], **options: Any) -> None:
-    """Run ``session`` against ``server`` (a Server, a transport or stdio parameters) with the SDK's client."""
+def _with(server: Server[Any] | Transport, session: Callable[[Client], Awaitable[None]], **options: Any) -> None:
+    """Run ``session`` against ``server`` (in-process, or a transport) with the SDK's client."""
 
     async def main() -> None:
         async with Client(server, **options) as client:
@@ -138,7 +145,7 @@ def test_bad_arguments_name_the_fields_never_the_values(container: Container) ->
         error = _error(r)
         assert error["code"] == "invalid_request"
         assert {tuple(f["loc"]) for f in error["fields"]} == {("subject_id",), ("importance",)}
-        assert "Jean Dupont" not in r.content[0].text  # type: ignore[union-attr]
+        assert "Jean Dupont" not in _text(r)
         assert _error(await client.call_tool("recall", {"subject_id": SUBJECT, "query": "q", "extra": 1}))[
             "code"] == "invalid_request"
         with pytest.raises(MCPError):
@@ -188,6 +195,7 @@ def test_stdio_serves_each_tool(tmp_path: Path) -> None:
         _with(stdio_client(params, errlog=errlog), _each_tool)
     logs = stderr.read_text()
     assert "mcp_stdio_ready" in logs and record.key_id in logs
+    assert "mcp_stdio_stopped" in logs  # stdin closed: the container was closed, its audit queue flushed
     for secret in (SUBJECT, "Villeurbanne", key):
         assert secret not in logs
 

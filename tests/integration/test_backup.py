@@ -15,11 +15,12 @@ from carnet.domain.records import Memory
 from carnet.errors import BackupCorrupt, RestoreRefused, StoreLocked, SubjectNotFound
 from carnet.ports import Embedder, RecordFilter
 from carnet.services import memories, recall
-from carnet.services.backup import BackupReport, create_backup, list_backups, prune_backups, restore_backup
+from carnet.services.backup import BackupReport, create_backup, list_backups, prune_backups
 from carnet.services.erase import erase_subject
 from carnet.services.keys import shred_tenant
 from carnet.services.rehash import rehash_tenant
 from carnet.services.remember import NewMemory, remember
+from carnet.services.restore import restore_backup
 from carnet.services.scope import scope_for
 
 FACTS = {

@@ -166,8 +166,10 @@ def test_retention_classes_are_the_tenants_own(c: Container) -> None:
                occurred_at=at)
     stored = raw(c).get(scope_for(c.deps, "other", "S6"), [mid])[0]
     assert stored.retention == "prospect" and stored.expires_at == at + timedelta(days=1095)
+    tell(c, "S6", "Le membre a un contrat auto.")  # acme has a subject now
+    assert set(maintain(later(c, 1091), tenant="acme").tenants) == {"acme"}  # an admin key's own tenant
     report = maintain(later(c, 1091))
-    assert report.tenants["other"].deleted == {"retention": 1} and "acme" not in report.tenants
+    assert report.tenants["other"].deleted == {"retention": 1} and report.tenants["acme"].deleted == {}
 
 
 def test_a_failing_subject_is_counted_and_the_pass_goes_on(c: Container, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -229,6 +231,9 @@ def test_the_server_scheduler_runs_maintenance_and_backups_then_stops(tmp_path: 
         scheduler.stop()
         assert scheduler.runs == {"maintain": 1, "backup": 1} and scheduler.failures == {"maintain": 0, "backup": 0}
         assert raw(c).get(scope_for(c.deps, "acme", "S1"), [note]) == []
+        audited = [e.event for e in c.audit.log.entries("acme") if e.event.action == "retention.maintain"]
+        assert [(e.actor, e.detail["retention"], e.subject) for e in audited] == [("scheduler:maintain", 1, None)]
+        assert c.deps.catalog.history(scope_for(c.deps, "acme", "S1"), note)[-1].actor == "scheduler:maintain"
         backups = list_backups(directory=settings.resolved_backup_dir)
         assert len(backups) == 1 and backups[0].manifest is not None
         assert set(json.loads((settings.data_dir / "scheduler.json").read_text())) == {"maintain", "backup"}

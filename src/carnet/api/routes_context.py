@@ -7,7 +7,7 @@ from fastapi.responses import JSONResponse
 
 from carnet.api.auth import Api, Who
 from carnet.api.responses import ContextOut
-from carnet.api.schemas import AssembleBody, ranked_json
+from carnet.api.schemas import AssembleBody, context_json
 from carnet.services.assemble import budgets
 
 router = APIRouter(prefix="/api/v1/context", tags=["context"])
@@ -18,10 +18,4 @@ def assemble_context(body: AssembleBody, who: Who, api: Api) -> JSONResponse:
     b = budgets(api.deps, overrides=body.budgets.model_dump() if body.budgets else {})
     ctx = api.assemble(who, subject_id=body.subject_id, query=body.query, budget=b)
     # A ready JSONResponse skips FastAPI's generic encoder: this is the hot path.
-    return JSONResponse({
-        "memories": [ranked_json(r) for r in ctx.memories],
-        "episodes": [ranked_json(r) for r in ctx.episodes],
-        "procedures": [ranked_json(r) for r in ctx.procedures],
-        "prompt": ctx.prompt,
-        "stats": ctx.stats,
-    })
+    return JSONResponse(context_json(ctx))

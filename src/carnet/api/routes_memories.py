@@ -20,12 +20,13 @@ from carnet.api.schemas import (
     SearchBody,
     history_json,
     memory_json,
+    outcome_json,
     ranked_json,
 )
 from carnet.domain.records import Kind, Source, Status
 from carnet.services import recall
 from carnet.services.rectify import Correction
-from carnet.services.remember import NewMemory, Outcome
+from carnet.services.remember import NewMemory
 
 router = APIRouter(prefix="/api/v1/subjects/{subject_id}", tags=["memories"])
 
@@ -39,16 +40,6 @@ def _new(one: RememberOne, key: str | None) -> NewMemory:
         category=one.category, tags=tuple(one.tags), retention=one.retention, idempotency_key=key,
         sources=source, session_id=one.session_id,
     )
-
-
-def _outcome(o: Outcome) -> dict[str, Any]:
-    return {
-        "action": o.action,
-        "memory": memory_json(o.memory),
-        "merged_into": o.merged_into,
-        "superseded": list(o.superseded),
-        "rule": o.reason,
-    }
 
 
 @router.post("/memories", status_code=201, response_model=RememberOut, response_model_exclude_unset=True)
@@ -66,7 +57,7 @@ def remember_memories(
     )
     outcomes = api.remember(who, subject_id=subject_id,
                             items=[_new(one, k) for one, k in zip(items, keys, strict=True)])
-    results = [_outcome(o) for o in outcomes]
+    results = [outcome_json(o) for o in outcomes]
     reply: dict[str, Any] = {
         "results": results,
         "created": [o.memory.id for o in outcomes if o.action in ("created", "superseded")],

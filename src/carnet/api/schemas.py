@@ -8,7 +8,9 @@ from typing import Any
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
 from carnet.domain.records import HistoryEntry, Kind, Memory, Status
+from carnet.services.assemble import Context
 from carnet.services.recall import Ranked
+from carnet.services.remember import Outcome
 
 
 class _Strict(BaseModel):
@@ -123,6 +125,17 @@ def memory_json(m: Memory) -> dict[str, Any]:
 
 def history_json(e: HistoryEntry) -> dict[str, Any]:
     return {"at": e.at.isoformat(), "action": e.action, "actor": e.actor, "detail": e.detail}
+
+
+def outcome_json(o: Outcome) -> dict[str, Any]:
+    """What reconcile did with one remembered text."""
+    return {"action": o.action, "memory": memory_json(o.memory), "merged_into": o.merged_into,
+            "superseded": list(o.superseded), "rule": o.reason}
+
+
+def context_json(ctx: Context) -> dict[str, Any]:
+    return {"memories": [ranked_json(r) for r in ctx.memories], "episodes": [ranked_json(r) for r in ctx.episodes],
+            "procedures": [ranked_json(r) for r in ctx.procedures], "prompt": ctx.prompt, "stats": ctx.stats}
 
 
 def ranked_json(r: Ranked) -> dict[str, Any]:

@@ -14,7 +14,10 @@ at stderr and writes the protocol through a private duplicate.
 from __future__ import annotations
 
 import contextlib
+import os
+import signal
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -55,11 +58,29 @@ def serve_stdio(settings: Settings, key: str | None) -> None:
     try:
         server = build_server(container.facade, principal=with_key(container, key))
         log.info("mcp_stdio_ready", key_id=who.key_id)
-        anyio.run(_serve, server)
+        anyio.run(_serve, server, container.close)
     finally:
-        container.close()
+        container.close()  # flushes the queued audit entries and access statistics
+    log.info("mcp_stdio_stopped", key_id=who.key_id)
 
 
-async def _serve(server: Server[Any]) -> None:
-    async with stdio_server() as (read, write):
-        await server.run(read, write, server.create_initialization_options())
+async def _serve(server: Server[Any], close: Callable[[], None]) -> None:
+    """Until the client closes stdin (how MCP clients stop a server), or sends SIGTERM."""
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(_exit_on_sigterm, close)
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+        tg.cancel_scope.cancel()
+
+
+async def _exit_on_sigterm(close: Callable[[], None]) -> None:
+    """Cancelling the server would wait for the SDK's stdin reader, a worker thread blocked in a read
+    that only EOF ends; so a SIGTERM closes the container (the audit queue is flushed, nothing is lost
+    but the calls in flight) and ends the process there."""
+    with anyio.open_signal_receiver(signal.SIGTERM) as signals:
+        async for _ in signals:
+            try:
+                close()
+                log.info("mcp_stdio_stopped", reason="sigterm")
+            finally:
+                os._exit(0)

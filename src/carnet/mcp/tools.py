@@ -16,13 +16,13 @@ from uuid import UUID
 from mcp_types import ToolAnnotations
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
-from carnet.api.schemas import memory_json, ranked_json
+from carnet.api.schemas import context_json, memory_json, outcome_json, ranked_json
 from carnet.domain.records import Kind
 from carnet.services import recall
 from carnet.services.apikeys import Principal
 from carnet.services.assemble import budgets
 from carnet.services.facade import Facade
-from carnet.services.remember import NewMemory, Outcome
+from carnet.services.remember import NewMemory
 from carnet.services.scope import SUBJECT_ID
 
 Json = dict[str, Any]
@@ -86,13 +86,7 @@ def _remember(api: Facade, who: Principal, a: RememberArgs) -> Json:
     item = NewMemory(text=a.text, kind=a.kind, occurred_at=a.occurred_at, importance=a.importance,
                      category=a.category)
     (outcome,) = api.remember(who, subject_id=a.subject_id, items=[item])
-    return _outcome_json(outcome)
-
-
-def _outcome_json(o: Outcome) -> Json:
-    """The REST API's answer to a single remember (``routes_memories._outcome``)."""
-    return {"action": o.action, "memory": memory_json(o.memory), "merged_into": o.merged_into,
-            "superseded": list(o.superseded), "rule": o.reason}
+    return outcome_json(outcome)
 
 
 def _recall(api: Facade, who: Principal, a: RecallArgs) -> Json:
@@ -104,8 +98,7 @@ def _assemble(api: Facade, who: Principal, a: AssembleArgs) -> Json:
     b = budgets(api.deps, overrides={"max_memories": a.max_memories, "max_episodes": a.max_episodes,
                                      "max_procedures": a.max_procedures, "min_relevance": a.min_relevance})
     ctx = api.assemble(who, subject_id=a.subject_id, query=a.query, budget=b)
-    return {"memories": [ranked_json(r) for r in ctx.memories], "episodes": [ranked_json(r) for r in ctx.episodes],
-            "procedures": [ranked_json(r) for r in ctx.procedures], "prompt": ctx.prompt, "stats": ctx.stats}
+    return context_json(ctx)
 
 
 def _forget(api: Facade, who: Principal, a: ForgetArgs) -> Json:

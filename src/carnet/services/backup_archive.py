@@ -107,8 +107,8 @@ def inventory(root: Path) -> tuple[tuple[str, ...], dict[str, Member]]:
 
 
 def write_archive(staging: Path, manifest: Manifest, output: Path, *, compress: bool) -> int:
-    """The manifest then every member, into ``output`` (a new file, fsynced); returns its size."""
-    with open(output, "xb") as raw:
+    """The manifest then every member, into ``output`` (a new 0600 file, fsynced); returns its size."""
+    with os.fdopen(os.open(output, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as raw:
         with _writer(raw, compress) as tf:
             stamp = manifest.created_at.timestamp()
             body = json.dumps(manifest.as_dict(), indent=2, sort_keys=True).encode()

@@ -73,14 +73,17 @@ class MaintainReport:
         }
 
 
-def maintain(deps: Deps, *, dry_run: bool = False, compact: bool = True, actor: str = "maintain",
-             progress: Progress | None = None, stop: StopFlag | None = None) -> MaintainReport:
-    """One pass over every tenant and subject. ``stop`` is polled between subjects (the scheduler
-    stops at shutdown without waiting for the whole pass); an interrupted pass skips compaction."""
+def maintain(deps: Deps, *, tenant: str | None = None, dry_run: bool = False, compact: bool = True,
+             actor: str = "maintain", progress: Progress | None = None,
+             stop: StopFlag | None = None) -> MaintainReport:
+    """One pass over every tenant's subjects, or ``tenant``'s only (an admin key acts on its own
+    tenant). ``stop`` is polled between subjects (the scheduler stops at shutdown without waiting for
+    the whole pass); an interrupted pass skips compaction, which is store-wide."""
     report = MaintainReport(started_at=deps.clock.now(), dry_run=dry_run)
-    for tenant in deps.catalog.registered_tenants():
-        report.tenants[tenant] = tenant_report = TenantReport()
-        if not _tenant_pass(deps, tenant, tenant_report, dry_run=dry_run, actor=actor, progress=progress,
+    tenants = deps.catalog.registered_tenants()
+    for name in tenants if tenant is None else [t for t in tenants if t == tenant]:
+        report.tenants[name] = tenant_report = TenantReport()
+        if not _tenant_pass(deps, name, tenant_report, dry_run=dry_run, actor=actor, progress=progress,
                             stop=stop):
             report.interrupted = True
             break
