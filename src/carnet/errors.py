@@ -11,6 +11,7 @@
     │   ├── SubjectNotFound       (404 subject_not_found)
     │   └── MemoryNotFound        (404 memory_not_found)
     ├── Conflict                  (409 conflict)
+    │   └── LegalHold             (409 legal_hold)            erasure refused while the subject is under legal hold
     │   └── RestoreRefused        (409 restore_refused)      a restore would be wrong (backup older than a rehash…)
     ├── StoreLocked               (409 store_locked)          the embedded shard is owned by another process
     ├── PayloadTooLarge           (413 payload_too_large)
@@ -104,6 +105,16 @@ class LedgerCorrupt(CarnetError):
     """A line of the erasure ledger cannot be read: a restore must not guess which erasures it held."""
 
     code = "ledger_corrupt"
+
+
+class LegalHold(Conflict):
+    """GDPR art. 17(3)(e): erasure does not apply while the data is needed for legal claims. Lift the
+    hold first (an explicit, audited act), then erase."""
+
+    code = "legal_hold"
+
+    def __init__(self) -> None:
+        super().__init__("the subject is under legal hold: lift the hold before erasing")
 
 
 class StoreLocked(CarnetError):

@@ -145,3 +145,32 @@ def test_rectify_needs_a_field_and_valid_values(http: dict[str, httpx.Client]) -
     assert http["dpo"].patch(url, json={}).json()["error"]["code"] == "invalid_input"
     assert http["dpo"].patch(url, json={"importance": 3}).status_code == 400
     assert http["dpo"].patch(url, json={"retention": "no-such-class"}).json()["error"]["code"] == "invalid_input"
+
+
+def test_legal_hold_blocks_erasure_until_lifted(http: dict[str, httpx.Client]) -> None:
+    _store(http["agent"])
+    held = http["dpo"].put(f"/api/v1/subjects/{SUBJECT}/legal-hold", json={"reference": "LIT-2026-0042"})
+    assert held.status_code == 200 and held.json()["legal_hold"] is True
+    refused = http["dpo"].delete(f"/api/v1/subjects/{SUBJECT}")
+    assert refused.status_code == 409 and refused.json()["error"]["code"] == "legal_hold"
+    assert http["dpo"].get(f"/api/v1/subjects/{SUBJECT}/export").json()["count"] == len(TEXTS) + 1
+    assert http["dpo"].put(f"/api/v1/subjects/{SUBJECT}/legal-hold",
+                           json={"reference": "Mme Vasseur"}).status_code == 400  # free text could be personal data
+    assert http["dpo"].delete(f"/api/v1/subjects/{SUBJECT}/legal-hold").json()["legal_hold"] is False
+    assert http["dpo"].delete(f"/api/v1/subjects/{SUBJECT}").json()["complete"] is True
+    actions = [line.split('"action": "')[1].split('"')[0] for line in http["dpo"].get("/api/v1/audit").text.splitlines()]
+    assert actions.index("subject.hold") < actions.index("subject.release") < actions.index("subject.erased")
+
+
+def test_relationship_end_and_maintain_over_rest(http: dict[str, httpx.Client]) -> None:
+    _store(http["agent"])
+    ended = http["dpo"].put(f"/api/v1/subjects/{SUBJECT}/relationship-end", json={"ended_at": "2020-01-31T00:00:00Z"})
+    assert ended.status_code == 200 and ended.json()["relationship_end"].startswith("2020-01-31")
+    assert http["dpo"].get(f"/api/v1/subjects/{SUBJECT}/retention").json()["relationship_end"].startswith("2020")
+    assert http["dpo"].put(f"/api/v1/subjects/{SUBJECT}/relationship-end",
+                           json={"ended_at": "2020-01-31T00:00:00"}).status_code == 400  # no time zone
+    report = http["admin"].post("/api/v1/admin/maintain", json={"dry_run": True})
+    assert report.status_code == 200, report.text
+    body = report.json()
+    assert body["dry_run"] is True and set(body["tenants"]) <= {"assur-nord"}
+    assert SUBJECT not in report.text

@@ -153,6 +153,30 @@ class VerdictOut(BaseModel):
     problems: list[ProblemOut]
 
 
+class RetentionOut(BaseModel):
+    legal_hold: bool
+    hold_since: str | None
+    hold_reference: str | None
+    relationship_end: str | None
+
+
+class MaintainTenantOut(BaseModel):
+    subjects: int
+    held: int
+    failed: int
+    deleted: dict[str, int]
+
+
+class MaintainOut(BaseModel):
+    started_at: str
+    finished_at: str | None
+    dry_run: bool
+    interrupted: bool
+    compacted: bool
+    deleted: dict[str, int]
+    tenants: dict[str, MaintainTenantOut]
+
+
 class ReadyOut(BaseModel):
     status: Literal["ready", "not_ready"]
     checks: dict[str, str]

@@ -1,4 +1,5 @@
-"""Administration of a tenant (role ``admin``): its API keys. An admin key acts on its own tenant only."""
+"""Administration of a tenant (role ``admin``): its API keys and maintenance. An admin key acts on its
+own tenant only."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from carnet.api.auth import Ctr, Who
-from carnet.api.responses import ApiKeysOut, NewApiKeyOut
+from carnet.api.auth import Api, Ctr, Who
+from carnet.api.responses import ApiKeysOut, MaintainOut, NewApiKeyOut
 from carnet.ports import ApiKeyRecord
 from carnet.services.apikeys import create_key, revoke_key
 
@@ -26,6 +27,18 @@ class NewKey(BaseModel):
 def _key_json(r: ApiKeyRecord) -> dict[str, Any]:
     return {"key_id": r.key_id, "tenant": r.tenant, "roles": list(r.roles), "created_at": r.created_at.isoformat(),
             "revoked": r.revoked, "rate_limit": r.rate_limit, "name": r.name}
+
+
+class MaintainBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    dry_run: bool = Field(False, description="Count what would be deleted, delete nothing.")
+
+
+@router.post("/maintain", response_model=MaintainOut)
+def maintain(who: Who, api: Api, body: MaintainBody | None = None) -> dict[str, object]:
+    """Retention and decay for the key's tenant now (the scheduler and `carnet maintain` also compact)."""
+    return api.maintain(who, dry_run=body.dry_run if body else False).as_dict()
 
 
 @router.get("/apikeys", response_model=ApiKeysOut)

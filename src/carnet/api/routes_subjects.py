@@ -1,4 +1,5 @@
-"""The data subject's rights (role ``dpo``): export (GDPR art. 15/20) and erasure (art. 17)."""
+"""The data subject's rights (role ``dpo``): export (GDPR art. 15/20), erasure (art. 17), and what
+limits them: legal hold and the end of the relationship."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ from typing import Any
 
 from fastapi import APIRouter
 from fastapi.responses import StreamingResponse
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
 from carnet.api.auth import Api, Who
-from carnet.api.responses import ReceiptOut
+from carnet.api.responses import ReceiptOut, RetentionOut
 from carnet.api.routes_memories import SubjectId
 from carnet.api.schemas import history_json, memory_json
 from carnet.services.export import SubjectExport
@@ -56,3 +58,39 @@ def erase_subject(subject_id: SubjectId, who: Who, api: Api) -> dict[str, Any]:
     """Erasure (art. 17): records, history, pseudonym map, then the subject's data key; the receipt
     names the subject only by its keyed hash and says what was verified afterwards."""
     return api.erase(who, subject_id=subject_id).as_dict()
+
+
+class HoldBody(BaseModel):
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"reference": "LIT-2026-0042"}]})
+
+    reference: str | None = Field(None, min_length=1, max_length=64,
+                                  description="A case or matter reference (never personal data).")
+
+
+class RelationshipBody(BaseModel):
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"ended_at": "2026-06-30T00:00:00Z"}]})
+
+    ended_at: AwareDatetime | None = Field(description="When the relationship ended; null reopens it.")
+
+
+@router.get("/retention", response_model=RetentionOut)
+def retention_status(subject_id: SubjectId, who: Who, api: Api) -> dict[str, object]:
+    """The subject's legal hold and end of relationship (role ``dpo``)."""
+    return api.retention(who, subject_id=subject_id).as_dict()
+
+
+@router.put("/legal-hold", response_model=RetentionOut)
+def put_legal_hold(subject_id: SubjectId, body: HoldBody, who: Who, api: Api) -> dict[str, object]:
+    """Hold everything of the subject: retention, decay and erasure (409 ``legal_hold``) stop until lifted."""
+    return api.legal_hold(who, subject_id=subject_id, hold=True, reference=body.reference).as_dict()
+
+
+@router.delete("/legal-hold", response_model=RetentionOut)
+def lift_legal_hold(subject_id: SubjectId, who: Who, api: Api) -> dict[str, object]:
+    return api.legal_hold(who, subject_id=subject_id, hold=False).as_dict()
+
+
+@router.put("/relationship-end", response_model=RetentionOut)
+def put_relationship_end(subject_id: SubjectId, body: RelationshipBody, who: Who, api: Api) -> dict[str, object]:
+    """Starts the clock of retention classes counted from the end of the relationship (AML records)."""
+    return api.relationship_end(who, subject_id=subject_id, ended_at=body.ended_at).as_dict()

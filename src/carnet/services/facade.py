@@ -9,17 +9,20 @@ The tenant always comes from the principal, never from the request.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from datetime import datetime
 
 from carnet.domain.records import HistoryEntry, Kind, Memory, Scope, Status
-from carnet.errors import SubjectNotFound
+from carnet.domain.retention import SubjectRetention
+from carnet.errors import LegalHold, SubjectNotFound
 from carnet.ports import RecordFilter
 from carnet.services import export as export_service
-from carnet.services import memories, recall, rectify
+from carnet.services import memories, recall, rectify, retention
 from carnet.services.apikeys import Principal
 from carnet.services.assemble import Budgets, Context, assemble
 from carnet.services.audit import AuditTrail
 from carnet.services.deps import Deps
 from carnet.services.erase import ErasureReceipt, erase_subject
+from carnet.services.maintain import MaintainReport, maintain, record_audit
 from carnet.services.remember import NewMemory, Outcome, remember
 from carnet.services.scope import scope_for
 
@@ -136,6 +139,44 @@ class Facade:
                                            subject=found.scope.subject, detail={"count": found.count}))
         return found
 
+    def retention(self, who: Principal, *, subject_id: str) -> SubjectRetention:
+        who.require(DPO)
+        return retention.retention_status(self.deps, tenant=who.tenant, subject_id=subject_id)
+
+    def legal_hold(self, who: Principal, *, subject_id: str, hold: bool, reference: str | None = None
+                   ) -> SubjectRetention:
+        """A held subject loses nothing to retention, decay or erasure until the hold is lifted."""
+        who.require(DPO)
+        scope = self._scope(who, subject_id)
+        event = self.audit.event(tenant=who.tenant, actor=who.key_id, subject=scope.subject,
+                                 action="subject.hold" if hold else "subject.release")
+        with self.audit.recorded(event):
+            if hold:
+                return retention.set_legal_hold(self.deps, tenant=who.tenant, subject_id=subject_id,
+                                                reference=reference)
+            return retention.clear_legal_hold(self.deps, tenant=who.tenant, subject_id=subject_id)
+
+    def relationship_end(self, who: Principal, *, subject_id: str, ended_at: datetime | None) -> SubjectRetention:
+        """Starts (or, with None, stops) the clock of the classes counted from the end of the relationship."""
+        who.require(DPO)
+        scope = self._scope(who, subject_id)
+        event = self.audit.event(tenant=who.tenant, actor=who.key_id, subject=scope.subject,
+                                 action="subject.relationship_end", detail={"open": ended_at is None})
+        with self.audit.recorded(event):
+            return retention.set_relationship_end(self.deps, tenant=who.tenant, subject_id=subject_id,
+                                                  ended_at=ended_at)
+
+    def maintain(self, who: Principal, *, dry_run: bool = False) -> MaintainReport:
+        """Retention and decay for the caller's tenant only. Compaction is store-wide and pauses the
+        store for a while: it is left to `carnet maintain` and the scheduler."""
+        who.require(ADMIN)
+        event = self.audit.event(tenant=who.tenant, actor=who.key_id, action="admin.maintain",
+                                 detail={"dry_run": dry_run})
+        with self.audit.recorded(event):
+            report = maintain(self.deps, tenant=who.tenant, dry_run=dry_run, compact=False, actor=who.key_id)
+        record_audit(self.audit, report, actor=who.key_id)
+        return report
+
     def erase(self, who: Principal, *, subject_id: str) -> ErasureReceipt:
         """Erasure of an unknown subject is a 404 (like every route of another tenant's subjects)."""
         who.require(DPO)
@@ -143,6 +184,9 @@ class Facade:
         if not self.deps.catalog.is_registered(scope) and not self.deps.index.count(
                 scope, where=RecordFilter(statuses=None)):
             raise SubjectNotFound()
+        if self.deps.catalog.is_registered(scope) and retention.retention_status(
+                self.deps, tenant=who.tenant, subject_id=subject_id).legal_hold:
+            raise LegalHold()
         event = self.audit.event(tenant=who.tenant, actor=who.key_id, action="subject.erase", subject=scope.subject)
         with self.audit.recorded(event):
             receipt = erase_subject(self.deps, tenant=who.tenant, subject_id=subject_id)
