@@ -265,3 +265,25 @@ def test_async_client(server: str, container: Container, tmp_path: Path) -> None
                 await stranger.health() and await stranger.search(S, "adresse")
 
     asyncio.run(scenario())
+
+
+def test_legal_hold_relationship_end_and_maintenance(server: str, container: Container) -> None:
+    from carnet_client import LegalHold
+
+    with CarnetClient(server, _key(container, "agent", "dpo"), timeout=30) as dpo, \
+            CarnetClient(server, _key(container, "admin"), timeout=30) as admin:
+        dpo.remember(S, LYON)
+        assert dpo.retention(S).legal_hold is False
+        held = dpo.set_legal_hold(S, reference="LIT-2026-0042")
+        assert held.legal_hold and held.hold_reference == "LIT-2026-0042" and held.hold_since is not None
+        with pytest.raises(LegalHold) as refused:
+            dpo.erase_subject(S)
+        assert refused.value.status == 409 and refused.value.code == "legal_hold"
+        assert dpo.lift_legal_hold(S).legal_hold is False
+        ended = dpo.set_relationship_end(S, _at("2025-12-31T00:00:00+00:00"))
+        assert ended.relationship_end == _at("2025-12-31T00:00:00+00:00")
+        assert dpo.set_relationship_end(S, None).relationship_end is None
+        report = admin.maintain(dry_run=True)
+        assert report.dry_run and report.started_at.tzinfo is not None
+        with pytest.raises(Forbidden):
+            dpo.maintain()

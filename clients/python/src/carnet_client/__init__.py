@@ -27,6 +27,7 @@ from carnet_client.errors import (
     KeyUnwrapFailed,
     KmsRejected,
     KmsUnavailable,
+    LegalHold,
     MemoryNotFound,
     MethodNotAllowed,
     NotFound,
@@ -52,6 +53,7 @@ from carnet_client.models import (
     Export,
     ExportRecord,
     HistoryEntry,
+    MaintenanceReport,
     Memory,
     NewApiKey,
     Outcome,
@@ -59,6 +61,7 @@ from carnet_client.models import (
     Ranked,
     Readiness,
     RememberResult,
+    Retention,
     Source,
 )
 
@@ -66,9 +69,9 @@ __all__ = [
     "ApiError", "ApiKey", "AsyncCarnetClient", "AuditEntry", "AuditProblem", "AuditUnavailable", "AuditVerdict",
     "BadRequest", "Budgets", "CarnetClient", "CarnetError", "Conflict", "Context", "ErasureReceipt", "Export",
     "ExportRecord", "Forbidden", "HistoryEntry", "InvalidBudget", "InvalidInput", "InvalidRequest",
-    "KeyUnwrapFailed", "Kind", "KmsRejected", "KmsUnavailable", "Memory", "MemoryNotFound", "MethodNotAllowed",
-    "NewApiKey", "NewMemory", "NotFound", "Outcome", "Page", "PayloadTooLarge", "Ranked", "RateLimited",
-    "Readiness", "RememberResult", "Retry", "Role", "ServerError", "ServiceUnavailable", "Source", "Status",
-    "StoreLocked", "SubjectNotFound", "Timeout", "TransportError", "Unauthenticated", "UnexpectedResponse",
-    "__version__",
+    "KeyUnwrapFailed", "Kind", "KmsRejected", "KmsUnavailable", "LegalHold", "MaintenanceReport", "Memory",
+    "MemoryNotFound", "MethodNotAllowed", "NewApiKey", "NewMemory", "NotFound", "Outcome", "Page",
+    "PayloadTooLarge", "Ranked", "RateLimited", "Readiness", "RememberResult", "Retention", "Retry", "Role",
+    "ServerError", "ServiceUnavailable", "Source", "Status", "StoreLocked", "SubjectNotFound", "Timeout",
+    "TransportError", "Unauthenticated", "UnexpectedResponse", "__version__",
 ]

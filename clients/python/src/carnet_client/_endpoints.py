@@ -24,6 +24,7 @@ from carnet_client.models import (
     ErasureReceipt,
     Export,
     HistoryEntry,
+    MaintenanceReport,
     Memory,
     NewApiKey,
     Outcome,
@@ -31,6 +32,7 @@ from carnet_client.models import (
     Ranked,
     Readiness,
     RememberResult,
+    Retention,
 )
 
 API = "/api/v1"
@@ -156,6 +158,36 @@ def export(subject_id: str) -> Call[Export]:
 def erase_subject(subject_id: str) -> Call[ErasureReceipt]:
     """``DELETE /subjects/{subject_id}`` (role ``dpo``, GDPR art. 17): everything, then the data key."""
     return Call("DELETE", _subject(subject_id), lambda r: ErasureReceipt.from_json(json_body(r)), idempotent=False)
+
+
+def retention(subject_id: str) -> Call[Retention]:
+    """``GET /subjects/{subject_id}/retention`` (role ``dpo``): legal hold and end of relationship."""
+    return Call("GET", f"{_subject(subject_id)}/retention", lambda r: Retention.from_json(json_body(r)))
+
+
+def set_legal_hold(subject_id: str, *, reference: str | None = None) -> Call[Retention]:
+    """``PUT /subjects/{subject_id}/legal-hold`` (role ``dpo``): retention, decay and erasure stop until
+    lifted; ``reference`` is a case reference, never personal data."""
+    return Call("PUT", f"{_subject(subject_id)}/legal-hold", lambda r: Retention.from_json(json_body(r)),
+                json=compact(reference=reference))
+
+
+def lift_legal_hold(subject_id: str) -> Call[Retention]:
+    """``DELETE /subjects/{subject_id}/legal-hold`` (role ``dpo``)."""
+    return Call("DELETE", f"{_subject(subject_id)}/legal-hold", lambda r: Retention.from_json(json_body(r)))
+
+
+def set_relationship_end(subject_id: str, ended_at: datetime | None) -> Call[Retention]:
+    """``PUT /subjects/{subject_id}/relationship-end`` (role ``dpo``): starts the clock of classes counted
+    from the end of the relationship; None reopens it. ``ended_at`` needs a time zone."""
+    return Call("PUT", f"{_subject(subject_id)}/relationship-end", lambda r: Retention.from_json(json_body(r)),
+                json={"ended_at": None if ended_at is None else iso(ended_at)})
+
+
+def maintain(*, dry_run: bool = False) -> Call[MaintenanceReport]:
+    """``POST /admin/maintain`` (role ``admin``): retention and decay for the key's tenant now."""
+    return Call("POST", f"{API}/admin/maintain", lambda r: MaintenanceReport.from_json(json_body(r)),
+                json={"dry_run": dry_run}, idempotent=False)
 
 
 def _entries(response: httpx.Response) -> tuple[AuditEntry, ...]:

@@ -17,7 +17,8 @@ subclass named by its ``code``, or by its HTTP status when the code is one this 
         │   └── MemoryNotFound      404 memory_not_found          ``memory_id``
         ├── MethodNotAllowed        405 method_not_allowed
         ├── Conflict                409 conflict
-        │   └── StoreLocked         409 store_locked              the embedded store is owned by another process
+        │   ├── StoreLocked         409 store_locked              the embedded store is owned by another process
+        │   └── LegalHold           409 legal_hold                erasure refused: lift the subject's legal hold first
         ├── PayloadTooLarge         413 payload_too_large
         ├── RateLimited             429 rate_limited              ``retry_after``: seconds to wait
         ├── ServerError             500 internal_error (and any other 5xx)
@@ -130,6 +131,10 @@ class StoreLocked(Conflict):
     pass
 
 
+class LegalHold(Conflict):
+    pass
+
+
 class PayloadTooLarge(ApiError):
     pass
 
@@ -171,6 +176,7 @@ _BY_CODE: dict[str, type[ApiError]] = {
     "unauthenticated": Unauthenticated, "forbidden": Forbidden, "not_found": NotFound,
     "subject_not_found": SubjectNotFound, "memory_not_found": MemoryNotFound,
     "method_not_allowed": MethodNotAllowed, "conflict": Conflict, "store_locked": StoreLocked,
+    "legal_hold": LegalHold,
     "payload_too_large": PayloadTooLarge, "rate_limited": RateLimited, "internal_error": ServerError,
     "kms_rejected": KmsRejected, "key_unwrap_failed": KeyUnwrapFailed,
     "dependency_unavailable": ServiceUnavailable, "kms_unavailable": KmsUnavailable,

@@ -211,6 +211,37 @@ class ErasureReceipt:
 
 
 @dataclass(frozen=True, slots=True)
+class Retention:
+    """A subject's legal hold and end of relationship (what limits retention and erasure)."""
+
+    legal_hold: bool
+    hold_since: datetime | None
+    hold_reference: str | None
+    relationship_end: datetime | None
+
+    @classmethod
+    def from_json(cls, d: Json) -> Retention:
+        return cls(d["legal_hold"], _at_or_none(d.get("hold_since")), d.get("hold_reference"),
+                   _at_or_none(d.get("relationship_end")))
+
+
+@dataclass(frozen=True, slots=True)
+class MaintenanceReport:
+    """What a maintenance pass deleted (or would delete, in a dry run), by reason: counts only."""
+
+    dry_run: bool
+    deleted: Mapping[str, int]
+    tenants: Mapping[str, Mapping[str, Any]]
+    started_at: datetime
+    finished_at: datetime | None
+
+    @classmethod
+    def from_json(cls, d: Json) -> MaintenanceReport:
+        return cls(d["dry_run"], dict(d["deleted"]), dict(d["tenants"]), _at(d["started_at"]),
+                   _at_or_none(d.get("finished_at")))
+
+
+@dataclass(frozen=True, slots=True)
 class ApiKey:
     key_id: str
     tenant: str
