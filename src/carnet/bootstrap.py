@@ -25,7 +25,7 @@ from carnet.domain.scoring import CosineScale, Weights
 from carnet.metrics import Metrics, metrics_for
 from carnet.ports import Catalog, Clock, Embedder, ErasureLedger, KeyStore, Kms, PiiDetector, VectorIndex
 from carnet.services.access import AccessRecorder
-from carnet.services.audit import AuditTrail
+from carnet.services.audit import SYSTEM_CHAIN, AuditTrail
 from carnet.services.backup import BackupSource
 from carnet.services.deps import AssembleDefaults, Deps, Limits
 from carnet.services.facade import Facade
@@ -374,7 +374,8 @@ def _scheduled_backup(c: Container) -> None:
     from carnet.services.backup import create_backup, prune_backups
 
     directory = c.settings.resolved_backup_dir
-    report = create_backup(source=backup_source(c), output=directory)
+    with c.audit.recorded(c.audit.event(tenant=SYSTEM_CHAIN, actor="scheduler:backup", action="backup.create")):
+        report = create_backup(source=backup_source(c), output=directory)
     log.info("scheduled_backup_done", records=report.records, bytes=report.bytes,
              paused_seconds=round(report.paused_seconds, 3))
     if c.settings.maintenance.backup_keep is not None:

@@ -13,6 +13,8 @@ from typing import Annotated
 
 import typer
 
+from carnet.services.audit import SYSTEM_CHAIN
+
 backup_app = typer.Typer(help="Backups of the embedded store (vector shard and catalog; never keys), and restore.",
                          no_args_is_help=True)
 
@@ -38,7 +40,7 @@ def create(
     """Archive the vector shard and the catalog into one checksummed file. Works on the files: refuses
     while `carnet serve` holds the store (the server's own scheduler backs it up while serving)."""
     from carnet.bootstrap import backup_source, build
-    from carnet.cli import _configure_logs, _reported, _settings
+    from carnet.cli import _audited, _configure_logs, _reported, _settings
     from carnet.errors import StoreLocked
     from carnet.services.backup import create_backup
 
@@ -52,8 +54,10 @@ def create(
                        "or stop it first.", err=True)
             raise typer.Exit(2) from exc
         try:
-            report = create_backup(source=backup_source(container), output=output or settings.resolved_backup_dir,
-                                   compress=compress, progress=_progress)
+            with _audited(settings, SYSTEM_CHAIN, "backup.create"):
+                report = create_backup(source=backup_source(container),
+                                       output=output or settings.resolved_backup_dir, compress=compress,
+                                       progress=_progress)
         finally:
             container.close()
     typer.echo(json.dumps(report.as_dict()))
@@ -69,7 +73,7 @@ def restore(
     ledger records since the backup. Offline: refuses while `carnet serve` holds the store. The
     replaced stores are moved aside inside the data dir (printed); delete them once checked."""
     from carnet.bootstrap import restore_target
-    from carnet.cli import _configure_logs, _reported, _settings
+    from carnet.cli import _audited, _configure_logs, _reported, _settings
     from carnet.services.backup_archive import read_manifest
     from carnet.services.restore import restore_backup
 
@@ -86,7 +90,8 @@ def restore(
             if not typer.confirm("continue?", err=True):
                 typer.echo("restore cancelled", err=True)
                 raise typer.Exit(2)
-        report = restore_backup(archive=archive, target=restore_target(settings), progress=_progress)
+        with _audited(settings, SYSTEM_CHAIN, "backup.restore"):
+            report = restore_backup(archive=archive, target=restore_target(settings), progress=_progress)
     typer.echo(json.dumps(report.as_dict()))
 
 
@@ -136,8 +141,10 @@ def reapply(
         container = build(settings)
         try:
             d = container.deps
-            report = reapply_erasures(ledger=d.ledger, index=records_index(container), catalog=d.catalog,
-                                      keys=d.keys, since=at)
+            with container.audit.recorded(container.audit.event(tenant=SYSTEM_CHAIN, actor="cli:backup",
+                                                                action="backup.reapply_erasures")):
+                report = reapply_erasures(ledger=d.ledger, index=records_index(container), catalog=d.catalog,
+                                          keys=d.keys, since=at)
         finally:
             container.close()
     typer.echo(json.dumps(report.as_dict()))

@@ -49,7 +49,8 @@ def _store(agent: httpx.Client) -> list[dict[str, Any]]:
         r = agent.post(f"/api/v1/subjects/{SUBJECT}/memories", json={"text": text, "category": "note"})
         assert r.status_code == 201, r.text
         made.append(r.json()["memory"])
-    moved = agent.post(f"/api/v1/subjects/{SUBJECT}/memories", json={"text": "Le membre habite maintenant à Villeurbanne."})
+    moved = agent.post(f"/api/v1/subjects/{SUBJECT}/memories",
+                       json={"text": "Le membre habite maintenant à Villeurbanne."})
     assert moved.json()["action"] == "superseded"
     made.append(moved.json()["memory"])
     return made
@@ -102,7 +103,8 @@ def test_rectification_reembeds_and_forgets_the_old_text(http: dict[str, httpx.C
     made = _store(http["agent"])
     target = made[1]["id"]
     patched = http["dpo"].patch(f"/api/v1/subjects/{SUBJECT}/memories/{target}",
-                                json={"text": "Le membre préfère être contacté par courrier postal.", "importance": 0.9})
+                                json={"text": "Le membre préfère être contacté par courrier postal.",
+                                      "importance": 0.9})
     assert patched.status_code == 200, patched.text
     assert patched.json()["text"].endswith("courrier postal.") and patched.json()["importance"] == 0.9
     hits = http["agent"].post(f"/api/v1/subjects/{SUBJECT}/search",
@@ -158,7 +160,8 @@ def test_legal_hold_blocks_erasure_until_lifted(http: dict[str, httpx.Client]) -
                            json={"reference": "Mme Vasseur"}).status_code == 400  # free text could be personal data
     assert http["dpo"].delete(f"/api/v1/subjects/{SUBJECT}/legal-hold").json()["legal_hold"] is False
     assert http["dpo"].delete(f"/api/v1/subjects/{SUBJECT}").json()["complete"] is True
-    actions = [line.split('"action": "')[1].split('"')[0] for line in http["dpo"].get("/api/v1/audit").text.splitlines()]
+    lines = http["dpo"].get("/api/v1/audit").text.splitlines()
+    actions = [line.split('"action": "')[1].split('"')[0] for line in lines]
     assert actions.index("subject.hold") < actions.index("subject.release") < actions.index("subject.erased")
 
 

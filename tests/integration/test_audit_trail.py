@@ -3,6 +3,7 @@ through `carnet audit verify`, exported as JSON lines, and a write without its e
 
 from __future__ import annotations
 
+import itertools
 import json
 import sqlite3
 import threading
@@ -93,7 +94,7 @@ def test_export_writes_json_lines_a_siem_can_rechain(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert [e["seq"] for e in lines] == [1, 2, 3, 4, 5, 6]
-    assert all(b["prev_hash"] == a["hash"] for a, b in zip(lines, lines[1:], strict=False))
+    assert all(b["prev_hash"] == a["hash"] for a, b in itertools.pairwise(lines))
 
 
 def test_reads_are_audited_in_batches_and_writes_at_once(container: Container) -> None:

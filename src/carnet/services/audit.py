@@ -23,6 +23,10 @@ from carnet.ports import AuditLog, Clock
 
 log = structlog.get_logger(__name__)
 
+# Store-wide operations (backups, restores) are audited in their own chain; "_system" can never be a
+# tenant's name (tenant names start with a letter or digit).
+SYSTEM_CHAIN = "_system"
+
 
 class AuditTrail:
     def __init__(self, log_: AuditLog, clock: Clock, *, interval: float = 0.5, max_pending: int = 100_000) -> None:
