@@ -14,6 +14,7 @@ from carnet.adapters.dev_keys import dev_api_key_pepper
 from carnet.adapters.sqlite_catalog import SqliteCatalog
 from carnet.adapters.vault_auth import Auth
 from carnet.config import EmbedderKind, KeyStoreBackend, KmsBackend, PiiEngine, Settings, VaultAuth, VectorBackend
+from carnet.crypto.intake_sealer import IntakeSealer
 from carnet.crypto.keyring import Keyring
 from carnet.crypto.subject_ids import KeyringSubjectIdSealer
 from carnet.crypto.tenant_hasher import KmsSubjectHasher
@@ -23,12 +24,24 @@ from carnet.domain.records import RetentionClass, RetentionStart
 from carnet.domain.retention import DecayRule, RetentionPolicy
 from carnet.domain.scoring import CosineScale, Weights
 from carnet.metrics import Metrics, metrics_for
-from carnet.ports import Catalog, Clock, Embedder, ErasureLedger, KeyStore, Kms, PiiDetector, VectorIndex
+from carnet.ports import (
+    Catalog,
+    Clock,
+    Embedder,
+    ErasureLedger,
+    Extractor,
+    IntakeStore,
+    KeyStore,
+    Kms,
+    PiiDetector,
+    VectorIndex,
+)
 from carnet.services.access import AccessRecorder
 from carnet.services.audit import SYSTEM_CHAIN, AuditTrail
 from carnet.services.backup import BackupSource
 from carnet.services.deps import AssembleDefaults, Deps, Limits
 from carnet.services.facade import Facade
+from carnet.services.intake import IntakeQueue
 from carnet.services.locks import SubjectLocks
 from carnet.services.pii import Pii
 from carnet.services.query_cache import CachedEmbedder
@@ -38,6 +51,7 @@ from carnet.services.restore import RestoreTarget
 from carnet.services.scheduler import Job, Scheduler
 from carnet.services.special import CategoryPolicy, SpecialPolicy
 from carnet.services.subjects import SubjectRegistry
+from carnet.services.worker import WorkerPool
 
 log = structlog.get_logger(__name__)
 
@@ -68,12 +82,17 @@ class Container:
     audit: AuditTrail
     facade: Facade
     limiter: RateLimiter
+    queue: IntakeQueue
+    workers: WorkerPool | None = None  # started by `carnet serve` / `carnet worker` (start_workers)
 
     def close(self) -> None:
+        if self.workers is not None:
+            self.workers.stop()
         self.deps.access.stop()
         self.audit.stop()
         self.audit.log.close()
         self.deps.index.close()
+        self.deps.intakes.close()
         self.deps.catalog.close()
 
 
@@ -239,6 +258,7 @@ def build(settings: Settings, *, embedder: Embedder | None = None, kms: Kms | No
         subjects=SubjectRegistry(plane.catalog, hasher, KeyringSubjectIdSealer(keyring)),
         pii=build_pii(settings, plane.catalog, keyring),
         ledger=build_erasure_ledger(settings),
+        intakes=build_intake_store(settings),
         special=SpecialPolicy({tenant: CategoryPolicy(dict(p.retention_days), frozenset(p.hidden_from_agents))
                                for tenant, p in settings.special_categories.items()}),
         scale=CosineScale(calibration.cosine_zero, calibration.cosine_one),
@@ -259,9 +279,13 @@ def build(settings: Settings, *, embedder: Embedder | None = None, kms: Kms | No
         decay=DecayRule(settings.decay.enabled, settings.decay.importance_below, settings.decay.untouched_days),
     )
     audit = build_audit(settings, deps.clock)
-    metrics = metrics_for(deps.embedder, keyring, {"access_stats": access.pending, "audit_reads": audit.pending})
-    return Container(settings, deps, plane.pepper, metrics, kms, keyring, audit,
-                     Facade(deps, audit, observe=metrics.retrieval), RateLimiter(settings.api.rate_limit or None))
+    metrics = metrics_for(deps.embedder, keyring, {"access_stats": access.pending, "audit_reads": audit.pending},
+                          intakes=deps.intakes)
+    queue = IntakeQueue(deps.intakes, IntakeSealer(keyring))
+    facade = Facade(deps, audit, queue, observe=metrics.retrieval)
+    facade.wait_max_seconds = settings.workers.wait_max_seconds
+    return Container(settings, deps, plane.pepper, metrics, kms, keyring, audit, facade,
+                     RateLimiter(settings.api.rate_limit or None), queue)
 
 
 def build_audit(settings: Settings, clock: Clock | None = None) -> AuditTrail:
@@ -298,6 +322,36 @@ def _presidio(language: str, model: str | None, threshold: float) -> PiiDetector
     from carnet.adapters.pii_presidio import PresidioDetector
 
     return PresidioDetector(language=language, model=model, threshold=threshold)
+
+
+def build_intake_store(settings: Settings) -> IntakeStore:
+    """The queue of intakes: the catalog's SQLite file on the embedded default."""
+    from carnet.adapters.sqlite_intakes import SqliteIntakeStore
+
+    return SqliteIntakeStore(settings.data_dir / "catalog.sqlite3")
+
+
+def build_extractor(settings: Settings) -> Extractor:
+    """The rules (no model: the embedded default)."""
+    from carnet.adapters.extract_rules import RuleExtractor
+
+    return RuleExtractor()
+
+
+def start_workers(c: Container, *, extractor: Extractor | None = None, prefix: str = "serve") -> WorkerPool:
+    """Intake workers on this container's stores, as threads; stopped by ``Container.close``."""
+    from carnet.domain.intake import RetryPolicy
+    from carnet.services.worker import Worker, owner_name
+
+    w = c.settings.workers
+    ext = extractor or build_extractor(c.settings)
+    policy = RetryPolicy(w.max_attempts, w.backoff_seconds, w.max_backoff_seconds)
+    pool = WorkerPool(lambda n: Worker(c.deps, c.queue, ext, c.audit, owner=owner_name(prefix, n), policy=policy,
+                                       lease_seconds=w.lease_seconds, hooks=c.metrics.worker_hooks(ext.name)),
+                      threads=w.threads, poll_seconds=w.poll_seconds)
+    c.workers = pool
+    pool.start()
+    return pool
 
 
 def build_erasure_ledger(settings: Settings) -> ErasureLedger:

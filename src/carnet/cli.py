@@ -65,7 +65,7 @@ def serve(
     import uvicorn
 
     from carnet.api.app import create_app
-    from carnet.bootstrap import build, build_scheduler
+    from carnet.bootstrap import build, build_scheduler, start_workers
     from carnet.errors import CarnetError
 
     settings = _settings(data_dir, host=host, port=port)
@@ -86,6 +86,8 @@ def serve(
         run_against_server_when_ready(container, settings)
     scheduler = build_scheduler(container)  # retention, decay (and backups) in-process: embedded store only
     scheduler.start()
+    if settings.workers.in_process:  # intakes: the embedded shard has one owner, so its workers live here
+        container.facade.on_intake = start_workers(container).wake
     try:
         uvicorn.run(application, host=settings.host, port=settings.port, access_log=False, log_config=None)
     finally:
@@ -335,12 +337,14 @@ def _register_bench() -> None:
     from carnet.bench.cli import bench_app
     from carnet.cli_audit import register as register_audit
     from carnet.cli_backup import register as register_backup
+    from carnet.cli_intakes import register as register_intakes
     from carnet.cli_maintain import register as register_maintain
     from carnet.cli_mcp import register as register_mcp
 
     app.add_typer(bench_app, name="bench")
     register_audit(app)
     register_backup(app)
+    register_intakes(app)
     register_maintain(app)
     register_mcp(app)
 

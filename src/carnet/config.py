@@ -208,6 +208,19 @@ class DecaySettings(BaseModel):
     untouched_days: int = Field(120, ge=1)
 
 
+class WorkerSettings(BaseModel):
+    """Intake workers: in `carnet serve` (embedded: the shard has one owner) or `carnet worker` processes."""
+
+    in_process: bool = True  # `carnet serve` runs workers itself (turn off when `carnet worker` runs them)
+    threads: int = Field(2, ge=1, le=64)
+    lease_seconds: float = Field(120.0, ge=5)
+    poll_seconds: float = Field(0.5, gt=0, le=60)
+    max_attempts: int = Field(5, ge=1, le=100)
+    backoff_seconds: float = Field(2.0, gt=0)
+    max_backoff_seconds: float = Field(300.0, gt=0)
+    wait_max_seconds: float = Field(10.0, ge=0, le=60)  # the longest `GET /intakes/{id}?wait=true` holds
+
+
 class MaintenanceSettings(BaseModel):
     """The in-process scheduler of ``carnet serve`` on the embedded store (retention, decay,
     compaction; backups when an interval is set). With a Qdrant server, CronJobs or systemd timers
@@ -304,6 +317,7 @@ class Settings(BaseSettings):
     retention: dict[TenantKey, dict[RetentionClassName, RetentionClassSettings]] = Field(default_factory=dict)
     decay: DecaySettings = DecaySettings()
     maintenance: MaintenanceSettings = MaintenanceSettings()
+    workers: WorkerSettings = WorkerSettings()
     # Language of the prompt block and of the dates embedded with each record.
     locale: str = Field("fr", pattern="^(fr|en)$")
     embed_dates: bool = True

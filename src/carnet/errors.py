@@ -9,7 +9,8 @@
     │   └── Forbidden             (403 forbidden)             key lacks the role
     ├── NotFound
     │   ├── SubjectNotFound       (404 subject_not_found)
-    │   └── MemoryNotFound        (404 memory_not_found)
+    │   ├── MemoryNotFound        (404 memory_not_found)
+    │   └── IntakeNotFound        (404 intake_not_found)
     ├── Conflict                  (409 conflict)
     │   └── LegalHold             (409 legal_hold)            erasure refused while the subject is under legal hold
     │   └── RestoreRefused        (409 restore_refused)      a restore would be wrong (backup older than a rehash…)
@@ -17,6 +18,7 @@
     ├── PayloadTooLarge           (413 payload_too_large)
     ├── RateLimited               (429 rate_limited)         the key spent its request budget; see Retry-After
     ├── LedgerCorrupt             (500 ledger_corrupt)       the erasure ledger has a malformed line
+    ├── ExtractionFailed          (502 extraction_failed)    the extractor (LLM) failed or answered out of schema
     ├── KmsRejected               (500 kms_rejected)         the KMS refused: missing key, bad version…
     │   └── UnwrapFailed          (500 key_unwrap_failed)    a wrapped key does not open (tampered, foreign, retired)
     └── DependencyUnavailable     (503 dependency_unavailable)
@@ -83,6 +85,13 @@ class MemoryNotFound(NotFound):
         super().__init__(f"memory {memory_id} not found", memory_id=memory_id)
 
 
+class IntakeNotFound(NotFound):
+    code = "intake_not_found"
+
+    def __init__(self, intake_id: str) -> None:
+        super().__init__(f"intake {intake_id} not found", intake_id=intake_id)
+
+
 class Conflict(CarnetError):
     code = "conflict"
     status = 409
@@ -138,6 +147,17 @@ class RateLimited(CarnetError):
 class DependencyUnavailable(CarnetError):
     code = "dependency_unavailable"
     status = 503
+
+
+class ExtractionFailed(CarnetError):
+    """The extractor failed: the LLM server errored, timed out, or answered out of schema. The intake
+    is retried with backoff, then dead-lettered with ``reason`` (a short code, never the answer's text)."""
+
+    code = "extraction_failed"
+    status = 502
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"extraction failed: {reason}", reason=reason)
 
 
 class KmsRejected(CarnetError):

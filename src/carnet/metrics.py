@@ -3,14 +3,19 @@ are path templates (``/api/v1/subjects/{subject_id}/search``), tenants are tenan
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 
-from prometheus_client import CollectorRegistry, Histogram
+from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from carnet.crypto.keyring import Keyring
+from carnet.domain.extraction import Extraction
+from carnet.domain.intake import Intake, QueueStats
+from carnet.ports import IntakeStore
 from carnet.services.query_cache import CachedEmbedder
+from carnet.services.worker import WorkerHooks
 
 _LATENCY_BUCKETS = (0.002, 0.005, 0.01, 0.015, 0.02, 0.03, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 _SCORE_BUCKETS = tuple(round(0.1 * i, 1) for i in range(1, 11))
@@ -20,8 +25,9 @@ _COUNT_BUCKETS = (0, 1, 2, 3, 5, 8, 13, 21, 34, 55, 100)
 class _StateCollector(Collector):
     """Counters the services keep themselves, read at scrape time."""
 
-    def __init__(self, cache: CachedEmbedder, keyring: Keyring, queues: dict[str, Callable[[], int]]) -> None:
-        self._cache, self._keyring, self._queues = cache, keyring, queues
+    def __init__(self, cache: CachedEmbedder, keyring: Keyring, queues: dict[str, Callable[[], int]],
+                 intakes: IntakeStore | None) -> None:
+        self._cache, self._keyring, self._queues, self._intakes = cache, keyring, queues, intakes
 
     def collect(self) -> Iterator[Metric]:
         yield CounterMetricFamily("carnet_query_cache_hits", "Query embeddings served from cache",
@@ -37,6 +43,18 @@ class _StateCollector(Collector):
         for name, size in self._queues.items():
             depth.add_metric([name], size())
         yield depth
+        if self._intakes is not None:
+            yield from _intake_metrics(self._intakes.stats())
+
+
+def _intake_metrics(stats: QueueStats) -> Iterator[Metric]:
+    """Queue depth by state and the age of the oldest pending intake (0 when none waits)."""
+    by_state = GaugeMetricFamily("carnet_intakes", "Intakes not done, by state", labels=["state"])
+    for state, n in (("pending", stats.pending), ("processing", stats.processing), ("dead", stats.dead)):
+        by_state.add_metric([state], n)
+    yield by_state
+    age = 0.0 if stats.oldest_pending_at is None else max(0.0, time.time() - stats.oldest_pending_at.timestamp())
+    yield GaugeMetricFamily("carnet_intake_oldest_pending_seconds", "Age of the oldest pending intake", value=age)
 
 
 class Metrics:
@@ -57,9 +75,34 @@ class Metrics:
         self.mean_score = Histogram(
             "carnet_retrieval_mean_score", "Mean score of what a search or assemble returned",
             ["tenant", "operation"], buckets=_SCORE_BUCKETS, registry=registry)
+        self.extraction_seconds = Histogram(
+            "carnet_extraction_duration_seconds", "Extractor latency per intake attempt", ["extractor", "outcome"],
+            buckets=(0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120), registry=registry)
+        self.extraction_tokens = Counter(
+            "carnet_extraction_tokens", "LLM tokens used by extraction", ["extractor", "direction"], registry=registry)
+        self.intakes_finished = Counter(
+            "carnet_intakes_finished", "Intake attempts by how they ended (done, retry, dead)", ["outcome"],
+            registry=registry)
+        self.intake_seconds = Histogram(
+            "carnet_intake_to_done_seconds", "From an intake's arrival to its memories being searchable",
+            buckets=(0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300, 1800), registry=registry)
         self.kms_seconds = Histogram(
             "carnet_kms_request_duration_seconds", "KMS latency on the request path", ["operation"],
             buckets=_LATENCY_BUCKETS, registry=registry)
+
+    def worker_hooks(self, extractor: str) -> WorkerHooks:
+        def extracted(outcome: str, seconds: float, extraction: Extraction | None) -> None:
+            self.extraction_seconds.labels(extractor, outcome).observe(seconds)
+            if extraction is not None:
+                self.extraction_tokens.labels(extractor, "in").inc(extraction.tokens_in)
+                self.extraction_tokens.labels(extractor, "out").inc(extraction.tokens_out)
+
+        def finished(outcome: str, intake: Intake) -> None:
+            self.intakes_finished.labels(outcome).inc()
+            if outcome == "done":
+                self.intake_seconds.observe(max(0.0, time.time() - intake.created_at.timestamp()))
+
+        return WorkerHooks(extracted=extracted, finished=finished)
 
     def retrieval(self, tenant: str, operation: str, scores: list[float]) -> None:
         self.returned.labels(tenant, operation).observe(len(scores))
@@ -68,9 +111,10 @@ class Metrics:
             self.mean_score.labels(tenant, operation).observe(sum(scores) / len(scores))
 
 
-def metrics_for(cache: CachedEmbedder, keyring: Keyring, queues: dict[str, Callable[[], int]]) -> Metrics:
+def metrics_for(cache: CachedEmbedder, keyring: Keyring, queues: dict[str, Callable[[], int]],
+                intakes: IntakeStore | None = None) -> Metrics:
     registry = CollectorRegistry(auto_describe=True)
-    registry.register(_StateCollector(cache, keyring, queues))
+    registry.register(_StateCollector(cache, keyring, queues, intakes))
     metrics = Metrics(registry)
     keyring.kms_timings = lambda operation, seconds: metrics.kms_seconds.labels(operation).observe(seconds)
     return metrics

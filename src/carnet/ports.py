@@ -15,6 +15,8 @@ import numpy as np
 import numpy.typing as npt
 
 from carnet.domain.audit import AuditEntry, AuditEvent
+from carnet.domain.extraction import Extraction
+from carnet.domain.intake import Intake, Message, QueueStats
 from carnet.domain.pii.pseudonyms import PseudonymMap
 from carnet.domain.pii.spans import Span
 from carnet.domain.records import HistoryEntry, Kind, Memory, Scope, Status
@@ -455,3 +457,67 @@ class ErasureLedger(Protocol):
     def entries(self) -> list[ErasureEntry]:
         """Every entry, oldest first; raises ``LedgerCorrupt`` rather than skip an unreadable line."""
         ...
+
+
+class Extractor(Protocol):
+    """Turns pseudonymised messages into facts worth remembering (rules, or an LLM)."""
+
+    @property
+    def name(self) -> str: ...
+
+    def extract(self, messages: Sequence[Message], *, session_id: str | None, locale: str) -> Extraction:
+        """Facts worth keeping (small talk filtered out) and, for a session, an episode summary.
+        Raises ``ExtractionFailed`` (retryable) when the backend fails or answers out of schema."""
+        ...
+
+    def obsolete(self, new_fact: str, existing: Sequence[tuple[str, str]], *, locale: str) -> list[str]:
+        """The ids among ``existing`` (id, text) that ``new_fact`` makes obsolete (contradiction
+        judgment). Rule-based extractors return [] and leave it to reconcile's rules."""
+        ...
+
+
+class IntakeStore(Protocol):
+    """Durable queue of intakes (SQLite embedded, PostgreSQL for several workers)."""
+
+    def add(self, intake: Intake) -> Intake:
+        """Store a new pending intake; with an idempotency key already used by the same tenant and
+        subject, return the stored one instead (nothing added)."""
+        ...
+
+    def get(self, tenant: str, intake_id: str) -> Intake | None:
+        """The tenant's intake (another tenant's is None, as an unknown one)."""
+        ...
+
+    def lease(self, *, owner: str, now: datetime, seconds: float, limit: int = 1) -> list[Intake]:
+        """Take up to ``limit`` due intakes, at most one per subject and only each subject's oldest
+        unfinished one (in order, one at a time), skipping subjects whose intake another live lease
+        holds; an expired lease is taken over."""
+        ...
+
+    def renew(self, intake_id: str, *, owner: str, until: datetime) -> bool: ...
+
+    def stage(self, intake_id: str, *, owner: str, sealed: bytes) -> bool:
+        """Replace the sealed payload (the messages, then the messages with their extraction), if
+        ``owner`` holds the lease: a retry after a crash applies the staged extraction again instead
+        of asking the extractor anew, so the same intake never yields two different sets of memories."""
+        ...
+
+    def complete(self, intake_id: str, *, owner: str, memory_ids: Sequence[str], now: datetime) -> bool:
+        """Done, if ``owner`` still holds the lease (False: it was lost, nothing changed)."""
+        ...
+
+    def fail(self, intake_id: str, *, owner: str, reason: str, now: datetime, retry_at: datetime | None) -> bool:
+        """Back to pending at ``retry_at``, or dead when None; False if the lease was lost."""
+        ...
+
+    def retry_dead(self, *, tenant: str | None = None, intake_id: str | None = None, now: datetime) -> int:
+        """Dead intakes back to pending with a fresh attempt count; how many."""
+        ...
+
+    def stats(self) -> QueueStats: ...
+
+    def forget_subject(self, tenant: str, subject: str) -> int:
+        """Erasure: every intake of the subject, whatever its state."""
+        ...
+
+    def close(self) -> None: ...

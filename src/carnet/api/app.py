@@ -15,6 +15,7 @@ from carnet.api import (
     routes_audit,
     routes_context,
     routes_health,
+    routes_intakes,
     routes_memories,
     routes_metrics,
     routes_subjects,
@@ -42,8 +43,8 @@ def create_app(container: Container) -> FastAPI:
                   responses=error_responses(), lifespan=mcp.lifespan)
     app.state.container = container
     errors.install(app)
-    for module in (routes_health, routes_memories, routes_context, routes_subjects, routes_audit, routes_admin,
-                   routes_metrics):
+    for module in (routes_health, routes_memories, routes_intakes, routes_context, routes_subjects, routes_audit,
+                   routes_admin, routes_metrics):
         app.include_router(module.router)
     app.router.routes.append(mcp.route)
     observe = container.metrics.request_seconds

@@ -8,7 +8,16 @@ from carnet.domain.budget import TierBudget
 from carnet.domain.reconcile import ReconcileThresholds
 from carnet.domain.retention import DecayRule, RetentionPolicy
 from carnet.domain.scoring import CosineScale, Weights
-from carnet.ports import Catalog, Clock, ErasureLedger, SparseEncoder, SubjectHasher, SubjectKeys, VectorIndex
+from carnet.ports import (
+    Catalog,
+    Clock,
+    ErasureLedger,
+    IntakeStore,
+    SparseEncoder,
+    SubjectHasher,
+    SubjectKeys,
+    VectorIndex,
+)
 from carnet.services.access import AccessRecorder
 from carnet.services.locks import SubjectLocks
 from carnet.services.pii import Pii
@@ -50,6 +59,7 @@ class Deps:
     subjects: SubjectRegistry
     pii: Pii
     ledger: ErasureLedger  # every erasure, kept outside the data and its backups (see services/erase.py)
+    intakes: IntakeStore  # queued messages (sealed), deleted with their subject
     special: SpecialPolicy = field(default_factory=SpecialPolicy)
     assemble: AssembleDefaults = field(default_factory=AssembleDefaults)
     limits: Limits = field(default_factory=Limits)

@@ -51,6 +51,7 @@ def erase_subject(deps: Deps, *, tenant: str, subject_id: str) -> ErasureReceipt
         deps.ledger.append(ErasureEntry(tenant, scope.subject, deps.hasher.hash_key(tenant), deps.clock.now()))
         records = delete_records(deps.index, scope)
         rows = deps.catalog.erase_subject(scope)
+        rows += deps.intakes.forget_subject(scope.tenant, scope.subject)
         deps.subjects.forget(scope)
         deps.pii.maps.forget(scope)
         destroyed = deps.keys.shred(scope.tenant, scope.subject)

@@ -11,17 +11,19 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
+from carnet.domain.intake import Intake, Message
 from carnet.domain.records import HistoryEntry, Kind, Memory, Scope, Status
 from carnet.domain.retention import SubjectRetention
 from carnet.errors import LegalHold, SubjectNotFound
 from carnet.ports import RecordFilter
 from carnet.services import export as export_service
-from carnet.services import memories, recall, rectify, retention
+from carnet.services import intake, memories, recall, rectify, retention
 from carnet.services.apikeys import Principal
 from carnet.services.assemble import Budgets, Context, assemble
 from carnet.services.audit import AuditTrail
 from carnet.services.deps import Deps
 from carnet.services.erase import ErasureReceipt, erase_subject
+from carnet.services.intake import IntakeQueue
 from carnet.services.maintain import MaintainReport, maintain, record_audit
 from carnet.services.remember import NewMemory, Outcome, remember
 from carnet.services.scope import scope_for
@@ -33,9 +35,12 @@ Observe = Callable[[str, str, list[float]], None]  # (tenant, operation, scores 
 
 
 class Facade:
-    def __init__(self, deps: Deps, audit: AuditTrail, *, observe: Observe | None = None) -> None:
+    def __init__(self, deps: Deps, audit: AuditTrail, queue: IntakeQueue, *, observe: Observe | None = None) -> None:
         self.deps = deps
         self.audit = audit
+        self.queue = queue
+        self.on_intake: Callable[[], None] = lambda: None  # wakes in-process workers
+        self.wait_max_seconds = 10.0  # seconds a `wait=true` status request may hold
         self._observe: Observe = observe or (lambda tenant, operation, scores: None)
 
     def _scope(self, who: Principal, subject_id: str) -> Scope:
@@ -57,6 +62,24 @@ class Facade:
                                  detail={"count": len(items)})
         with self.audit.recorded(event):
             return remember(self.deps, tenant=who.tenant, subject_id=subject_id, items=items, actor=who.key_id)
+
+    def submit_messages(self, who: Principal, *, subject_id: str, session_id: str | None,
+                        messages: Sequence[Message], idempotency_key: str | None) -> Intake:
+        """Queue raw messages for extraction (durable, sealed) and return at once."""
+        who.require(AGENT)
+        scope = self._scope(who, subject_id)
+        event = self.audit.event(tenant=who.tenant, actor=who.key_id, action="intake.submit", subject=scope.subject,
+                                 detail={"messages": len(messages)})
+        with self.audit.recorded(event):
+            found = intake.submit(self.deps, self.queue, tenant=who.tenant, subject_id=subject_id,
+                                  session_id=session_id, messages=messages, idempotency_key=idempotency_key,
+                                  actor=who.key_id)
+        self.on_intake()
+        return found
+
+    def intake_status(self, who: Principal, *, intake_id: str) -> Intake:
+        who.require(AGENT, DPO)
+        return intake.status(self.queue, tenant=who.tenant, intake_id=intake_id)
 
     def search(self, who: Principal, *, subject_id: str, query: recall.Query) -> list[recall.Ranked]:
         who.require(AGENT)

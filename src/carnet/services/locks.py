@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import zlib
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 
 from carnet.domain.records import Scope
 
@@ -15,9 +15,10 @@ class SubjectLocks:
     Two subjects may share a stripe (they then wait for each other), never one subject two stripes."""
 
     def __init__(self, stripes: int = 256) -> None:
-        self._locks = [threading.Lock() for _ in range(stripes)]
+        # Re-entrant: an intake worker holds its subject's lock around `remember`, which takes it again.
+        self._locks = [threading.RLock() for _ in range(stripes)]
 
-    def for_scope(self, scope: Scope) -> threading.Lock:
+    def for_scope(self, scope: Scope) -> AbstractContextManager[bool]:
         h = zlib.crc32(f"{scope.tenant}\x1f{scope.subject}".encode())
         return self._locks[h % len(self._locks)]
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from carnet.domain.pii.canonical import canonical
 from carnet.domain.pii.patterns import Recognizer
-from carnet.domain.pii.pseudonyms import Pseudonymized, find_known_names, pseudonymize
+from carnet.domain.pii.pseudonyms import PLACEHOLDER, Pseudonymized, find_known_names, pseudonymize
 from carnet.domain.pii.spans import BUILT_IN, IDENTIFIERS, Span, settle
 from carnet.domain.records import Scope
 from carnet.ports import PiiDetector, PseudonymMaps
@@ -63,6 +63,32 @@ def for_write(pii: Pii, scope: Scope, texts: Sequence[str]) -> list[Prepared]:
     if pmap.changed:
         pii.maps.save(scope, pmap)
     return out
+
+
+def for_extraction(pii: Pii, scope: Scope, texts: Sequence[str]) -> tuple[list[str], dict[str, str]]:
+    """Messages as an extractor sees them (placeholders: an LLM never reads the personal data), and
+    each placeholder's value as it was written, to put the values back into the facts it returns
+    (``restore``). The subject's map grows as it would when those facts are remembered."""
+    if not pii.enabled or not texts:
+        return list(texts), {}
+    pmap = pii.maps.load(scope)
+    extra = pii.tenant_recognizers(scope.tenant)
+    pseudo: list[str] = []
+    back: dict[str, str] = {}
+    for text, spans in zip(texts, pii.detector.detect_batch(texts), strict=True):
+        done = pseudonymize(text, _with(text, spans, extra, pii.threshold), pmap, known=find_known_names(text, pmap))
+        pseudo.append(done.text)
+        for kind, value in done.found:
+            back.setdefault(pmap.placeholder(kind, value, create=False), value)
+    if pmap.changed:
+        pii.maps.save(scope, pmap)
+    return pseudo, back
+
+
+def restore(text: str, back: Mapping[str, str]) -> str:
+    """An extracted fact with its placeholders replaced by the values they stand for (unknown ones
+    are left as they are: the extractor may not invent values)."""
+    return PLACEHOLDER.sub(lambda m: back.get(m.group(0), m.group(0)), text)
 
 
 def for_query(pii: Pii, scope: Scope, text: str) -> Prepared:

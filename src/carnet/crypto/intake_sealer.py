@@ -1,0 +1,73 @@
+"""Queued intakes sealed under the subject's data key, bound to the intake id.
+
+Raw messages carry personal data in clear (they are what pseudonymisation works on), and so does
+the subject id the worker needs. While they wait in the queue they are sealed like records:
+AES-256-GCM under the subject's data key, associated data (tenant, subject hash, intake id,
+``payload``). Erasing the subject destroys the key, so a queued or backed-up intake of an erased
+subject can no longer be opened. A done intake keeps no payload at all.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from carnet.crypto.envelope import Aad, header_key_id, open_text, seal
+from carnet.crypto.keyring import Keyring
+from carnet.domain.extraction import ExtractedFact, Extraction
+from carnet.domain.intake import Message, Payload
+from carnet.domain.records import Kind, Scope
+
+_FIELD = "payload"
+
+
+class IntakeSealer:
+    def __init__(self, keyring: Keyring) -> None:
+        self._keyring = keyring
+
+    def seal(self, scope: Scope, intake_id: str, payload: Payload) -> bytes:
+        dk = self._keyring.data_key(scope.tenant, scope.subject)
+        return seal(dk.key, key_id=dk.key_id, aad=_aad(scope, intake_id),
+                    plaintext=json.dumps(_to_json(payload), ensure_ascii=False))
+
+    def open(self, scope: Scope, intake_id: str, sealed: bytes) -> Payload:
+        key = self._keyring.read_key(scope.tenant, scope.subject, header_key_id(sealed))
+        return _from_json(json.loads(open_text(key, aad=_aad(scope, intake_id), blob=sealed)))
+
+
+def _aad(scope: Scope, intake_id: str) -> Aad:
+    return Aad(scope.tenant, scope.subject, f"~intake:{intake_id}", _FIELD)
+
+
+def _iso(at: datetime | None) -> str | None:
+    return at.isoformat() if at else None
+
+
+def _at(text: str | None) -> datetime | None:
+    return datetime.fromisoformat(text) if text else None
+
+
+def _to_json(p: Payload) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "subject_id": p.subject_id,
+        "messages": [{"role": m.role, "content": m.content, "at": _iso(m.at)} for m in p.messages],
+    }
+    if p.extraction is not None:
+        doc["extraction"] = {
+            "facts": [{"text": f.text, "category": f.category, "importance": f.importance,
+                       "valid_from": _iso(f.valid_from), "kind": f.kind.value} for f in p.extraction.facts],
+            "episode": p.extraction.episode,
+        }
+    return doc
+
+
+def _from_json(d: dict[str, Any]) -> Payload:
+    extraction = None
+    if (e := d.get("extraction")) is not None:
+        extraction = Extraction(
+            facts=tuple(ExtractedFact(f["text"], f["category"], f["importance"], _at(f["valid_from"]), Kind(f["kind"]))
+                        for f in e["facts"]),
+            episode=e["episode"])
+    messages = tuple(Message(m["role"], m["content"], _at(m["at"])) for m in d["messages"])
+    return Payload(d["subject_id"], messages, extraction)

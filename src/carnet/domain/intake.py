@@ -1,0 +1,86 @@
+"""Intakes: raw conversation messages handed over by an assistant, kept until a worker has turned them
+into memories. Pure types and the retry schedule; storage is the ``IntakeStore`` port.
+
+Life of an intake::
+
+    pending ──lease──▶ processing ──▶ done (memory ids)
+       ▲                   │
+       └──retry (backoff)──┤ (extractor failed, attempts left)
+                           └──▶ dead (reason)  ──`carnet intakes retry`──▶ pending
+
+A worker holds an intake under a lease; a worker that dies lets the lease expire and another takes
+the intake up. Intakes of one subject are processed in order, one at a time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from enum import StrEnum
+
+from carnet.domain.extraction import Extraction
+
+
+class IntakeStatus(StrEnum):
+    PENDING = "pending"
+    PROCESSING = "processing"
+    DONE = "done"
+    DEAD = "dead"
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    role: str  # "user" (the member, via the advisor), "assistant", "advisor", "system"
+    content: str
+    at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Intake:
+    id: str
+    tenant: str
+    subject: str  # keyed hash, as everywhere
+    status: IntakeStatus
+    created_at: datetime
+    updated_at: datetime
+    session_id: str | None = None
+    idempotency_key: str | None = None
+    attempts: int = 0
+    reason: str | None = None  # why it is dead, or why the last attempt failed (a code, never text)
+    memory_ids: tuple[str, ...] = ()
+    next_attempt_at: datetime | None = None
+    lease_owner: str | None = None
+    lease_until: datetime | None = None
+    actor: str = ""  # the API key id that handed it over
+    sealed: bytes = field(default=b"", repr=False)  # the messages, sealed under the subject's data key
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    max_attempts: int = 5
+    base_seconds: float = 2.0
+    max_seconds: float = 300.0
+
+    def next_attempt(self, attempts: int, now: datetime) -> datetime | None:
+        """When to try again after ``attempts`` failed attempts; None: give up (dead letter)."""
+        if attempts >= self.max_attempts:
+            return None
+        return now + timedelta(seconds=min(self.max_seconds, self.base_seconds * 2 ** (attempts - 1)))
+
+
+@dataclass(frozen=True, slots=True)
+class QueueStats:
+    pending: int
+    processing: int
+    dead: int
+    oldest_pending_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class Payload:
+    """What an intake carries, sealed: the subject id (the worker needs it to remember, and it is
+    personal data), the messages, and once extracted, the extraction to apply."""
+
+    subject_id: str
+    messages: tuple[Message, ...]
+    extraction: Extraction | None = None

@@ -1,0 +1,74 @@
+"""Handing over raw messages: store them durably (sealed) and answer at once; a worker does the rest.
+
+``submit`` does no extraction and calls no model: it validates, seals the messages under the
+subject's data key and appends one row. That is the whole write path the assistant waits on, so its
+latency does not depend on the LLM's.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from carnet.crypto.intake_sealer import IntakeSealer
+from carnet.domain.intake import Intake, IntakeStatus, Message, Payload
+from carnet.domain.records import Scope
+from carnet.errors import IntakeNotFound, InvalidInput
+from carnet.ports import IntakeStore
+from carnet.services.deps import Deps
+from carnet.services.scope import scope_for
+
+MAX_MESSAGES = 200
+ROLES = frozenset({"user", "assistant", "advisor", "system"})
+
+
+@dataclass(frozen=True, slots=True)
+class IntakeQueue:
+    """The queue and the sealer of its payloads, together: nothing reads a payload without both."""
+
+    store: IntakeStore
+    sealer: IntakeSealer
+
+    def payload(self, intake: Intake) -> Payload:
+        return self.sealer.open(Scope(intake.tenant, intake.subject), intake.id, intake.sealed)
+
+
+def submit(deps: Deps, queue: IntakeQueue, *, tenant: str, subject_id: str, session_id: str | None,
+           messages: Sequence[Message], idempotency_key: str | None, actor: str) -> Intake:
+    """Store the intake (or, with an idempotency key already used for this subject, return the
+    stored one: a retried POST never queues the conversation twice)."""
+    _validate(deps, messages)
+    scope = scope_for(deps, tenant, subject_id)
+    deps.subjects.ensure(scope, subject_id)
+    intake_id = str(uuid.uuid4())
+    now = deps.clock.now()
+    sealed = queue.sealer.seal(scope, intake_id, Payload(subject_id, tuple(messages)))
+    return queue.store.add(Intake(id=intake_id, tenant=tenant, subject=scope.subject, status=IntakeStatus.PENDING,
+                                  created_at=now, updated_at=now, session_id=session_id,
+                                  idempotency_key=idempotency_key, actor=actor, sealed=sealed))
+
+
+def status(queue: IntakeQueue, *, tenant: str, intake_id: str) -> Intake:
+    """The tenant's intake; another tenant's is not found, like an unknown one."""
+    found = queue.store.get(tenant, intake_id)
+    if found is None:
+        raise IntakeNotFound(intake_id)
+    return found
+
+
+def _validate(deps: Deps, messages: Sequence[Message]) -> None:
+    if not messages:
+        raise InvalidInput("no message to take in")
+    if len(messages) > MAX_MESSAGES:
+        raise InvalidInput(f"at most {MAX_MESSAGES} messages per intake")
+    for n, m in enumerate(messages):
+        if m.role not in ROLES:
+            raise InvalidInput(f"message {n}: role must be one of {', '.join(sorted(ROLES))}", index=n)
+        if not m.content.strip():
+            raise InvalidInput(f"message {n}: content is empty", index=n)
+        if len(m.content) > deps.limits.max_text_chars:
+            raise InvalidInput(f"message {n}: content is longer than {deps.limits.max_text_chars} characters",
+                               index=n)
+        if m.at is not None and m.at.tzinfo is None:
+            raise InvalidInput(f"message {n}: 'at' needs a time zone", index=n)

@@ -1,0 +1,199 @@
+"""Workers: turn queued intakes into memories, never losing one and never applying one twice.
+
+One pass (``Worker.run_once``) leases due intakes (at most one per subject, each subject's oldest
+first), and for each:
+
+1. opens the sealed payload (subject id, messages);
+2. unless an earlier attempt already staged it, pseudonymises the messages (the extractor, an LLM or
+   rules, sees placeholders only), extracts, puts the values back into the facts, and stages the
+   extraction in the intake (sealed): a retry after a crash applies the same facts again instead of
+   asking the model anew;
+3. remembers the facts and the episode with idempotency keys derived from the intake id and the
+   fact's rank, so applying the same intake twice changes nothing the second time;
+4. marks it done with the memory ids, dropping the payload.
+
+A failure sends the intake back to pending with exponential backoff (``RetryPolicy``), then to the
+dead letter with a reason code once its attempts are spent; an input the store refuses for good (a
+fact over the size limit…) goes there at once. A worker that dies holds nothing: its lease expires
+and another worker (or the restarted server) takes the intake up.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from datetime import timedelta
+
+import structlog
+
+from carnet.domain.extraction import ExtractedFact, Extraction
+from carnet.domain.intake import Intake, Message, Payload, RetryPolicy
+from carnet.domain.records import Kind, Scope, Source
+from carnet.errors import CarnetError, DependencyUnavailable, ExtractionFailed, InvalidInput
+from carnet.ports import Extractor
+from carnet.services import pii
+from carnet.services.audit import AuditTrail
+from carnet.services.deps import Deps
+from carnet.services.intake import IntakeQueue
+from carnet.services.remember import NewMemory, remember
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerHooks:
+    """What the metrics want to know; no-ops by default."""
+
+    extracted: Callable[[str, float, Extraction | None], None] = lambda outcome, seconds, extraction: None
+    finished: Callable[[str, Intake], None] = lambda outcome, intake: None  # done, retry, dead
+
+
+class Worker:
+    def __init__(self, deps: Deps, queue: IntakeQueue, extractor: Extractor, audit: AuditTrail, *, owner: str,
+                 policy: RetryPolicy | None = None, lease_seconds: float = 120.0,
+                 hooks: WorkerHooks | None = None) -> None:
+        self.deps, self.queue, self.extractor, self.audit = deps, queue, extractor, audit
+        self.owner = owner
+        self.policy = policy or RetryPolicy()
+        self.lease_seconds = lease_seconds
+        self.hooks = hooks or WorkerHooks()
+
+    def run_once(self, *, limit: int = 1) -> int:
+        """Lease and process up to ``limit`` due intakes; how many were taken."""
+        taken = self.queue.store.lease(owner=self.owner, now=self.deps.clock.now(), seconds=self.lease_seconds,
+                                       limit=limit)
+        for intake in taken:
+            self.process(intake)
+        return len(taken)
+
+    def process(self, intake: Intake) -> None:
+        try:
+            ids = self._apply(intake)
+        except ExtractionFailed as exc:
+            self._fail(intake, str(exc.context.get("reason", exc.code)), permanent=False)
+        except InvalidInput as exc:
+            self._fail(intake, exc.code, permanent=True)
+        except DependencyUnavailable as exc:
+            self._fail(intake, exc.code, permanent=False)
+        except CarnetError as exc:
+            self._fail(intake, exc.code, permanent=False)
+        except Exception as exc:  # a bug must not kill the worker: count it as an attempt, keep its type
+            log.error("intake_unexpected_error", intake_id=intake.id, error_type=type(exc).__name__)
+            self._fail(intake, "internal_error", permanent=False)
+        else:
+            if self.queue.store.complete(intake.id, owner=self.owner, memory_ids=ids, now=self.deps.clock.now()):
+                self.hooks.finished("done", intake)
+            else:
+                log.warning("intake_lease_lost", intake_id=intake.id)
+
+    def _apply(self, intake: Intake) -> list[str]:
+        scope = Scope(intake.tenant, intake.subject)
+        payload = self.queue.payload(intake)
+        extraction = payload.extraction
+        if extraction is None:
+            extraction = self._extract(scope, payload, intake.session_id)
+            staged = self.queue.sealer.seal(scope, intake.id, replace(payload, extraction=extraction))
+            if not self.queue.store.stage(intake.id, owner=self.owner, sealed=staged):
+                raise DependencyUnavailable("the intake's lease was lost")
+            self.queue.store.renew(intake.id, owner=self.owner,
+                                   until=self.deps.clock.now() + timedelta(seconds=self.lease_seconds))
+        items = _memories(intake, payload.messages, extraction)
+        if not items:
+            return []
+        event = self.audit.event(tenant=intake.tenant, actor=intake.actor, action="intake.apply",
+                                 subject=intake.subject, targets=(intake.id,), detail={"count": len(items)})
+        # Under the subject's lock, and only if the intake is still ours: an erasure (which deletes the
+        # subject's intakes under the same lock) can then never be followed by this intake's memories.
+        with self.deps.locks.for_scope(scope):
+            if not self.queue.store.renew(intake.id, owner=self.owner,
+                                          until=self.deps.clock.now() + timedelta(seconds=self.lease_seconds)):
+                raise DependencyUnavailable("the intake's lease was lost")
+            with self.audit.recorded(event):
+                outcomes = remember(self.deps, tenant=intake.tenant, subject_id=payload.subject_id, items=items,
+                                    actor=intake.actor)
+        return list(dict.fromkeys(o.memory.id for o in outcomes))
+
+    def _extract(self, scope: Scope, payload: Payload, session_id: str | None) -> Extraction:
+        pseudo, back = pii.for_extraction(self.deps.pii, scope, [m.content for m in payload.messages])
+        messages = [Message(m.role, text, m.at) for m, text in zip(payload.messages, pseudo, strict=True)]
+        started = time.perf_counter()
+        try:
+            found = self.extractor.extract(messages, session_id=session_id, locale=self.deps.locale)
+        except ExtractionFailed:
+            self.hooks.extracted("failed", time.perf_counter() - started, None)
+            raise
+        self.hooks.extracted("ok", time.perf_counter() - started, found)
+        return replace(found, facts=tuple(replace(f, text=pii.restore(f.text, back)) for f in found.facts),
+                       episode=pii.restore(found.episode, back) if found.episode else None)
+
+    def _fail(self, intake: Intake, reason: str, *, permanent: bool) -> None:
+        now = self.deps.clock.now()
+        retry_at = None if permanent else self.policy.next_attempt(intake.attempts, now)
+        if self.queue.store.fail(intake.id, owner=self.owner, reason=reason, now=now, retry_at=retry_at):
+            self.hooks.finished("retry" if retry_at else "dead", intake)
+            log.warning("intake_failed", intake_id=intake.id, reason=reason, attempts=intake.attempts,
+                        dead=retry_at is None)
+
+
+def _memories(intake: Intake, messages: Sequence[Message], extraction: Extraction) -> list[NewMemory]:
+    """Facts and episode as memories, each with an idempotency key naming the intake and its rank."""
+    last_at = max((m.at for m in messages if m.at), default=None)
+    source = (Source("intake", intake.id, intake.session_id),)
+
+    def item(f: ExtractedFact, key: str) -> NewMemory:
+        return NewMemory(text=f.text, kind=f.kind, occurred_at=f.valid_from or last_at, importance=f.importance,
+                         category=f.category, idempotency_key=f"intake:{intake.id}:{key}", sources=source,
+                         session_id=intake.session_id)
+
+    items = [item(f, str(n)) for n, f in enumerate(extraction.facts) if f.text.strip()]
+    if extraction.episode:
+        items.append(item(ExtractedFact(extraction.episode, "episode", 0.4, None, Kind.EPISODE), "episode"))
+    return items
+
+
+class WorkerPool:
+    """In-process workers (``carnet serve`` on the embedded store, or ``carnet worker``): threads that
+    poll the queue, and wake at once when ``wake()`` says an intake was just queued."""
+
+    def __init__(self, make: Callable[[int], Worker], *, threads: int = 2, poll_seconds: float = 0.5) -> None:
+        self._workers = [make(n) for n in range(threads)]
+        self._poll = poll_seconds
+        self._stop = threading.Event()
+        self._wake = threading.Event()
+        self._threads: list[threading.Thread] = []
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def start(self) -> None:
+        for w in self._workers:
+            t = threading.Thread(target=self._loop, args=(w,), name=f"carnet-worker-{w.owner}", daemon=True)
+            t.start()
+            self._threads.append(t)
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self._stop.set()
+        self._wake.set()
+        for t in self._threads:
+            t.join(timeout=timeout)
+        self._threads = []
+
+    def _loop(self, worker: Worker) -> None:
+        while not self._stop.is_set():
+            try:
+                busy = worker.run_once()
+            except CarnetError as exc:  # the queue itself is unavailable: wait and try again
+                log.warning("worker_poll_failed", error=exc.code)
+                busy = 0
+            if not busy:
+                self._wake.wait(self._poll)
+                self._wake.clear()
+
+
+def owner_name(prefix: str, n: int) -> str:
+    """A lease owner unique across hosts, processes and threads (``worker:host:pid:n``)."""
+    return f"{prefix}:{socket.gethostname()}:{os.getpid()}:{n}"

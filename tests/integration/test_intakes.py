@@ -1,0 +1,157 @@
+"""The intake queue and its workers on the real stores: nothing lost, nothing applied twice, each
+subject in order, the extractor never shown personal data, erasure winning over a queued intake."""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+
+from carnet.bootstrap import Container
+from carnet.domain.intake import IntakeStatus, Message, RetryPolicy
+from carnet.domain.records import Scope
+from carnet.ports import RecordFilter
+from carnet.services.apikeys import Principal
+from carnet.services.erase import erase_subject
+from carnet.services.recall import Query
+from carnet.services.worker import Worker, WorkerPool
+from tests.support.extractors import ScriptedExtractor
+
+WHO = Principal("k0000000001", "assur-nord", ("agent", "dpo"))
+AT = datetime(2026, 11, 29, 9, 0, tzinfo=UTC)
+
+
+def _submit(c: Container, subject: str, *texts: str, key: str | None = None, session: str = "call-1") -> str:
+    messages = [Message("user", t, AT + timedelta(minutes=n)) for n, t in enumerate(texts)]
+    return c.facade.submit_messages(WHO, subject_id=subject, session_id=session, messages=messages,
+                                    idempotency_key=key).id
+
+
+def _worker(c: Container, extractor: ScriptedExtractor, *, owner: str = "w1",
+            policy: RetryPolicy | None = None, lease: float = 60.0) -> Worker:
+    return Worker(c.deps, c.queue, extractor, c.audit, owner=owner, policy=policy, lease_seconds=lease)
+
+
+def _count(c: Container, subject: str) -> int:
+    scope = Scope("assur-nord", c.deps.hasher.subject_hash("assur-nord", subject))
+    return c.deps.index.count(scope, where=RecordFilter(statuses=None))
+
+
+def test_an_intake_becomes_searchable_memories_and_the_extractor_sees_no_pii(container: Container) -> None:
+    extractor = ScriptedExtractor(episode=True)
+    iid = _submit(container, "ADH-1", "Mon IBAN est FR76 3000 6000 0112 3456 7890 189, prélevez le 5 du mois.",
+                  "Mme Laurence Vasseur est ma conseillère habituelle.")
+    assert container.facade.intake_status(WHO, intake_id=iid).status is IntakeStatus.PENDING
+    assert _worker(container, extractor).run_once() == 1
+    done = container.facade.intake_status(WHO, intake_id=iid)
+    assert done.status is IntakeStatus.DONE and len(done.memory_ids) == 3 and done.sealed == b""
+    seen = " ".join(extractor.seen)
+    assert "FR76" not in seen and "Vasseur" not in seen and "<IBAN_1>" in seen
+    hits = container.facade.search(WHO, subject_id="ADH-1", query=Query("Qui est la conseillère ?", k=3))
+    assert any("Laurence Vasseur" in h.memory.text for h in hits)  # the values are back in the memory
+    stored = {m.id: m for m in container.deps.index.get(hits[0].memory.scope, list(done.memory_ids))}
+    assert any(m.kind.value == "episode" for m in stored.values())
+    assert all(m.sources[0].kind == "intake" and m.sources[0].ref == iid for m in stored.values())
+
+
+def test_same_idempotency_key_queues_once(container: Container) -> None:
+    a = _submit(container, "ADH-2", "Je préfère être contacté par email.", key="turn-7")
+    b = _submit(container, "ADH-2", "Je préfère être contacté par email.", key="turn-7")
+    assert a == b and container.queue.store.stats().pending == 1
+
+
+def test_each_subject_in_order_one_at_a_time(container: Container) -> None:
+    first = _submit(container, "ADH-3", "J'habite à Lyon.")
+    second = _submit(container, "ADH-3", "J'ai déménagé à Villeurbanne.")
+    other = _submit(container, "ADH-4", "J'ai un contrat auto.")
+    store, now = container.queue.store, datetime.now(UTC)
+    taken = store.lease(owner="w1", now=now, seconds=60, limit=10)
+    assert {i.id for i in taken} == {first, other}
+    assert store.lease(owner="w2", now=now, seconds=60, limit=10) == []  # ADH-3's second waits for its first
+    assert store.complete(first, owner="w1", memory_ids=[], now=now)
+    assert [i.id for i in store.lease(owner="w2", now=now, seconds=60, limit=10)] == [second]
+
+
+def test_an_expired_lease_is_taken_over_and_applied_once(container: Container) -> None:
+    """A worker dies after remembering but before marking done: the next one applies the staged
+    extraction again, which changes nothing."""
+    extractor = ScriptedExtractor()
+    iid = _submit(container, "ADH-5", "Le sinistre SIN-2024-0815 est ouvert.", "L'expert passe jeudi.")
+    dead = _worker(container, extractor, owner="dead", lease=0.2)
+    (leased,) = container.queue.store.lease(owner="dead", now=datetime.now(UTC), seconds=0.2)
+    dead._apply(leased)  # crash here: memories written, intake not marked done
+    assert _count(container, "ADH-5") == 2
+    time.sleep(0.3)  # let the lease expire (a real wait: leases are wall-clock)
+    assert _worker(container, extractor, owner="next").run_once() == 1
+    done = container.queue.store.get("assur-nord", iid)
+    assert done is not None and done.status is IntakeStatus.DONE and done.attempts == 2
+    assert _count(container, "ADH-5") == 2 and extractor.calls == 1  # not extracted again, not applied twice
+
+
+def test_failures_retry_with_backoff_then_dead_letter_then_retry(container: Container) -> None:
+    extractor = ScriptedExtractor(fail_rate=1.0)
+    iid = _submit(container, "ADH-6", "Je veux résilier mon contrat habitation.")
+    worker = _worker(container, extractor, policy=RetryPolicy(max_attempts=2, base_seconds=60))
+    assert worker.run_once() == 1
+    after_one = container.queue.store.get("assur-nord", iid)
+    assert after_one is not None and after_one.status is IntakeStatus.PENDING and after_one.reason == "http_500"
+    assert after_one.next_attempt_at is not None and after_one.next_attempt_at > datetime.now(UTC)
+    assert worker.run_once() == 0  # not due yet
+    store = container.queue.store
+    (again,) = store.lease(owner="w1", now=datetime.now(UTC) + timedelta(minutes=5), seconds=60)
+    worker.process(again)
+    dead = store.get("assur-nord", iid)
+    assert dead is not None and dead.status is IntakeStatus.DEAD and dead.reason == "http_500"
+    assert store.stats().dead == 1
+    assert store.retry_dead(tenant="assur-nord", now=datetime.now(UTC)) == 1
+    worker.extractor = ScriptedExtractor()
+    assert worker.run_once() == 1 and store.get("assur-nord", iid).status is IntakeStatus.DONE  # type: ignore[union-attr]
+
+
+def test_erasure_deletes_queued_intakes_and_wins_over_a_worker(container: Container) -> None:
+    iid = _submit(container, "ADH-7", "Mon numéro est le 06 12 34 56 78.")
+    (leased,) = container.queue.store.lease(owner="w1", now=datetime.now(UTC), seconds=60)
+    receipt = erase_subject(container.deps, tenant="assur-nord", subject_id="ADH-7")
+    assert receipt.complete and container.queue.store.get("assur-nord", iid) is None
+    _worker(container, ScriptedExtractor()).process(leased)  # the payload's key is gone: nothing comes back
+    assert _count(container, "ADH-7") == 0 and not container.deps.catalog.is_registered(
+        Scope("assur-nord", container.deps.hasher.subject_hash("assur-nord", "ADH-7")))
+
+
+def test_no_intake_lost_with_200_concurrent_and_20_percent_failures(container: Container) -> None:
+    extractor = ScriptedExtractor(fail_rate=0.2, seed=11)
+    policy = RetryPolicy(max_attempts=3, base_seconds=0.01, max_seconds=0.05)
+    pool = WorkerPool(lambda n: _worker(container, extractor, owner=f"w{n}", policy=policy), threads=4,
+                      poll_seconds=0.02)
+    ids: list[str] = []
+    lock = threading.Lock()
+
+    def client(n: int) -> None:
+        for k in range(20):
+            iid = _submit(container, f"LOSS-{n}", f"Information numéro {k} du membre {n}.", key=f"{n}-{k}")
+            with lock:
+                ids.append(iid)
+
+    pool.start()
+    try:
+        threads = [threading.Thread(target=client, args=(n,)) for n in range(10)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            s = container.queue.store.stats()
+            if s.pending == 0 and s.processing == 0:
+                break
+            time.sleep(0.05)
+    finally:
+        pool.stop()
+    assert len(ids) == 200 == len(set(ids))
+    final = [container.queue.store.get("assur-nord", i) for i in ids]
+    done = [i for i in final if i is not None and i.status is IntakeStatus.DONE]
+    dead = [i for i in final if i is not None and i.status is IntakeStatus.DEAD]
+    assert len(done) + len(dead) == 200 and all(d.reason == "http_500" for d in dead)
+    assert 0 < len(dead) < 20  # 0.2 ** 3 of 200 is about 1.6
+    stored = sum(_count(container, f"LOSS-{n}") for n in range(10))
+    assert stored == sum(len(d.memory_ids) for d in done) == len(done)  # one fact each, none twice
