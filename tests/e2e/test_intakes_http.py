@@ -1,0 +1,63 @@
+"""`POST …/messages` answers 202 at once; `GET /intakes/{id}?wait=true` reads one's own writes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from carnet.api.app import create_app
+from carnet.api.server import running
+from carnet.bootstrap import Container, start_workers
+from carnet.services.apikeys import create_key
+from tests.support.extractors import ScriptedExtractor
+
+BODY = {"session_id": "call-42", "messages": [
+    {"role": "user", "content": "Bonjour, j'ai un dégât des eaux dans la cuisine.", "at": "2026-11-29T09:12:00+01:00"},
+    {"role": "advisor", "content": "Je déclare le sinistre, un expert passera jeudi.",
+     "at": "2026-11-29T09:13:00+01:00"}]}
+
+
+@pytest.fixture
+def http(container: Container) -> Iterator[dict[str, httpx.Client]]:
+    container.facade.on_intake = start_workers(container, extractor=ScriptedExtractor()).wake
+    keys = {name: create_key(container.deps.catalog, container.pepper, tenant=tenant, roles=roles)[0]
+            for name, tenant, roles in (("agent", "assur-nord", ["agent"]), ("dpo", "assur-nord", ["dpo"]),
+                                        ("other", "banque-sud", ["agent"]))}
+    with running(create_app(container)) as base:
+        clients = {n: httpx.Client(base_url=base, headers={"Authorization": f"Bearer {k}"}, timeout=30)
+                   for n, k in keys.items()}
+        try:
+            yield clients
+        finally:
+            for c in clients.values():
+                c.close()
+
+
+def test_messages_are_accepted_then_searchable(http: dict[str, httpx.Client]) -> None:
+    r = http["agent"].post("/api/v1/subjects/ADH-9/messages", json=BODY, headers={"Idempotency-Key": "call-42-1"})
+    assert r.status_code == 202 and r.json()["status"] == "pending"
+    iid = r.json()["intake_id"]
+    again = http["agent"].post("/api/v1/subjects/ADH-9/messages", json=BODY, headers={"Idempotency-Key": "call-42-1"})
+    assert again.status_code == 202 and again.json()["intake_id"] == iid
+    done = http["agent"].get(f"/api/v1/intakes/{iid}", params={"wait": "true", "timeout": 10}).json()
+    assert done["status"] == "done" and len(done["memory_ids"]) == 1 and done["attempts"] == 1
+    hits = http["agent"].post("/api/v1/subjects/ADH-9/search", json={"query": "dégât des eaux"}).json()["results"]
+    assert hits[0]["memory"]["id"] == done["memory_ids"][0]
+    assert hits[0]["memory"]["sources"][0] == {"kind": "intake", "ref": iid, "session_id": "call-42"}
+    assert http["dpo"].get(f"/api/v1/intakes/{iid}").json()["status"] == "done"
+
+
+def test_intakes_are_the_tenants_own_and_bodies_are_checked(http: dict[str, httpx.Client]) -> None:
+    iid = http["agent"].post("/api/v1/subjects/ADH-10/messages", json=BODY).json()["intake_id"]
+    r = http["other"].get(f"/api/v1/intakes/{iid}")
+    assert r.status_code == 404 and r.json()["error"]["code"] == "intake_not_found"
+    assert http["dpo"].post("/api/v1/subjects/ADH-10/messages", json=BODY).status_code == 403
+    bad = http["agent"].post("/api/v1/subjects/ADH-10/messages",
+                             json={"messages": [{"role": "robot", "content": "Mon IBAN est FR76 3000"}]})
+    assert bad.status_code == 400 and "robot" not in bad.text and "FR76" not in bad.text  # never echoed
+    naive = http["agent"].post("/api/v1/subjects/ADH-10/messages",
+                               json={"messages": [{"role": "user", "content": "x", "at": "2026-11-29T09:00:00"}]})
+    assert naive.status_code == 400
+    assert http["agent"].post("/api/v1/subjects/ADH-10/messages", json={"messages": []}).status_code == 400
