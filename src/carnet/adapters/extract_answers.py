@@ -28,7 +28,6 @@ from carnet.domain.extraction_schemas import (
     importance_score,
 )
 
-
 _M = TypeVar("_M", bound=BaseModel)
 
 

@@ -49,6 +49,25 @@ def latency(
     run(memories=memories, subjects=subjects, queries=queries, store=store, json_out=json_out, pii=pii)
 
 
+@bench_app.command("ingest")
+def ingest(
+    rate: Annotated[float, typer.Option(min=0.1, help="Sustained intakes per second.")] = 10.0,
+    seconds: Annotated[float, typer.Option(min=1, help="Length of the sustained phase.")] = 60.0,
+    burst_rate: Annotated[float, typer.Option(min=0.1, help="Intakes per second in the burst phase.")] = 40.0,
+    burst_seconds: Annotated[float, typer.Option(min=1, help="Length of the burst phase.")] = 10.0,
+    subjects: Annotated[int, typer.Option(min=1, help="Subjects the intakes are spread over.")] = 200,
+    threads: Annotated[int, typer.Option(min=1, help="The server's worker threads.")] = 2,
+    json_out: Annotated[bool, typer.Option("--json", help="Print a JSON summary as the last line.")] = False,
+) -> None:
+    """`POST …/messages` latency (202) and intake-to-searchable time against `carnet serve` in its own
+    process, with the configured extractor (rules by default) and pseudonymisation on."""
+    from carnet.bench.ingest import run
+
+    _logs()
+    run(rate=rate, seconds=seconds, burst_rate=burst_rate, burst_seconds=burst_seconds, subjects=subjects,
+        threads=threads, json_out=json_out)
+
+
 @bench_app.command("crypto")
 def crypto(
     memories: Annotated[int, typer.Option("--memories", min=1, help="Memories in each store.")] = 10_000,

@@ -16,9 +16,12 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 from importlib import resources
+from typing import TYPE_CHECKING
 
-from carnet.adapters.postgres.pool import Connection
 from carnet.errors import DependencyUnavailable
+
+if TYPE_CHECKING:
+    from carnet.adapters.postgres.pool import Connection
 
 # pg_advisory_lock's key for "migrating the control plane" (bigint keyspace; the intake queue's
 # per-subject locks use the two-int keyspace, so the two never collide).
