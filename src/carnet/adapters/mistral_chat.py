@@ -148,10 +148,12 @@ class MistralChat:
 
     def _attempt(self, prompt: Prompt, schema_name: str, schema: dict[str, Any]) -> Completion:
         """``POST /v1/chat/completions`` once, errors turned into ``_Attempt``."""
+        messages: list[models.ChatCompletionRequestMessage] = [
+            models.SystemMessage(content=prompt.system), models.UserMessage(content=prompt.user)]
         try:
             res = self._sdk.chat.complete(
                 model=self.model,
-                messages=[models.SystemMessage(content=prompt.system), models.UserMessage(content=prompt.user)],
+                messages=messages,
                 temperature=self.temperature,
                 max_tokens=self.max_tokens,
                 response_format=models.ResponseFormat(type="json_schema", json_schema=models.JSONSchema.model_validate(

@@ -16,7 +16,7 @@ from typing import Any
 
 import psycopg
 
-from carnet.adapters.postgres.pool import Connection, Pool, connection
+from carnet.adapters.postgres.pool import Connection, Pool, connection, utc
 from carnet.domain.records import HistoryEntry, Scope
 from carnet.domain.retention import SubjectRetention
 from carnet.errors import Conflict, DependencyUnavailable
@@ -27,12 +27,11 @@ _KEY_COLUMNS = "key_id, tenant, roles, created_at, revoked, rate_limit, name"
 
 
 def _utc(at: datetime | None) -> datetime | None:
-    """timestamptz comes back in the session's time zone; callers get UTC, as from SQLite."""
-    return None if at is None else at.astimezone(UTC)
+    return None if at is None else utc(at)
 
 
 def _api_key(r: Sequence[Any]) -> ApiKeyRecord:
-    return ApiKeyRecord(key_id=r[0], tenant=r[1], roles=tuple(json.loads(r[2])), created_at=r[3].astimezone(UTC),
+    return ApiKeyRecord(key_id=r[0], tenant=r[1], roles=tuple(json.loads(r[2])), created_at=utc(r[3]),
                         revoked=bool(r[4]), rate_limit=r[5], name=r[6])
 
 
@@ -86,7 +85,7 @@ class PostgresCatalog:
         return cur.rowcount == 1
 
     def append_history(self, scope: Scope, entries: Sequence[HistoryEntry]) -> None:
-        rows = [(scope.tenant, scope.subject, e.memory_id, e.at, e.action, e.actor, json.dumps(e.detail))
+        rows = [(scope.tenant, scope.subject, e.memory_id, utc(e.at), e.action, e.actor, json.dumps(e.detail))
                 for e in entries]
         if rows:
             with self._conn() as db, db.cursor() as cur:
@@ -98,7 +97,7 @@ class PostgresCatalog:
             rows = db.execute("SELECT memory_id, at, action, actor, detail FROM carnet.history"
                               " WHERE tenant = %s AND subject = %s AND memory_id = %s ORDER BY seq",
                               (scope.tenant, scope.subject, memory_id)).fetchall()
-        return [HistoryEntry(memory_id=r[0], at=r[1].astimezone(UTC), action=r[2], actor=r[3],
+        return [HistoryEntry(memory_id=r[0], at=utc(r[1]), action=r[2], actor=r[3],
                              detail=json.loads(r[4])) for r in rows]
 
     def add_aliases(self, scope: Scope, aliases: dict[str, str]) -> None:
@@ -163,7 +162,7 @@ class PostgresCatalog:
 
     def set_legal_hold(self, scope: Scope, *, held: bool, at: datetime, reference: str | None = None) -> None:
         """One upsert of the hold columns; the relationship end is left as it is."""
-        since, ref = (at, reference) if held else (None, None)
+        since, ref = (utc(at), reference) if held else (None, None)
         with self._conn() as db:
             db.execute("INSERT INTO carnet.subject_retention (tenant, subject, legal_hold, hold_since, hold_reference)"
                        " VALUES (%s, %s, %s, %s, %s) ON CONFLICT (tenant, subject) DO UPDATE SET"
@@ -176,7 +175,7 @@ class PostgresCatalog:
         with self._conn() as db:
             db.execute("INSERT INTO carnet.subject_retention (tenant, subject, relationship_end) VALUES (%s, %s, %s)"
                        " ON CONFLICT (tenant, subject) DO UPDATE SET relationship_end = excluded.relationship_end",
-                       (scope.tenant, scope.subject, ended_at))
+                       (scope.tenant, scope.subject, _utc(ended_at)))
 
     def move_subject(self, old: Scope, new: Scope, *, hash_key: str, sealed_id: bytes,
                      sealed_map: bytes | None = None) -> None:

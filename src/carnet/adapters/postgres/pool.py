@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import math
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import psycopg
@@ -26,6 +27,12 @@ Pool = ConnectionPool[Connection]
 # PostgreSQL could not answer (server down, failover, network, pool exhausted, serialisation):
 # a 503, never a 500. Other psycopg errors are bugs and stay what they are.
 UNAVAILABLE: tuple[type[Exception], ...] = (psycopg.OperationalError, PoolTimeout)
+
+
+def utc(at: datetime) -> datetime:
+    """Written and read as UTC: timestamptz comes back in the session's time zone, and a naive
+    datetime would be read in it too (SQLite's adapters take naive as local time, so do we)."""
+    return at.astimezone(UTC)
 
 
 def conninfo(*, dsn: str | None, host: str, port: int, dbname: str, user: str, password: str | None,
