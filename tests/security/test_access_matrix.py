@@ -30,6 +30,8 @@ class Route:
 ROUTES = [
     Route("POST", "/api/v1/subjects/{s}/memories", frozenset({"agent"}),
           {"text": "Le membre a un contrat habitation."}),
+    Route("POST", "/api/v1/subjects/{s}/messages", frozenset({"agent"}),
+          {"messages": [{"role": "user", "content": "J'ai changé de banque."}]}),
     Route("GET", "/api/v1/subjects/{s}/memories", frozenset({"agent", "dpo"})),
     Route("POST", "/api/v1/subjects/{s}/memories/lookup", frozenset({"agent"}), {"identifier": "SIN-2024-0815"}),
     Route("GET", "/api/v1/subjects/{s}/memories/{m}", frozenset({"agent", "dpo"})),
@@ -106,7 +108,7 @@ def test_another_tenants_subjects_are_not_found_on_every_route(container: Contai
         subject = "CLI-2002"
         memory_id = _seed(owner, subject)
         for route in ROUTES:
-            if not route.subject_route or (route.method == "POST" and route.path.endswith("/memories")):
+            if not route.subject_route or (route.method == "POST" and route.path.endswith(("/memories", "/messages"))):
                 continue  # writing creates A's own subject of that id: covered by test_tenant_isolation
             r = _call(intruder, route, subject, memory_id)
             assert r.status_code == 404, (route.method, route.path, r.status_code, r.text)

@@ -1,0 +1,104 @@
+"""Small French word facts the rewriting needs: a noun's gender, articles, possessives, elision.
+
+"votre adresse" becomes "son adresse", "votre franchise" "sa franchise", "votre contrat" "son
+contrat": the possessive follows the noun's gender, which French spelling half tells (``-tion``,
+``-ance``, ``-té`` are feminine) and a short list of call-center nouns tells for the rest. A wrong
+guess reads as a typo in a prompt; it never changes what a fact says.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+# Feminine nouns of insurance and banking calls that the endings below do not catch.
+_FEMININE = frozenset(
+    """
+    adresse assurance banque carte cotisation prime franchise garantie formule police mutuelle offre option
+    facture échéance echeance mensualité mensualite somme date demande déclaration declaration réclamation
+    reclamation situation maison voiture moto femme épouse epouse fille mère mere soeur sœur famille agence
+    attestation résiliation resiliation indemnisation indemnité indemnite souscription pièce piece photo
+    copie plainte fuite toiture cuisine salle chambre cave porte fenêtre fenetre vitre assistance agente
+    conseillère conseillere experte intervention visite expertise entreprise société societe caisse rue
+    avenue ville commune région region adhésion adhesion cliente adhérente adhesion retraite pension
+    allocation aide dette créance creance échéance durée duree clé cle clef signature réponse reponse
+    lettre semaine journée journee matinée matinee soirée soiree heure fois boîte boite messagerie
+    ligne box couverture protection responsabilité responsabilite valeur prise charge procédure procedure
+    nouvelle ancienne première premiere dernière derniere
+    """.split()
+)
+_MASCULINE = frozenset(
+    """
+    contrat dossier sinistre compte livret prêt pret crédit credit devis courrier email mail courriel
+    numéro numero téléphone telephone portable mari époux epoux fils père pere frère frere logement
+    appartement véhicule vehicule rendez-vous remboursement prélèvement prelevement virement chèque cheque
+    paiement montant tarif plafond budget apport expert conseiller agent service espace code rib iban
+    bonus malus
+    """.split()
+)
+_FEMININE_ENDINGS = ("tion", "sion", "ance", "ence", "ure", "té", "tie", "ette", "ise", "ine", "ière", "iere",
+                     "elle", "esse", "ade", "ude", "ée", "ie", "ique", "aine", "eine", "oire")
+_VOWEL_START = re.compile(r"^[aeiouyhàâäéèêëîïôöûüœ]", re.IGNORECASE)
+# "h aspiré": no elision before these.
+_ASPIRATED = ("hausse", "haut", "hall", "hangar", "handicap", "harcèlement", "harcelement", "hasard", "héros")
+
+
+def _bare(word: str) -> str:
+    return unicodedata.normalize("NFC", word.lower().strip())
+
+
+def is_feminine(noun: str) -> bool:
+    w = _bare(noun)
+    if w in _FEMININE:
+        return True
+    if w in _MASCULINE:
+        return False
+    singular = w[:-1] if w.endswith("s") and len(w) > 3 else w
+    if singular in _FEMININE:
+        return True
+    if singular in _MASCULINE:
+        return False
+    return singular.endswith(_FEMININE_ENDINGS)
+
+
+def elides(word: str) -> bool:
+    """Does ``le``/``la``/``de``/``ne`` lose its vowel before ``word``?"""
+    w = _bare(word)
+    return bool(_VOWEL_START.match(w)) and not w.startswith(_ASPIRATED)
+
+
+def definite(noun: str, *, plural: bool = False) -> str:
+    """``le``, ``la``, ``l'`` or ``les`` for ``noun`` (no space after ``l'``)."""
+    if plural:
+        return "les "
+    if elides(noun):
+        return "l'"
+    return "la " if is_feminine(noun) else "le "
+
+
+def possessive(noun: str, *, plural: bool = False) -> str:
+    """Third-person singular possessive: ``son``, ``sa``, ``ses`` (``son`` before a vowel)."""
+    if plural:
+        return "ses"
+    if elides(noun) or not is_feminine(noun):
+        return "son"
+    return "sa"
+
+
+def elide(word: str, following: str) -> str:
+    """``ne`` → ``n'``, ``se`` → ``s'``, ``le``/``la`` → ``l'``, ``me`` → ``m'`` before a vowel; and back."""
+    short = {"ne": "n'", "se": "s'", "le": "l'", "la": "l'", "me": "m'", "te": "t'", "de": "d'", "que": "qu'"}
+    w = word.lower().replace("’", "'")
+    if elides(following):
+        return short.get(w, word)
+    long = {"n'": "ne ", "s'": "se ", "m'": "me ", "t'": "te ", "d'": "de ", "qu'": "que "}
+    return long.get(w, word)
+
+
+def capitalize_first(text: str) -> str:
+    for i, ch in enumerate(text):
+        if ch.isalpha():
+            return text[:i] + ch.upper() + text[i + 1:]
+        if ch == "<":  # a placeholder opens the sentence
+            return text
+    return text
