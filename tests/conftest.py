@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from carnet.bootstrap import Container, build
 from carnet.config import Settings
 from carnet.ports import Embedder
+
+if TYPE_CHECKING:
+    from tests.support.postgres import Cluster
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -34,3 +38,20 @@ def container(tmp_path: Path, embedder: Embedder) -> Iterator[Container]:
         yield c
     finally:
         c.close()
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster() -> Iterator[Cluster]:
+    """A throwaway PostgreSQL cluster, started on first use (~1 s) and stopped at the session's end
+    (tests/support/postgres.py). Without PostgreSQL the tests that use it fail, saying how to install it."""
+    from tests.support.postgres import running_cluster
+
+    with running_cluster() as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def postgres_dsn(postgres_cluster: Cluster) -> Iterator[str]:
+    """A fresh, empty database of that cluster (libpq DSN, Unix socket, superuser), dropped after the test."""
+    with postgres_cluster.database() as dsn:
+        yield dsn

@@ -7,13 +7,24 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import structlog
 
 from carnet.adapters.dev_keys import dev_api_key_pepper
 from carnet.adapters.sqlite_catalog import SqliteCatalog
 from carnet.adapters.vault_auth import Auth
-from carnet.config import EmbedderKind, KeyStoreBackend, KmsBackend, PiiEngine, Settings, VaultAuth, VectorBackend
+from carnet.config import (
+    CatalogBackend,
+    EmbedderKind,
+    ExtractorKind,
+    KeyStoreBackend,
+    KmsBackend,
+    PiiEngine,
+    Settings,
+    VaultAuth,
+    VectorBackend,
+)
 from carnet.crypto.intake_sealer import IntakeSealer
 from carnet.crypto.keyring import Keyring
 from carnet.crypto.subject_ids import KeyringSubjectIdSealer
@@ -25,6 +36,7 @@ from carnet.domain.retention import DecayRule, RetentionPolicy
 from carnet.domain.scoring import CosineScale, Weights
 from carnet.metrics import Metrics, metrics_for
 from carnet.ports import (
+    AuditLog,
     Catalog,
     Clock,
     Embedder,
@@ -52,6 +64,9 @@ from carnet.services.scheduler import Job, Scheduler
 from carnet.services.special import CategoryPolicy, SpecialPolicy
 from carnet.services.subjects import SubjectRegistry
 from carnet.services.worker import WorkerPool
+
+if TYPE_CHECKING:  # psycopg is optional: imported only when CARNET_CATALOG=postgres
+    from carnet.adapters.postgres.pool import Pool
 
 log = structlog.get_logger(__name__)
 
@@ -103,7 +118,37 @@ def build_control_plane(settings: Settings) -> ControlPlane:
         pepper = settings.api_key_pepper.get_secret_value().encode()
     else:  # development only: production settings refuse to start without a pepper
         pepper = dev_api_key_pepper(settings.resolved_key_dir)
-    return ControlPlane(SqliteCatalog(settings.data_dir / "catalog.sqlite3"), pepper)
+    return ControlPlane(build_catalog(settings), pepper)
+
+
+def build_catalog(settings: Settings) -> Catalog:
+    """SQLite in the data dir (embedded), or PostgreSQL's ``carnet`` schema (several nodes)."""
+    if settings.catalog is CatalogBackend.POSTGRES:
+        from carnet.adapters.postgres.catalog import PostgresCatalog
+
+        return PostgresCatalog(_postgres_pool(settings, "catalog"))
+    return SqliteCatalog(settings.data_dir / "catalog.sqlite3")
+
+
+def postgres_conninfo(settings: Settings, store: str) -> str:
+    """libpq's connection string from ``CARNET_POSTGRES__*`` (``store`` names the connection in
+    ``pg_stat_activity``: carnet-catalog, carnet-intakes, carnet-audit, carnet-db)."""
+    from carnet.adapters.postgres.pool import conninfo
+
+    pg = settings.postgres
+    return conninfo(dsn=pg.dsn.get_secret_value() if pg.dsn else None, host=pg.host, port=pg.port,
+                    dbname=pg.dbname, user=pg.user, password=pg.password.get_secret_value() if pg.password else None,
+                    sslmode=pg.sslmode.value, ca_cert=pg.ca_cert, client_cert=pg.client_cert,
+                    client_key=pg.client_key, connect_timeout=pg.connect_timeout, application_name=f"carnet-{store}")
+
+
+def _postgres_pool(settings: Settings, store: str) -> Pool:
+    """One pool per store (catalog, intakes, audit), each migrating the schema first when it is behind."""
+    from carnet.adapters.postgres.pool import open_pool
+
+    pg = settings.postgres
+    return open_pool(postgres_conninfo(settings, store), size=pg.pool_size, timeout=pg.connect_timeout,
+                     migrate=pg.auto_migrate, name=store)
 
 
 def build_embedder(settings: Settings) -> Embedder:
@@ -290,12 +335,21 @@ def build(settings: Settings, *, embedder: Embedder | None = None, kms: Kms | No
 
 def build_audit(settings: Settings, clock: Clock | None = None) -> AuditTrail:
     """The audit trail, its batch writer started (reads are appended every ``audit_flush_seconds``)."""
-    from carnet.adapters.sqlite_audit import SqliteAuditLog
-
-    audit = AuditTrail(SqliteAuditLog(settings.resolved_audit_path), clock or SystemClock(),
-                       interval=settings.audit_flush_seconds)
+    audit = AuditTrail(build_audit_log(settings), clock or SystemClock(), interval=settings.audit_flush_seconds)
     audit.start()
     return audit
+
+
+def build_audit_log(settings: Settings) -> AuditLog:
+    """Its own SQLite file (``CARNET_AUDIT_PATH``), or PostgreSQL's ``carnet_audit`` schema: apart from
+    the catalog either way, so restoring the catalog never rewinds it."""
+    if settings.catalog is CatalogBackend.POSTGRES:
+        from carnet.adapters.postgres.audit import PostgresAuditLog
+
+        return PostgresAuditLog(_postgres_pool(settings, "audit"))
+    from carnet.adapters.sqlite_audit import SqliteAuditLog
+
+    return SqliteAuditLog(settings.resolved_audit_path)
 
 
 def build_pii(settings: Settings, catalog: Catalog, keyring: Keyring) -> Pii:
@@ -325,14 +379,27 @@ def _presidio(language: str, model: str | None, threshold: float) -> PiiDetector
 
 
 def build_intake_store(settings: Settings) -> IntakeStore:
-    """The queue of intakes: the catalog's SQLite file on the embedded default."""
+    """The queue of intakes: the catalog's SQLite file on the embedded default, else PostgreSQL's
+    ``carnet.intakes``, shared by the `carnet worker` processes of every node."""
+    if settings.catalog is CatalogBackend.POSTGRES:
+        from carnet.adapters.postgres.intakes import PostgresIntakeStore
+
+        return PostgresIntakeStore(_postgres_pool(settings, "intakes"))
     from carnet.adapters.sqlite_intakes import SqliteIntakeStore
 
     return SqliteIntakeStore(settings.data_dir / "catalog.sqlite3")
 
 
 def build_extractor(settings: Settings) -> Extractor:
-    """The rules (no model: the embedded default)."""
+    """The rules (no model: the embedded default), or Mistral on vLLM (``CARNET_EXTRACTOR=mistral``).
+    Never one in place of the other: when the LLM fails, intakes are retried, then dead-lettered."""
+    if settings.extractor is ExtractorKind.MISTRAL:
+        from carnet.adapters.extract_mistral import MistralExtractor
+
+        llm = settings.llm
+        return MistralExtractor(llm.base_url, llm.api_key.get_secret_value() if llm.api_key else None, llm.model,
+                                ca_cert=llm.ca_cert, timeout=llm.timeout, max_tokens=llm.max_tokens,
+                                max_retries=llm.max_retries, transcript_chars=llm.transcript_chars)
     from carnet.adapters.extract_rules import RuleExtractor
 
     return RuleExtractor()
@@ -396,6 +463,9 @@ def restore_target(settings: Settings, *, kms: Kms | None = None) -> RestoreTarg
     if settings.vector_backend is not VectorBackend.EDGE:
         raise InvalidInput("`carnet backup restore` covers the embedded default; with a Qdrant server, recover "
                            "its snapshot, then run `carnet backup reapply-erasures` (docs/backup.md)")
+    if settings.catalog is not CatalogBackend.SQLITE:
+        raise InvalidInput("`carnet backup restore` covers the embedded default; with PostgreSQL, pg_restore the "
+                           "catalog's dump, then run `carnet backup reapply-erasures` (docs/backup.md)")
     return RestoreTarget(data_dir=settings.data_dir, hold=held, open_index=EdgeVectorIndex,
                          open_catalog=SqliteCatalog, keys=build_keyring(settings, kms or build_kms(settings)),
                          ledger=build_erasure_ledger(settings))
@@ -409,7 +479,7 @@ def build_scheduler(c: Container) -> Scheduler:
     jobs: list[Job] = []
     if m.scheduler and c.settings.vector_backend is VectorBackend.EDGE:
         jobs.append(Job("maintain", m.interval_hours * 3600, lambda stop: _scheduled_maintain(c, stop)))
-        if m.backup_interval_hours is not None:
+        if m.backup_interval_hours is not None and c.settings.catalog is CatalogBackend.SQLITE:
             jobs.append(Job("backup", m.backup_interval_hours * 3600, lambda _stop: _scheduled_backup(c)))
     return Scheduler(jobs, state_file=c.settings.data_dir / "scheduler.json", startup_delay=m.startup_delay_seconds)
 

@@ -337,6 +337,7 @@ def _register_bench() -> None:
     from carnet.bench.cli import bench_app
     from carnet.cli_audit import register as register_audit
     from carnet.cli_backup import register as register_backup
+    from carnet.cli_db import register as register_db
     from carnet.cli_intakes import register as register_intakes
     from carnet.cli_maintain import register as register_maintain
     from carnet.cli_mcp import register as register_mcp
@@ -344,6 +345,7 @@ def _register_bench() -> None:
     app.add_typer(bench_app, name="bench")
     register_audit(app)
     register_backup(app)
+    register_db(app)
     register_intakes(app)
     register_maintain(app)
     register_mcp(app)

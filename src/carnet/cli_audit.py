@@ -21,9 +21,15 @@ def register(app: typer.Typer) -> None:
 
 def _open(data_dir: Path | None):  # type: ignore[no-untyped-def]
     from carnet.adapters.sqlite_audit import SqliteAuditLog
-    from carnet.cli import _settings
+    from carnet.bootstrap import build_audit_log
+    from carnet.cli import _reported, _settings
+    from carnet.config import CatalogBackend
 
-    path = _settings(data_dir).resolved_audit_path
+    settings = _settings(data_dir)
+    if settings.catalog is CatalogBackend.POSTGRES:  # the trail is in PostgreSQL's carnet_audit schema
+        with _reported():
+            return build_audit_log(settings)
+    path = settings.resolved_audit_path
     if not path.exists():
         typer.echo(f"error: no audit trail at {path}", err=True)
         raise typer.Exit(2)

@@ -242,6 +242,75 @@ class QdrantServerSettings(BaseModel):
     prefer_grpc: bool = False
 
 
+class CatalogBackend(StrEnum):
+    SQLITE = "sqlite"  # files in the data dir: the embedded default, one node
+    POSTGRES = "postgres"  # catalog, intake queue and audit trail in PostgreSQL, shared by several nodes
+
+
+class PostgresSslMode(StrEnum):
+    """libpq's ``sslmode``; production accepts only ``verify-full`` (TLS, CA-verified, host name checked)."""
+
+    DISABLE = "disable"
+    ALLOW = "allow"
+    PREFER = "prefer"
+    REQUIRE = "require"
+    VERIFY_CA = "verify-ca"
+    VERIFY_FULL = "verify-full"
+
+
+class PostgresSettings(BaseModel):
+    """The PostgreSQL control plane (``CARNET_CATALOG=postgres``): a libpq DSN, or the separate fields."""
+
+    dsn: SecretStr | None = None  # "postgresql://carnet@db.internal:5432/carnet" or "host=… dbname=…"; wins
+    host: str = "localhost"
+    port: int = Field(5432, ge=1, le=65535)
+    dbname: str = "carnet"
+    user: str = "carnet"
+    password: SecretStr | None = None
+    # TLS: these win over anything the DSN says. Ignored by libpq on a Unix socket (local, no network).
+    sslmode: PostgresSslMode = PostgresSslMode.VERIFY_FULL
+    ca_cert: Path | None = None  # CA bundle for the server's certificate (libpq default: ~/.postgresql/root.crt)
+    client_cert: Path | None = None  # client certificate login (pg_hba `cert`), with its key below
+    client_key: Path | None = None
+    pool_size: int = Field(5, ge=1, le=200)  # connections per store (catalog, intakes, audit) per process
+    connect_timeout: float = Field(10.0, gt=0, le=120)  # connecting, and waiting for a pooled connection
+    auto_migrate: bool = True  # apply pending migrations at start (false: refuse to start, `carnet db migrate`)
+
+    @model_validator(mode="after")
+    def _key_with_cert(self) -> Self:
+        if (self.client_cert is None) != (self.client_key is None):
+            raise ValueError("CARNET_POSTGRES__CLIENT_CERT and CARNET_POSTGRES__CLIENT_KEY go together")
+        return self
+
+
+class ExtractorKind(StrEnum):
+    RULES = "rules"  # rule-based, in process: the embedded default, no LLM
+    MISTRAL = "mistral"  # Mistral served by vLLM's OpenAI-compatible server (CARNET_LLM__*)
+
+
+class LlmSettings(BaseModel):
+    """The LLM extractor's server (``CARNET_EXTRACTOR=mistral``): vLLM's OpenAI-compatible API."""
+
+    base_url: str = "https://localhost:8000"  # without /v1 (the mistralai SDK adds it)
+    api_key: SecretStr | None = None  # vLLM's --api-key
+    model: str = Field("mistral-small-3.2", min_length=1)  # vLLM's --served-model-name
+    ca_cert: Path | None = None  # CA bundle for the server's certificate (default: the system store)
+    timeout: float = Field(30.0, gt=0, le=600)  # seconds per attempt
+    max_tokens: int = Field(1024, ge=64, le=32768)  # per answer; a cut-off answer fails as "truncated"
+    max_retries: int = Field(2, ge=0, le=10)  # attempts after the first on 429, 5xx, timeouts, connection errors
+    transcript_chars: int = Field(12000, ge=1000)  # above this, older messages are summarized first
+
+    @field_validator("base_url")
+    @classmethod
+    def _base_url(cls, v: str) -> str:
+        v = v.rstrip("/")
+        if not v.startswith(("http://", "https://")):
+            raise ValueError("CARNET_LLM__BASE_URL must start with http:// or https://")
+        if v.endswith("/v1"):
+            raise ValueError("CARNET_LLM__BASE_URL goes without /v1 (the client adds it)")
+        return v
+
+
 # Read by clients (`carnet mcp` over stdio takes its API key from there), never by the server's settings.
 CLIENT_VARIABLES = frozenset({"CARNET_API_KEY"})
 
@@ -281,6 +350,9 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"
     port: int = Field(8080, ge=1, le=65535)
     vector_backend: VectorBackend = VectorBackend.EDGE
+    # The control plane (API keys, registry, history, intake queue, audit trail): SQLite or PostgreSQL.
+    catalog: CatalogBackend = CatalogBackend.SQLITE
+    postgres: PostgresSettings = PostgresSettings()
     qdrant: QdrantServerSettings = QdrantServerSettings()
     kms_backend: KmsBackend = KmsBackend.DEV
     vault: VaultSettings = VaultSettings()
@@ -301,6 +373,9 @@ class Settings(BaseSettings):
     calibration_dir: Path | None = None
     api_key_pepper: SecretStr | None = None
     pii: PiiSettings = PiiSettings()
+    # Who turns conversations into facts: rules (no LLM) or Mistral on vLLM (CARNET_LLM__*).
+    extractor: ExtractorKind = ExtractorKind.RULES
+    llm: LlmSettings = LlmSettings()
     # Per tenant ("*": every tenant without its own entry).
     special_categories: dict[str, SpecialCategoryPolicy] = Field(
         default_factory=lambda: {"*": SpecialCategoryPolicy()})
@@ -358,6 +433,10 @@ class Settings(BaseSettings):
             problems.append("CARNET_KMS_BACKEND=dev (a local key file) is refused: use vault")
         if self.vector_backend is VectorBackend.SERVER and not self.qdrant.url.startswith("https://"):
             problems.append("CARNET_QDRANT__URL must use https in production")
+        if self.catalog is CatalogBackend.POSTGRES and self.postgres.sslmode is not PostgresSslMode.VERIFY_FULL:
+            problems.append("CARNET_POSTGRES__SSLMODE must be verify-full in production")
+        if self.extractor is ExtractorKind.MISTRAL and not self.llm.base_url.startswith("https://"):
+            problems.append("CARNET_LLM__BASE_URL must use https in production (conversations go to it)")
         if problems:
             raise ValueError("production settings refused: " + "; ".join(problems))
         return self

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import ssl
 import threading
 import time
 import uuid
@@ -311,14 +312,14 @@ def serving(stand_in: VllmStandIn, *, tls: TlsFiles | None = None) -> Iterator[s
     thread.start()
     base = f"{'https' if tls else 'http'}://127.0.0.1:{port}"
     try:
-        _wait_ready(base, thread, verify=str(tls.ca_cert) if tls else True)
+        _wait_ready(base, thread, verify=ssl.create_default_context(cafile=str(tls.ca_cert)) if tls else True)
         yield base
     finally:
         server.should_exit = True
         thread.join(timeout=10)
 
 
-def _wait_ready(base: str, thread: threading.Thread, *, verify: str | bool, timeout: float = 15.0) -> None:
+def _wait_ready(base: str, thread: threading.Thread, *, verify: ssl.SSLContext | bool, timeout: float = 15.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if not thread.is_alive():

@@ -64,8 +64,8 @@ class MistralExtractor:
         ``timeout``: seconds per attempt; ``max_retries``: attempts after the first on transient
         failures, waiting ``backoff`` seconds then twice as long each time (plus jitter), or what a
         429's ``Retry-After`` asks when that is at most 10 s; ``transcript_chars``: the transcript size above
-        which older messages are summarized first; ``observe(operation, seconds)``: called after
-        every call to the server ("facts", "summary", "obsolete"), failed ones included."""
+        which older messages are summarized first; ``observe(operation, seconds)``: called once per
+        call ("facts", "summary", "obsolete"), all its attempts and waits included, failed ones too."""
         self.stats = LlmStats()
         self._chat = MistralChat(server_url, api_key, model, ca_cert=ca_cert, timeout=timeout, max_tokens=max_tokens,
                                  temperature=temperature, stats=self.stats, observe=observe,

@@ -107,6 +107,8 @@ class MistralChat:
                  observe: Observe | None = None) -> None:
         self.model, self.max_tokens, self.temperature = model, max_tokens, temperature
         self.retry = retry or CallRetry()
+        self._backoff = wait_exponential_jitter(multiplier=self.retry.backoff, max=self.retry.max_backoff,
+                                                jitter=self.retry.backoff)
         self.stats = stats or LlmStats()
         self._observe = observe
         self._timeout_ms = int(timeout * 1000)
@@ -180,9 +182,7 @@ class MistralChat:
         exc = state.outcome.exception() if state.outcome is not None else None
         if isinstance(exc, _Attempt) and exc.retry_after is not None:
             return exc.retry_after
-        policy = self.retry
-        return float(wait_exponential_jitter(initial=policy.backoff, max=policy.max_backoff,
-                                             jitter=policy.backoff)(state))
+        return float(self._backoff(state))
 
     def _before_sleep(self, operation: str, state: RetryCallState) -> None:
         self.stats.add(retries=1)

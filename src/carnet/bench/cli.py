@@ -93,6 +93,19 @@ def scenarios(
     run(data=data, json_out=json_out)
 
 
+@bench_app.command("extract")
+def extract(
+    data: Annotated[Path, typer.Option("--data", exists=True, dir_okay=False, help="Scenario JSON file.")],
+    json_out: Annotated[bool, typer.Option("--json", help="Print a JSON summary as the last line.")] = False,
+    show: Annotated[bool, typer.Option("--show", help="Print every extracted fact and episode.")] = False,
+) -> None:
+    """The scenarios told as raw messages to the rule-based extractor: what it keeps, stored through the
+    service layer, then the same recall@3, superseded and leak checks as `bench scenarios`."""
+    from carnet.bench.extract import run
+
+    run(data=data, json_out=json_out, show=show)
+
+
 @bench_app.command("pii")
 def pii(
     size: Annotated[int, typer.Option("--size", min=10, help="Filled templates (decoys are added).")] = 400,

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import tempfile
+from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -86,10 +88,9 @@ def _check_queries(http: httpx.Client, tally: Tally, subject: str, sdata: dict[s
     for query in sdata.get("queries", []):
         tally.queries += 1
         results = _search(http, subject, query["q"])
-        texts = [res["memory"]["text"] for res in results]
-        found = any(e.lower() in t.lower() for t in texts for e in query["expect_any"])
         old = query.get("not_old")
-        stale = old is not None and any(res["memory"]["id"] == ids[old] for res in results)
+        found, stale = judge(query, [(res["memory"]["id"], res["memory"]["text"]) for res in results],
+                             old_ids={ids[old]} if old is not None else set())
         if found and not stale:
             tally.hits += 1
         else:
@@ -111,12 +112,25 @@ def _check_superseded(http: httpx.Client, tally: Tally, subject: str, sdata: dic
 def _probe(base: str, key: str, probe: dict[str, Any], owned: dict[str, set[str]]) -> int:
     with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=60) as http:
         results = _search(http, probe["subject"], probe["q"], k=10)
+    return count_leaks(probe, [(res["memory"]["id"], res["memory"]["text"]) for res in results], owned)
+
+
+def judge(query: dict[str, Any], results: Sequence[tuple[str, str]], *, old_ids: AbstractSet[str]) -> tuple[bool, bool]:
+    """(one of ``expect_any`` is in a result's text, a result is a superseded fact's record), for
+    ``results`` as (id, text) pairs. Shared with ``carnet bench extract``."""
+    found = any(e.lower() in text.lower() for _, text in results for e in query["expect_any"])
+    stale = any(mid in old_ids for mid, _ in results)
+    return found, stale
+
+
+def count_leaks(probe: dict[str, Any], results: Sequence[tuple[str, str]], owned: dict[str, set[str]]) -> int:
+    """Records of another tenant (or forbidden strings) in a cross-tenant probe's (id, text) results."""
     foreign = set().union(*(ids for t, ids in owned.items() if t != probe["tenant"]))
-    leaks = sum(1 for res in results if res["memory"]["id"] in foreign)
-    texts = " ".join(res["memory"]["text"] for res in results)
+    leaks = sum(1 for mid, _ in results if mid in foreign)
+    texts = " ".join(text for _, text in results)
     leaks += sum(1 for s in probe.get("must_not_contain", []) if s in texts)
     if "must_return" in probe and len(results) > probe["must_return"]:
-        leaks += sum(1 for res in results if res["memory"]["id"] not in owned[probe["tenant"]])
+        leaks += sum(1 for mid, _ in results if mid not in owned[probe["tenant"]])
     return leaks
 
 

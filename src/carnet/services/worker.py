@@ -24,7 +24,8 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import timedelta
 
@@ -95,7 +96,8 @@ class Worker:
         payload = self.queue.payload(intake)
         extraction = payload.extraction
         if extraction is None:
-            extraction = self._extract(scope, payload, intake.session_id)
+            with self._heartbeat(intake):  # an LLM may take longer than a lease: keep it while it works
+                extraction = self._extract(scope, payload, intake.session_id)
             staged = self.queue.sealer.seal(scope, intake.id, replace(payload, extraction=extraction))
             if not self.queue.store.stage(intake.id, owner=self.owner, sealed=staged):
                 raise DependencyUnavailable("the intake's lease was lost")
@@ -116,6 +118,28 @@ class Worker:
                 outcomes = remember(self.deps, tenant=intake.tenant, subject_id=payload.subject_id, items=items,
                                     actor=intake.actor)
         return list(dict.fromkeys(o.memory.id for o in outcomes))
+
+    @contextmanager
+    def _heartbeat(self, intake: Intake) -> Iterator[None]:
+        """Renew the lease every third of its length until the block ends."""
+        done = threading.Event()
+
+        def beat() -> None:
+            while not done.wait(self.lease_seconds / 3):
+                until = self.deps.clock.now() + timedelta(seconds=self.lease_seconds)
+                try:
+                    if not self.queue.store.renew(intake.id, owner=self.owner, until=until):
+                        return
+                except CarnetError:  # the queue is away: the lease may lapse, the staged work is still safe
+                    continue
+
+        thread = threading.Thread(target=beat, name=f"carnet-lease-{intake.id[:8]}", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            done.set()
+            thread.join()
 
     def _extract(self, scope: Scope, payload: Payload, session_id: str | None) -> Extraction:
         pseudo, back = pii.for_extraction(self.deps.pii, scope, [m.content for m in payload.messages])

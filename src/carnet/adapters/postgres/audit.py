@@ -20,7 +20,7 @@ from carnet.domain.audit import GENESIS, AuditEntry, AuditEvent, link
 from carnet.errors import AuditUnavailable
 
 _COLUMNS = "tenant, seq, at, actor, action, subject, targets, outcome, detail, prev_hash, hash"
-_ERRORS = (psycopg.Error, *UNAVAILABLE)
+_ERRORS: tuple[type[Exception], ...] = (psycopg.Error, *UNAVAILABLE)
 
 
 def _write_failed() -> AuditUnavailable:

@@ -138,6 +138,14 @@ class PostgresIntakeStore:
                              " AND status = 'processing'", (utc(until), intake_id, owner))
         return cur.rowcount == 1
 
+    def stage(self, intake_id: str, *, owner: str, sealed: bytes) -> bool:
+        """Replace the sealed payload (e.g. with the staged extraction) while ``owner`` holds the lease."""
+        with self._tx() as db:
+            db.execute("SET LOCAL synchronous_commit TO on")  # a staged extraction survives a power cut
+            cur = db.execute("UPDATE carnet.intakes SET sealed = %s WHERE id = %s AND lease_owner = %s"
+                             " AND status = 'processing'", (sealed, intake_id, owner))
+        return cur.rowcount == 1
+
     def complete(self, intake_id: str, *, owner: str, memory_ids: Sequence[str], now: datetime) -> bool:
         """Done, and the sealed messages dropped (the memories hold what was worth keeping)."""
         with self._tx() as db:

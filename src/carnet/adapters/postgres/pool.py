@@ -40,8 +40,8 @@ def conninfo(*, dsn: str | None, host: str, port: int, dbname: str, user: str, p
              connect_timeout: float, application_name: str = "carnet") -> str:
     """A libpq connection string: ``dsn`` (URI or ``key=value``) when given, else the separate fields;
     the TLS settings always win over whatever the DSN says about TLS."""
-    fields: dict[str, object] = {} if dsn else {"host": host, "port": port, "dbname": dbname, "user": user,
-                                                 "password": password}
+    fields: dict[str, str | int | None] = {} if dsn else {"host": host, "port": port, "dbname": dbname,
+                                                           "user": user, "password": password}
     tls = {"sslmode": sslmode, "sslrootcert": ca_cert, "sslcert": client_cert, "sslkey": client_key}
     fields.update({k: str(v) for k, v in tls.items() if v is not None})
     fields.update(connect_timeout=max(2, math.ceil(connect_timeout)), application_name=application_name)

@@ -54,7 +54,6 @@ AUXILIARIES = frozenset(
     serons serez seront serais serait vais va allons allez vont allais allait irai ira peux peut pouvons
     pouvez peuvent pourrai pourra pourrez pourrais pourrait dois doit devons devez doivent devrai devra
     devrez devrais devrait veux veut voulons voulez veulent voudrais voudrait viens vient venons venez
-    fais fait faisons faites font ferai fera
     """.split()
 )
 
@@ -68,7 +67,7 @@ def _er_third(stem: str) -> str:
     if stem.endswith("y"):  # envoyez → envoie, payez → paie
         return stem[:-1] + "ie"
     if stem.endswith("ge"):  # mangeons → mange
-        return stem + ""
+        return stem
     if stem.endswith("ç"):  # commençons → commence
         return stem[:-1] + "ce"
     if stem.endswith(("el", "et")) and stem not in _NO_DOUBLING:

@@ -1,0 +1,20 @@
+"""Rule-based extraction: facts worth keeping, and a short episode per session, without any LLM.
+
+The embedded default when no LLM is configured (DESIGN.md, write path step 2). It reads the
+pseudonymised messages of a call, keeps the member's facts and the advisor's decisions, rewrites
+them in the third person ("Le membre a déménagé à Lyon."), files them under a small fixed set of
+categories with an importance, dates them, and summarises the session in one sentence. Pure: no
+I/O, no clock, no model. ``carnet.adapters.extract_rules.RuleExtractor`` puts it behind the
+``Extractor`` port.
+
+Modules, in the order a sentence goes through them: ``sentences`` (splitting, fillers),
+``answers`` (a short answer read with the advisor's question), ``smalltalk`` (the "worth
+remembering" filter), ``rewrite_fr``/``rewrite_en`` with ``verbs`` and ``french_words`` (third
+person), ``classify`` (category, importance), ``dates`` (valid_from), ``episode`` (the summary);
+``pipeline`` runs them.
+"""
+
+from carnet.domain.extraction_rules.classify import CATEGORIES
+from carnet.domain.extraction_rules.pipeline import extract
+
+__all__ = ["CATEGORIES", "extract"]

@@ -1,0 +1,121 @@
+"""Category and importance of a fact, by weighted keywords (French and English).
+
+A fixed, small set of categories, the ones call-center notes are filed under, so that filters and
+retention policies can rely on them. Every keyword that matches adds its weight to its category
+and the heaviest wins (ties go to the earlier category in ``CATEGORIES``): "elle passe de la
+formule Confort à Essentielle pour réduire sa cotisation" is about the contract more than the
+payment, "perdu sa carte bancaire, opposition faite" about a payment means more than a product.
+
+Decisions are the advisor's commitments and the outcomes announced during the call ("je vous
+envoie…", "un expert passera…", "nous avons procédé au remboursement"): they are what the next
+advisor must not contradict, hence the highest importance with claims.
+
+Patterns read ``text.fold`` output (casefolded, accents removed).
+"""
+
+from __future__ import annotations
+
+import re
+
+from carnet.domain.text import fold
+
+CATEGORIES = ("decision", "reclamation", "sinistre", "adresse", "preference", "contact", "contrat", "paiement",
+              "famille", "projet", "autre")
+IMPORTANCE = {
+    "decision": 0.8, "sinistre": 0.8, "reclamation": 0.75, "contrat": 0.7, "paiement": 0.7, "adresse": 0.6,
+    "preference": 0.55, "contact": 0.55, "famille": 0.55, "projet": 0.5, "autre": 0.3,
+}  # fmt: skip
+
+
+def _table(*rows: tuple[str, float, str]) -> tuple[tuple[str, float, re.Pattern[str]], ...]:
+    return tuple((cat, w, re.compile(p)) for cat, w, p in rows)
+
+
+_KEYWORDS = _table(
+    ("sinistre", 3.0, r"\bsinistres?\b|\bdegats? des eaux\b|\bdeclaration de sinistre\b|\bclaims?\b|\bwater damage\b"),
+    ("sinistre", 2.0, r"\b(?:fuite|inondation|incendie|cambriol\w*|bris de glace|pare-brise|accident|accroch\w*|"
+                      r"collision|tempete|grele|degats?|dommages?|endommage\w*|expert(?:ise)?|constat|"
+                      r"leak|flood\w*|fire|burglary|theft|stolen|windscreen|storm|hail|damaged?|loss adjuster)\b"),
+    ("sinistre", 1.0, r"\b(?:vol|vole|volee|indemnis\w*|franchise|sin-\d+|reparation|repare\w*|couvreur|plombier)\b"),
+    ("reclamation", 3.0, r"\b(?:reclamation|contest\w*|plainte|mecontent\w*|litige|mediat\w*|inadmissible|"
+                         r"inacceptable|scandal\w*|insatisf\w*|complain\w*|complaint|dispute\w*|unacceptable)\b"),
+    ("reclamation", 2.0, r"\bpas normal\b|\btoujours pas\b|\bpas d'accord\b|\bune erreur\b|\bpar erreur\b|"
+                         r"\ba tort\b|\bdeux fois\b|\bstill (?:not|no)\b|\bby mistake\b|\btwice\b|\brelanc\w*"),
+    ("adresse", 3.0, r"\b(?:demenag\w*|emmenag\w*|adresse|domicil\w*|moved|relocat\w*|address)\b|<address_\d+>"),
+    ("adresse", 2.0, r"\b(?:habite\w*|reside\w*|installee? a|code postal|lives? in|living in)\b"),
+    ("preference", 3.0, r"\b(?:prefer\w*|plutot que|jamais (?:de|par|avant|apres|le)|ne (?:veut|souhaite) (?:pas|plus)|"
+                        r"uniquement par|seulement par|rather|never (?:by|before|after))\b"),
+    ("preference", 1.5, r"\b(?:souhaite|voudrait|aimerait|ne repond (?:jamais|pas)|wants|would like)\b"),
+    ("contact", 2.5, r"\b(?:e-?mails?|courriels?|courriers?|telephone|portable|sms|textos?|joindre|joignable|rappel\w*|"
+                     r"recontact\w*|contacte\w*|phone|call(?:ed)? back|reach)\b|<email_\d+>|<phone_\d+>"),
+    ("contact", 1.0, r"\b(?:disponible|horaires?|matin|soir|apres-midi|avant \d+ ?h|apres \d+ ?h|morning|evening)\b"),
+    ("contrat", 3.0, r"\b(?:contrats?|souscri\w*|resili\w*|avenant|mrh|multirisque|police|formule|ctr-\d+|"
+                     r"contract|policy|subscri\w*|cancel\w*)\b"),
+    ("contrat", 2.0, r"\b(?:assurance|assure\w*|garanties?|option|couverture|habitation|auto|automobile|sante|"
+                     r"mutuelle|prevoyance|pret|credit|emprunt|livret|epargne|compte|devis|tarif|insurance|"
+                     r"cover(?:age)?|loan|mortgage|savings|account|quote)\b"),
+    ("contrat", 1.0, r"\b(?:carte|card|offre|produit|plan)\b"),
+    ("paiement", 3.0, r"\b(?:prelev\w*|impaye\w*|opposition|virements?|cheques?|iban|rib|echeances?|mensualites?|"
+                      r"direct debit|payments?|refund\w*|overdue|unpaid)\b|<iban_\d+>|<card_\d+>"),
+    ("paiement", 2.0, r"\b(?:paiement|payer|paye\w*|regle\w*|cotisations?|primes?|factures?|rembours\w*|"
+                      r"carte bancaire|carte bleue|montant|retard|premiums?|invoices?|bills?|paid|pay)\b"),
+    ("famille", 3.0, r"\b(?:marie\w*|mariage|pacs\w*|divorc\w*|separe\w*|naissance|bebe|enceinte|deced\w*|deces|"
+                     r"veu(?:f|ve)|conge (?:maternite|paternite|parental)|married|divorce\w*|baby|pregnan\w*|"
+                     r"passed away|widow\w*)\b"),
+    ("famille", 2.0, r"\b(?:enfants?|fils|filles?|epoux|epouse|conjointe?|mari|femme|compagne?|compagnon|parents?|"
+                     r"retraite\w*|chomage|emploi|travaille\w*|metier|profession|infirmier\w*|etudiant\w*|"
+                     r"horaires decales|s'appelle|children|kids?|son|daughter|wife|husband|partner|retired|job|"
+                     r"works?)\b"),
+    ("projet", 3.0, r"\b(?:budget|projet|financ\w*|apport|envisage\w*|achat|acheter|project|purchase|buy)\b"),
+    ("projet", 1.5, r"\b(?:souhaite (?:acheter|financer|souscrire)|compte (?:acheter|faire)|planning)\b"),
+)
+
+# An outcome announced, whoever says it ("le dossier est accepté", "320 € ont été remboursés").
+_OUTCOME = re.compile(
+    r"\b(?:sera (?:verse|rembourse|effectue|envoye|traite|cloture|resilie|pris en charge)e?s?|"
+    r"(?:a|ont) ete (?:verse|rembourse|effectue|envoye|accepte|valide|refuse|cloture|resilie|enregistre|ouvert|"
+    r"transmis|annule|pris en charge)e?s?|est (?:accepte|valide|refuse|cloture|enregistre|ouvert|pris en charge|"
+    r"resilie|annule)e?|prise en charge|geste commercial|has been (?:refunded|paid|sent|approved|accepted|"
+    r"rejected|closed|opened|updated|cancell?ed)|was (?:approved|rejected|refunded))\b"
+)
+# The advisor commits to something or does it during the call ("je vous envoie…", "un expert
+# passera…", "nous avons procédé au remboursement").
+_COMMITMENT = re.compile(
+    r"\b(?:envoie|enverr\w*|envoy\w*|transmet\w*|transmis|passera|viendra|interviendra|contactera|rappel\w*|"
+    r"recontact\w*|procede|rembourse\w*|versera|verse|ouvre|ouvert|resilie\w*|inscri\w*|annule\w*|"
+    r"enregistre\w*|met a jour|mis a jour|modifie\w*|accorde\w*|valide\w*|programme\w*|planifie\w*|"
+    r"rendez-vous|fait parvenir|will (?:send|call|visit|refund|contact|update|transfer|pay|cancel)|"
+    r"(?:have|has) (?:refunded|sent|updated|cancell?ed|opened|booked)|refunded|approved|scheduled|booked)\b"
+)
+
+
+def category(text: str, *, advisor: bool) -> str:
+    """The fact's category: an advisor's commitment is a decision; else the heaviest keywords."""
+    folded = fold(text)
+    if advisor and (_COMMITMENT.search(folded) or _OUTCOME.search(folded)):
+        return "decision"
+    scores = keyword_scores(folded)
+    if _OUTCOME.search(folded):
+        scores["decision"] = scores.get("decision", 0.0) + 2.5
+    if not scores:
+        return "autre"
+    if scores.get("preference", 0.0) >= 3.0 and "contact" in scores:
+        return "preference"  # "préfère être rappelé le matin": how to reach them is a preference
+    return max(CATEGORIES, key=lambda c: (scores.get(c, 0.0), -CATEGORIES.index(c)))
+
+
+def keyword_scores(folded: str) -> dict[str, float]:
+    scores: dict[str, float] = {}
+    for cat, weight, pattern in _KEYWORDS:
+        if pattern.search(folded):
+            scores[cat] = scores.get(cat, 0.0) + weight
+    return scores
+
+
+def is_decision(text: str, *, advisor: bool) -> bool:
+    folded = fold(text)
+    return _OUTCOME.search(folded) is not None or (advisor and _COMMITMENT.search(folded) is not None)
+
+
+def importance(cat: str) -> float:
+    return IMPORTANCE.get(cat, IMPORTANCE["autre"])

@@ -1,0 +1,89 @@
+"""The "worth remembering" filter: what in a call is not a fact about the member.
+
+Most of a call-center transcript is ritual: greetings, thanks, "je vous mets en attente", "je
+regarde votre dossier", "c'est noté", acknowledgements. Stored, those would crowd the member's
+real facts out of every top-k. The filter works on clauses (commas split a turn such as "Je suis
+désolée pour ce désagrément, je transmets votre réclamation"), drops the clauses that are only
+ritual, then keeps what remains if it carries information:
+
+- a placeholder, a number, a code or a date;
+- a keyword of a fact category (``classify``), or a decision;
+- for the member only, a statement with at least two content words (the advisor's other sentences
+  are procedure: they need one of the signals above).
+"""
+
+from __future__ import annotations
+
+import re
+
+from carnet.domain.extraction_rules.classify import is_decision, keyword_scores
+from carnet.domain.text import content_tokens, fold
+
+_RITUAL = [
+    # greetings, thanks, leave-taking
+    r"(?:bonjour|bonsoir|salut|allo|hello|hi|good (?:morning|afternoon|evening))"
+    r"(?: (?:madame|monsieur|mademoiselle|m\.|mme|<person_\d+>|a vous|a tous|tout le monde))*",
+    r"(?:au revoir|bonne (?:journee|soiree|fin de journee|continuation|semaine|fin de semaine|week-end)|a bientot|"
+    r"goodbye|bye|have a (?:nice|good|great) (?:day|evening|weekend)).*",
+    r"(?:merci|je vous remercie|thanks?|thank you)(?: (?:beaucoup|bien|infiniment|a vous|pour (?:votre|ton|cet|"
+    r"l')\s?\S+|for \S+(?: \S+)?|very much|so much))*(?: (?:madame|monsieur|<person_\d+>))*",
+    r"(?:je vous en prie|avec plaisir|de rien|(?:pas de|aucun) (?:souci|probleme)|you're welcome|no problem)",
+    r"(?:c'est (?:note|parfait|gentil|clair|compris|bon|entendu|super|genial|tout)|ca marche|ca me va|"
+    r"(?:tres )?bien(?: compris| note)?|entendu|super|genial|tant mieux|tant pis|c'est (?:ca|exact|bien ca)|"
+    r"je (?:vois|comprends|note)(?: bien| tout a fait| parfaitement)?|ok(?:ay)?|d'accord|parfait|"
+    r"got it|i see|i understand|great|perfect|sure|alright|fine|ce sera tout|c'est tout(?: pour moi)?|"
+    r"rien d'autre|non rien|that's all|nothing else)",
+    # holding, searching, procedure
+    r".*\b(?:mets?|mettre) en attente\b.*",
+    r"(?:ne quittez pas|patientez|(?:merci de|je vous remercie de) (?:patienter|votre patience)|"
+    r"(?:un|une) (?:petit |petite )?(?:instant|moment|seconde|minute)|hold on|one moment|bear with me).*",
+    r"(?:je (?:vais )?|laissez-moi |let me |i'm |i am |i'll )(?:regarder?|verifier?|consulter?|chercher?|"
+    r"rechercher?|voir|check(?:ing)?|look(?:ing)?(?: into)?)(?: (?:ca|cela|cela pour vous|votre (?:dossier|fiche|"
+    r"contrat|compte|situation)|tout de suite|de suite|dans (?:le|votre|notre) (?:systeme|dossier|fichier)|"
+    r"that|it|your (?:file|account|policy)))*",
+    r"je reviens (?:vers vous|a vous)(?: tout de suite| dans un (?:instant|moment))?",
+    r"(?:je suis (?:toujours )?(?:la|en ligne)|vous (?:etes toujours la|m'entendez)|je vous entends (?:mal|bien)|"
+    r"vous pouvez repeter|pouvez-vous repeter|can you hear me)",
+    r"(?:que|en quoi) (?:puis-je|est-ce que je peux|je peux) .*|je vous ecoute|how can i help.*",
+    r".*\ba l'appareil\b.*|(?:vous etes|bienvenue) (?:bien )?(?:chez|a|au) .*",
+    r"(?:cet|votre) appel (?:est|peut etre) enregistre.*|pour des raisons de (?:securite|confidentialite).*",
+    r"(?:je suis|nous sommes) (?:vraiment |sincerement )?(?:desolee?s?|navree?s?).*|je m'excuse.*|"
+    r"i'm (?:so |very )?sorry.*",
+    r"je comprends(?: (?:votre|tout a fait|bien|parfaitement)).*",
+    r"je vous (?:passe|transfere) .*|je recapitule.*|(?:y a-t-il|avez-vous|est-ce qu'il y a) .*autre chose.*|"
+    r"autre chose|anything else.*",
+    r"je ne (?:sais|comprends) pas.*|attendez|je cherche.*|"
+    r"j'ai (?:mon|le|votre) (?:dossier|contrat|courrier|papier)s? (?:sous les yeux|devant moi)",
+    r"(?:je vous appelle|je vous rappelle|comment (?:ca va|allez-vous)|ca va(?: bien)?(?: et vous)?)",
+]
+_RITUAL_RE = re.compile("|".join(f"(?:{p})" for p in _RITUAL))
+_CLAUSE = re.compile(r"\s*[,;]\s+|\s+[-–]\s+")
+_HARD_INFO = re.compile(r"<[A-Z][A-Z0-9_]*_\d+>|\d|\b[A-Z]{2,}[-/]?\w*\d")
+_FIRST_PERSON = re.compile(r"\b(?:je|j'|j’|nous|on|i|i'm|i've|we|my|mon|ma|mes|notre|nos)\b", re.IGNORECASE)
+
+
+def is_ritual(clause: str) -> bool:
+    """The whole clause is politeness, holding or procedure."""
+    folded = fold(clause).strip(" .!?…-")
+    return not folded or _RITUAL_RE.fullmatch(folded) is not None
+
+
+def without_ritual(sentence: str) -> str:
+    """The sentence with its ritual clauses removed ("" when nothing else is left)."""
+    clauses = _CLAUSE.split(sentence.strip())
+    kept = [c for c in clauses if c.strip() and not is_ritual(c)]
+    if len(kept) == len(clauses):
+        return sentence.strip()
+    return ", ".join(c.strip().rstrip(".") for c in kept) + ("." if kept else "")
+
+
+def carries_information(sentence: str, *, advisor: bool) -> bool:
+    if _HARD_INFO.search(sentence):
+        return True
+    folded = fold(sentence)
+    if keyword_scores(folded) or is_decision(sentence, advisor=advisor):
+        return True
+    if advisor:
+        return False
+    minimum = 2 if _FIRST_PERSON.search(sentence) else 3
+    return len(content_tokens(sentence)) >= minimum

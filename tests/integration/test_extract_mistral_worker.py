@@ -1,0 +1,69 @@
+"""An intake worker with the Mistral extractor against the vLLM stand-in, on the real stores: the
+model sees placeholders only, the facts it returns become memories with the values put back, and a
+malformed answer sends the intake back to the queue with its reason instead of losing the facts."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from carnet.adapters.extract_mistral import MistralExtractor
+from carnet.bootstrap import Container
+from carnet.domain.intake import IntakeStatus, Message
+from carnet.services.apikeys import Principal
+from carnet.services.worker import Worker
+from tests.support.vllm_server import VllmStandIn, answer, serving, unguided
+
+WHO = Principal("k0000000001", "assur-nord", ("agent", "dpo"))
+AT = datetime(2026, 11, 29, 9, 0, tzinfo=UTC)
+IBAN = "FR76 3000 6000 0112 3456 7890 189"
+
+
+@pytest.fixture
+def vllm() -> Iterator[tuple[VllmStandIn, MistralExtractor]]:
+    stand_in = VllmStandIn()
+    with serving(stand_in) as base:
+        extractor = MistralExtractor(base, stand_in.api_key, stand_in.served_model, timeout=5, backoff=0.01)
+        try:
+            yield stand_in, extractor
+        finally:
+            extractor.close()
+    assert not stand_in.problems
+
+
+def _submit(c: Container, subject: str) -> str:
+    texts = [f"Mon IBAN est {IBAN}, prélevez le 5 du mois.", "Et il fait beau aujourd'hui."]
+    messages = [Message("user", t, AT + timedelta(minutes=n)) for n, t in enumerate(texts)]
+    return c.facade.submit_messages(WHO, subject_id=subject, session_id="call-1", messages=messages,
+                                    idempotency_key=None).id
+
+
+def test_facts_from_the_llm_become_memories(container: Container, vllm: tuple[VllmStandIn, MistralExtractor]) -> None:
+    stand_in, extractor = vllm
+    stand_in.push(answer({"facts": [
+        {"text": "Le client veut être prélevé le 5 du mois sur <IBAN_1>.", "category": "paiement", "importance": 4,
+         "valid_from": "2026-11-29", "worth_remembering": True},
+        {"text": "Il fait beau.", "category": "autre", "importance": 1, "valid_from": None,
+         "worth_remembering": False}],
+        "summary": "Changement de date de prélèvement (le 5) sur <IBAN_1>."}))
+    iid = _submit(container, "ADH-LLM-1")
+    assert Worker(container.deps, container.queue, extractor, container.audit, owner="w1").run_once() == 1
+    done = container.facade.intake_status(WHO, intake_id=iid)
+    assert done.status is IntakeStatus.DONE and len(done.memory_ids) == 2  # one fact and the episode
+    sent = stand_in.requests[0].user
+    assert "FR76" not in sent and "<IBAN_1>" in sent
+    texts = sorted(m.text for m in container.facade.list_memories(WHO, subject_id="ADH-LLM-1").items)
+    assert texts == [f"Changement de date de prélèvement (le 5) sur {IBAN}.",
+                     f"Le client veut être prélevé le 5 du mois sur {IBAN}."]
+
+
+def test_a_malformed_answer_is_retried_later_not_lost(container: Container,
+                                                      vllm: tuple[VllmStandIn, MistralExtractor]) -> None:
+    stand_in, extractor = vllm
+    stand_in.push(unguided("Voici les faits : le client veut un prélèvement le 5."))
+    iid = _submit(container, "ADH-LLM-2")
+    Worker(container.deps, container.queue, extractor, container.audit, owner="w1").run_once()
+    status = container.facade.intake_status(WHO, intake_id=iid)
+    assert status.status is IntakeStatus.PENDING and status.reason == "malformed_json" and status.attempts == 1

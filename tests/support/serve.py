@@ -1,0 +1,34 @@
+"""``carnet serve`` as a real subprocess, for the crash tests (kill -9 needs a process of its own)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from carnet.api.server import free_port, wait_ready
+
+
+@contextmanager
+def serve_process(root: Path, env: dict[str, str], *, log_name: str = "serve.log"
+                  ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    port = free_port()
+    cmd = [sys.executable, "-m", "carnet.cli", "serve", "--data-dir", str(root / "data"), "--port", str(port)]
+    full_env = {**os.environ, "CARNET_KEY_DIR": str(root / "keys"), "CARNET_MAINTENANCE__SCHEDULER": "false", **env}
+    with (root / log_name).open("wb") as log:
+        proc = subprocess.Popen(cmd, env=full_env, stdout=subprocess.DEVNULL, stderr=log)
+        base = f"http://127.0.0.1:{port}"
+        try:
+            wait_ready(base, timeout=120, alive=lambda: proc.poll() is None)
+            yield base, proc
+        finally:
+            if proc.poll() is None:
+                proc.terminate()
+                try:
+                    proc.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
