@@ -412,6 +412,9 @@ def start_workers(c: Container, *, extractor: Extractor | None = None, prefix: s
 
     w = c.settings.workers
     ext = extractor or build_extractor(c.settings)
+    stats = getattr(ext, "stats", None)
+    if stats is not None:  # the LLM extractor's calls, retries and failures
+        c.metrics.watch_llm(ext.name, stats)
     policy = RetryPolicy(w.max_attempts, w.backoff_seconds, w.max_backoff_seconds)
     pool = WorkerPool(lambda n: Worker(c.deps, c.queue, ext, c.audit, owner=owner_name(prefix, n), policy=policy,
                                        lease_seconds=w.lease_seconds, hooks=c.metrics.worker_hooks(ext.name)),

@@ -10,6 +10,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from carnet.adapters.mistral_chat import LlmStats
 from carnet.crypto.keyring import Keyring
 from carnet.domain.extraction import Extraction
 from carnet.domain.intake import Intake, QueueStats
@@ -57,6 +58,27 @@ def _intake_metrics(stats: QueueStats) -> Iterator[Metric]:
     yield GaugeMetricFamily("carnet_intake_oldest_pending_seconds", "Age of the oldest pending intake", value=age)
 
 
+class _LlmCollector(Collector):
+    """The LLM extractor's own counters (calls, retries, failures by reason, facts set aside)."""
+
+    def __init__(self, extractor: str, stats: LlmStats) -> None:
+        self._extractor, self._stats = extractor, stats
+
+    def collect(self) -> Iterator[Metric]:
+        s = self._stats
+        for name, help_, value in (("calls", "Requests to the LLM", s.calls),
+                                   ("retries", "Extra attempts after a transient LLM failure", s.retries),
+                                   ("set_aside", "Facts the LLM judged not worth remembering", s.set_aside)):
+            family = CounterMetricFamily(f"carnet_llm_{name}", help_, labels=["extractor"])
+            family.add_metric([self._extractor], value)
+            yield family
+        failures = CounterMetricFamily("carnet_llm_failures", "LLM calls that failed, by reason",
+                                       labels=["extractor", "reason"])
+        for reason, n in sorted(s.failure_reasons.items()):
+            failures.add_metric([self._extractor, reason], n)
+        yield failures
+
+
 class Metrics:
     """The histograms the edge and the facade observe, on one registry per container (never the
     global one: tests build several containers in one process)."""
@@ -89,6 +111,9 @@ class Metrics:
         self.kms_seconds = Histogram(
             "carnet_kms_request_duration_seconds", "KMS latency on the request path", ["operation"],
             buckets=_LATENCY_BUCKETS, registry=registry)
+
+    def watch_llm(self, extractor: str, stats: LlmStats) -> None:
+        self.registry.register(_LlmCollector(extractor, stats))
 
     def worker_hooks(self, extractor: str) -> WorkerHooks:
         def extracted(outcome: str, seconds: float, extraction: Extraction | None) -> None:

@@ -61,3 +61,16 @@ def test_intakes_are_the_tenants_own_and_bodies_are_checked(http: dict[str, http
                                json={"messages": [{"role": "user", "content": "x", "at": "2026-11-29T09:00:00"}]})
     assert naive.status_code == 400
     assert http["agent"].post("/api/v1/subjects/ADH-10/messages", json={"messages": []}).status_code == 400
+
+
+def test_queue_and_extraction_metrics(http: dict[str, httpx.Client]) -> None:
+    iid = http["agent"].post("/api/v1/subjects/ADH-11/messages", json=BODY).json()["intake_id"]
+    assert http["agent"].get(f"/api/v1/intakes/{iid}", params={"wait": "true"}).json()["status"] == "done"
+    text = http["agent"].get("/metrics").text
+    for line in ('carnet_intakes{state="pending"} 0.0', 'carnet_intakes{state="dead"} 0.0',
+                 'carnet_intakes_finished_total{outcome="done"} 1.0',
+                 'carnet_extraction_duration_seconds_count{extractor="scripted",outcome="ok"} 1.0',
+                 'carnet_extraction_tokens_total{direction="in",extractor="scripted"} 20.0',
+                 "carnet_intake_to_done_seconds_count 1.0", "carnet_intake_oldest_pending_seconds 0.0"):
+        assert line in text, line
+    assert "ADH-11" not in text

@@ -15,9 +15,10 @@ from pydantic import SecretStr, ValidationError
 from carnet.adapters.postgres.audit import PostgresAuditLog
 from carnet.adapters.postgres.catalog import PostgresCatalog
 from carnet.adapters.postgres.intakes import PostgresIntakeStore
-from carnet.adapters.postgres.pool import conninfo, open_pool
+from carnet.adapters.postgres.pool import Pool, conninfo, open_pool
 from carnet.bootstrap import build_catalog, postgres_conninfo
 from carnet.config import CatalogBackend, KmsBackend, PostgresSettings, PostgresSslMode, Settings
+from carnet.domain.records import Scope
 from carnet.errors import AuditUnavailable, DependencyUnavailable
 from tests.support.postgres import Cluster
 
@@ -34,9 +35,8 @@ def _tls_settings(cluster: Cluster, dsn: str, **tls: object) -> Settings:
 def test_verify_full_with_a_client_certificate(postgres_cluster: Cluster, postgres_dsn: str) -> None:
     catalog = build_catalog(_tls_settings(postgres_cluster, postgres_dsn))
     try:
-        catalog.register_subject(scope := __import__("carnet.domain.records").domain.records.Scope("t1", "h"),
-                                 hash_key="~k", sealed_id=b"x")
-        assert catalog.is_registered(scope)
+        catalog.register_subject(Scope("t1", "h"), hash_key="~k", sealed_id=b"x")
+        assert catalog.is_registered(Scope("t1", "h"))
         with psycopg.connect(postgres_cluster.dsn(), autocommit=True) as admin:
             rows = admin.execute("SELECT s.ssl, s.client_dn FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid)"
                                  " WHERE a.application_name = 'carnet-catalog'").fetchall()
@@ -102,10 +102,10 @@ def _eventually(probe: Callable[[], object], seconds: float = 20) -> None:
 def test_an_outage_is_unavailable_then_recovers(postgres_cluster: Cluster, postgres_dsn: str) -> None:
     """Connections killed (a failover) are replaced; a database that refuses connections gives the
     stores' 503-class errors; once it is back the same objects work again."""
-    def pool() -> object:
-        return open_pool(postgres_dsn, size=2, timeout=1, migrate=True, name="test")
+    def pool() -> Pool:
+        return open_pool(postgres_dsn, size=2, timeout=0.5, migrate=True, name="test")
 
-    catalog, intakes, audit = PostgresCatalog(pool()), PostgresIntakeStore(pool()), PostgresAuditLog(pool())  # type: ignore[arg-type]
+    catalog, intakes, audit = PostgresCatalog(pool()), PostgresIntakeStore(pool()), PostgresAuditLog(pool())
     db = conninfo_to_dict(postgres_dsn)["dbname"]
     try:
         with psycopg.connect(postgres_cluster.dsn(), autocommit=True) as admin:

@@ -40,7 +40,8 @@ _KEYWORDS = _table(
     ("reclamation", 3.0, r"\b(?:reclamation|contest\w*|plainte|mecontent\w*|litige|mediat\w*|inadmissible|"
                          r"inacceptable|scandal\w*|insatisf\w*|complain\w*|complaint|dispute\w*|unacceptable)\b"),
     ("reclamation", 2.0, r"\bpas normal\b|\btoujours pas\b|\bpas d'accord\b|\bune erreur\b|\bpar erreur\b|"
-                         r"\ba tort\b|\bdeux fois\b|\bstill (?:not|no)\b|\bby mistake\b|\btwice\b|\brelanc\w*"),
+                         r"\ba tort\b|\bdeux fois\b|\bstill (?:not|no)\b|\bby mistake\b|\btwice\b|\brelanc\w*|\bmenace\w*|"
+                         r"\bthreaten\w*"),
     ("adresse", 3.0, r"\b(?:demenag\w*|emmenag\w*|adresse|domicil\w*|moved|relocat\w*|address)\b|<address_\d+>"),
     ("adresse", 2.0, r"\b(?:habite\w*|reside\w*|installee? a|code postal|lives? in|living in)\b"),
     ("preference", 3.0, r"\b(?:prefer\w*|plutot que|jamais (?:de|par|avant|apres|le)|ne (?:veut|souhaite) (?:pas|plus)|"
@@ -50,10 +51,12 @@ _KEYWORDS = _table(
                      r"recontact\w*|contacte\w*|phone|call(?:ed)? back|reach)\b|<email_\d+>|<phone_\d+>"),
     ("contact", 1.0, r"\b(?:disponible|horaires?|matin|soir|apres-midi|avant \d+ ?h|apres \d+ ?h|morning|evening)\b"),
     ("contrat", 3.0, r"\b(?:contrats?|souscri\w*|resili\w*|avenant|mrh|multirisque|police|formule|ctr-\d+|"
-                     r"contract|policy|subscri\w*|cancel\w*)\b"),
+                     r"adherent|adhesion|societaire|contract|policy|subscri\w*|cancel\w*)\b"),
     ("contrat", 2.0, r"\b(?:assurance|assure\w*|garanties?|option|couverture|habitation|auto|automobile|sante|"
                      r"mutuelle|prevoyance|pret|credit|emprunt|livret|epargne|compte|devis|tarif|insurance|"
                      r"cover(?:age)?|loan|mortgage|savings|account|quote)\b"),
+    ("contrat", 1.5, r"\b(?:voitures?|vehicules?|motos?|scooters?|maison|appartement|logement|piscine|garage|alarme|"
+                     r"roule\w*|car|vehicle|house|flat|home)\b"),
     ("contrat", 1.0, r"\b(?:carte|card|offre|produit|plan)\b"),
     ("paiement", 3.0, r"\b(?:prelev\w*|impaye\w*|opposition|virements?|cheques?|iban|rib|echeances?|mensualites?|"
                       r"direct debit|payments?|refund\w*|overdue|unpaid)\b|<iban_\d+>|<card_\d+>"),

@@ -42,8 +42,9 @@ _TOPICS: tuple[tuple[re.Pattern[str], str, str], ...] = tuple(
         (r"formule|garantie|option|\bcover", "garanties du contrat", "policy cover"),
         (r"cotisation|prime|premium|tarif|reduction|discount", "cotisation", "premium"),
         (r"e-?mail|courriel|telephone|coordonnees|contact|phone", "coordonnées", "contact details"),
-        (r"marie|mariage|naissance|bebe|divorc|deces|married|baby|divorce", "situation familiale",
-         "family situation"),
+        (r"\bmarie|mariage|naissance|\bnee?\b|bebe|divorc|deces|married|baby|divorce|\bborn\b",
+         "situation familiale", "family situation"),
+        (r"\bajout|beneficiaire|rattach|add (?:my|a) ", "ajout d'un bénéficiaire", "adding a beneficiary"),
     )
 )
 _DECLARE = re.compile(r"\bdeclar|\bsignal|\breport")

@@ -96,9 +96,9 @@ def elide(word: str, following: str) -> str:
 
 
 def capitalize_first(text: str) -> str:
-    for i, ch in enumerate(text):
-        if ch.isalpha():
-            return text[:i] + ch.upper() + text[i + 1:]
-        if ch == "<":  # a placeholder opens the sentence
-            return text
-    return text
+    """Upper-case the first character if it is a letter (not "42 ans", not a ``<PLACEHOLDER_1>``)."""
+    stripped = text.lstrip("«\"“( ")
+    if not stripped or not stripped[0].isalpha():
+        return text
+    i = len(text) - len(stripped)
+    return text[:i] + stripped[0].upper() + stripped[1:]

@@ -50,7 +50,8 @@ _INDIRECT = ("envo", "transm", "adress", "dis", "dit", "dire", "propos", "confir
 # "je vous appelle parce que j'ai…": the reason is the fact.
 _CALLING_BECAUSE = re.compile(
     r"^(?:je vous (?:appelle|contacte|téléphone|telephone)|j'appelle|je me permets de vous (?:appeler|contacter))"
-    r"\s+(?:parce que|parce qu'|car|puisque|puisqu')\s*",
+    r"\s+(?:parce que|parce qu'|car|puisque|puisqu'|pour (?:vous )?(?:signaler|dire|informer|indiquer|prévenir|"
+    r"prevenir)[^:]{0,40}:)\s*",
     re.IGNORECASE,
 )
 # The advisor reading the file aloud: what follows is the fact.
@@ -306,7 +307,7 @@ def _of_member(walk: _Walk, i: int) -> bool:
     if not words or not walk.tokens[words[0]].isalpha():
         return False
     following = walk.low(words[1]) if len(words) > 1 else ""
-    if following in ("de", "d'", "des", "du") or following.isalpha() and following.endswith(("é", "ée")):
+    if following in ("de", "d'", "des", "du") or (following.isalpha() and following.endswith(("é", "ée"))):
         return False
     noun = walk.tokens[words[0]]
     if noun.lower() in _ADJECTIVES:

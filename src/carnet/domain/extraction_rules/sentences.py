@@ -24,7 +24,7 @@ _LAST_WORD = re.compile(r"([\wéèêàçùûôîœ°]+)\.$")
 # change, which reconcile reads. "Si" is not either ("si vous déménagez…").
 _LOOSE = (
     r"oui|ouais|non|bon|ben|bah|beh|eh bien|et bien|euh+|heu+|hum+|hm+|ah|oh|eh|alors|donc|et|mais|"
-    r"voil[aà]|bref|enfin|du coup|en fait|au fait|sinon|écoutez|ecoutez|"
+    r"voil[aà]|bref|enfin|du coup|en fait|au fait|sinon|écoutez|ecoutez|par contre|en revanche|d'ailleurs|"
     r"yes|yeah|yep|no|nope|well|so|and|but|oh|um+|uh+|er|actually|by the way"
 )
 # Politeness and acknowledgements: only when punctuation (or a title) follows, since "merci de me
@@ -32,11 +32,11 @@ _LOOSE = (
 _STRICT = (
     r"d'accord|ok|okay|très bien|tres bien|parfait|entendu|effectivement|exactement|absolument|tout à fait|"
     r"tout a fait|c'est ça|c'est ca|c'est exact|bien sûr|bien sur|merci(?: beaucoup| bien)?|bonjour|bonsoir|"
-    r"pardon|excusez-moi|désolée?|desolee?|(?:madame|monsieur|mademoiselle|m\.|mme)(?: <PERSON_\d+>)?|"
+    r"pardon|excusez-moi|désolée?|desolee?|madame|monsieur|mademoiselle|"
     r"right|sure|alright|all right|hi|hello|thanks|thank you|great|perfect|fine|sorry"
 )
 _FILLER = re.compile(
-    rf"^(?:(?:{_LOOSE})(?=[\s,;:.!?…]|$)|(?:{_STRICT})(?=\s*(?:[,;:.!?…]|$|madame|monsieur|<PERSON_)))"
+    rf"^(?:(?:{_LOOSE})(?=[\s,;:.!?…]|$)|(?:{_STRICT})(?=\s*(?:[,;:.!?…]|$|madame|monsieur)))"
     r"[\s,;:.!?…-]*",
     re.IGNORECASE,
 )

@@ -28,7 +28,8 @@ _RITUAL = [
     r"(?:merci|je vous remercie|thanks?|thank you)(?: (?:beaucoup|bien|infiniment|a vous|pour (?:votre|ton|cet|"
     r"l')\s?\S+|for \S+(?: \S+)?|very much|so much))*(?: (?:madame|monsieur|<person_\d+>))*",
     r"(?:je vous en prie|avec plaisir|de rien|(?:pas de|aucun) (?:souci|probleme)|you're welcome|no problem)",
-    r"(?:c'est (?:note|parfait|gentil|clair|compris|bon|entendu|super|genial|tout)|ca marche|ca me va|"
+    r"(?:c'est (?:note|parfait|gentil|clair|compris|bon|entendu|super|genial|tout|fait|regle)|ca marche|ca me va|"
+    r"voila qui est fait|c'est chose faite|"
     r"(?:tres )?bien(?: compris| note)?|entendu|super|genial|tant mieux|tant pis|c'est (?:ca|exact|bien ca)|"
     r"je (?:vois|comprends|note)(?: bien| tout a fait| parfaitement)?|ok(?:ay)?|d'accord|parfait|"
     r"got it|i see|i understand|great|perfect|sure|alright|fine|ce sera tout|c'est tout(?: pour moi)?|"
