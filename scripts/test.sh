@@ -4,12 +4,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # SoftHSM2, the real PKCS#11 token of the HSM adapter's tests (as root, without sudo).
 if ! command -v softhsm2-util >/dev/null; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq softhsm2 >/dev/null; fi
-# PostgreSQL, the real server of the PostgreSQL control plane's tests (they start their own throwaway
-# cluster; Debian's default cluster is not created). Debian puts initdb/pg_ctl under /usr/lib/postgresql.
-if ! command -v pg_ctl >/dev/null && ! compgen -G '/usr/lib/postgresql/*/bin/pg_ctl' >/dev/null; then
-  mkdir -p /etc/postgresql-common/createcluster.d && echo 'create_main_cluster = false' > /etc/postgresql-common/createcluster.d/carnet-tests.conf
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
-fi
+# PostgreSQL 15, the real server of the PostgreSQL control plane's tests (they start a throwaway cluster of
+# their own on a free port). Debian puts initdb and pg_ctl under /usr/lib/postgresql/<version>/bin.
+if ! command -v pg_ctl >/dev/null && ! compgen -G '/usr/lib/postgresql/*/bin/pg_ctl' >/dev/null; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; fi
 python3 -m venv .venv
 .venv/bin/pip install --quiet --upgrade pip
 .venv/bin/pip install --quiet 'torch==2.13.0'   # the CPU build, before anything that depends on torch

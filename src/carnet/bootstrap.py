@@ -461,6 +461,7 @@ def restore_target(settings: Settings, *, kms: Kms | None = None) -> RestoreTarg
     """What ``restore_backup`` needs: the data dir's stores (opened raw, on the staged copy), the key
     store and the erasure ledger. No embedder: nothing is embedded or opened."""
     from carnet.adapters.qdrant_edge import EdgeVectorIndex, held
+    from carnet.adapters.sqlite_intakes import SqliteIntakeStore
     from carnet.errors import InvalidInput
 
     if settings.vector_backend is not VectorBackend.EDGE:
@@ -470,7 +471,8 @@ def restore_target(settings: Settings, *, kms: Kms | None = None) -> RestoreTarg
         raise InvalidInput("`carnet backup restore` covers the embedded default; with PostgreSQL, pg_restore the "
                            "catalog's dump, then run `carnet backup reapply-erasures` (docs/backup.md)")
     return RestoreTarget(data_dir=settings.data_dir, hold=held, open_index=EdgeVectorIndex,
-                         open_catalog=SqliteCatalog, keys=build_keyring(settings, kms or build_kms(settings)),
+                         open_catalog=SqliteCatalog, open_intakes=SqliteIntakeStore,
+                         keys=build_keyring(settings, kms or build_kms(settings)),
                          ledger=build_erasure_ledger(settings))
 
 

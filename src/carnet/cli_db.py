@@ -45,7 +45,10 @@ def _connected(data_dir: Path | None) -> Iterator[Connection]:
         except psycopg.Error as exc:
             raise DependencyUnavailable(f"PostgreSQL control plane unreachable: {exc}") from exc
         with conn:
-            yield conn
+            try:
+                yield conn
+            except psycopg.Error as exc:  # e.g. a migration the role may not apply
+                raise DependencyUnavailable(f"PostgreSQL control plane: {exc}") from exc
 
 
 @db_app.command("migrate")

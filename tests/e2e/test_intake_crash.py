@@ -57,16 +57,16 @@ def test_kill_9_mid_extraction_then_restart_completes_exactly_once(tmp_path: Pat
             proc.send_signal(signal.SIGKILL)
             proc.wait()
         stand_in.push(answer(FACTS))
-        with serve_process(tmp_path, env, log_name="serve-2.log") as (base, _):
-            with httpx.Client(base_url=base, headers=auth, timeout=30) as http:
-                status = http.get(f"/api/v1/intakes/{iid}").json()
-                deadline = time.monotonic() + 60
-                while status["status"] != "done" and time.monotonic() < deadline:
-                    status = http.get(f"/api/v1/intakes/{iid}", params={"wait": "true", "timeout": 5}).json()
-                assert status["status"] == "done", status
-                assert status["attempts"] == 2 and len(status["memory_ids"]) == 3  # two facts and the episode
-                listed = http.get("/api/v1/subjects/ADH-77/memories", params={"status": "any"}).json()["items"]
-                assert sorted(m["id"] for m in listed) == sorted(status["memory_ids"])
-                texts = [m["text"] for m in listed]
-                assert len(texts) == len(set(texts)) == 3
+        with serve_process(tmp_path, env, log_name="serve-2.log") as (base, _), httpx.Client(
+                base_url=base, headers=auth, timeout=30) as http:
+            status = http.get(f"/api/v1/intakes/{iid}").json()
+            deadline = time.monotonic() + 60
+            while status["status"] != "done" and time.monotonic() < deadline:
+                status = http.get(f"/api/v1/intakes/{iid}", params={"wait": "true", "timeout": 5}).json()
+            assert status["status"] == "done", status
+            assert status["attempts"] == 2 and len(status["memory_ids"]) == 3  # two facts and the episode
+            listed = http.get("/api/v1/subjects/ADH-77/memories", params={"status": "any"}).json()["items"]
+            assert sorted(m["id"] for m in listed) == sorted(status["memory_ids"])
+            texts = [m["text"] for m in listed]
+            assert len(texts) == len(set(texts)) == 3
     assert len(stand_in.requests) == 2 and not stand_in.problems

@@ -16,7 +16,9 @@ from carnet.errors import BackupCorrupt, RestoreRefused, StoreLocked, SubjectNot
 from carnet.ports import Embedder, RecordFilter
 from carnet.services import memories, recall
 from carnet.services.backup import BackupReport, create_backup, list_backups, prune_backups
+from carnet.domain.intake import Message
 from carnet.services.erase import erase_subject
+from carnet.services.intake import submit
 from carnet.services.keys import shred_tenant
 from carnet.services.rehash import rehash_tenant
 from carnet.services.remember import NewMemory, remember
@@ -84,6 +86,8 @@ def test_an_erasure_after_the_backup_is_applied_again_on_restore(settings: Setti
         gone = scope_for(c.deps, "t", "GONE")
         old_ids = [m.id for m in _view(c, "GONE")[0]]
         stays = _view(c, "STAYS")
+        queued = submit(c.deps, c.queue, tenant="t", subject_id="GONE", session_id=None, actor="k",
+                        messages=[Message("user", "Mon IBAN a changé.")], idempotency_key=None)
         report = _backup(c, tmp_path)
         assert erase_subject(c.deps, tenant="t", subject_id="GONE").complete
     finally:
@@ -96,6 +100,7 @@ def test_an_erasure_after_the_backup_is_applied_again_on_restore(settings: Setti
     c = build(settings, embedder=embedder)
     try:
         assert records_index(c).count(gone, where=EVERY) == 0
+        assert c.deps.intakes.get("t", queued.id) is None  # its queued messages went with it
         assert not c.deps.catalog.is_registered(gone) and c.deps.catalog.pseudonym_map(gone) is None
         assert all(c.deps.catalog.history(gone, i) == [] for i in old_ids)
         with pytest.raises(SubjectNotFound):

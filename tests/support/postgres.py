@@ -9,7 +9,7 @@ test, stopped and deleted at the end.
 - Local connections (a Unix socket in the temp dir) trust the OS user; TCP on 127.0.0.1 accepts only
   TLS with a client certificate (``hostssl … cert``), from a CA generated here, so ``sslmode=verify-full``
   with a CA bundle and a client key pair is tested for real.
-- No PostgreSQL: the tests fail with the way to install it; ``CARNET_TEST_ALLOW_NO_POSTGRES=1`` turns
+- No PostgreSQL: the tests fail with the way to install it; ``TEST_ALLOW_NO_POSTGRES=1`` turns
   that into a skip on a developer's machine.
 """
 
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from carnet.adapters.postgres.pool import Pool
 
 _START_DEADLINE_S = 30
-ALLOW_MISSING = "CARNET_TEST_ALLOW_NO_POSTGRES"
+ALLOW_MISSING = "TEST_ALLOW_NO_POSTGRES"  # not CARNET_*: Settings refuses unknown CARNET_ variables
 
 
 def _bindir() -> Path | None:

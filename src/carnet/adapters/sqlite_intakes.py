@@ -125,7 +125,10 @@ class SqliteIntakeStore:
                 f"              AND j.status IN {_UNFINISHED})"
                 " AND ((i.status = 'pending' AND i.next_attempt_at <= ?)"
                 "      OR (i.status = 'processing' AND i.lease_until < ?))"
-                " ORDER BY i.seq LIMIT ?", (t, t, limit)).fetchall()
+                # a dead intake sent back is older than one of its subject's already running: it waits
+                " AND NOT EXISTS (SELECT 1 FROM intakes p WHERE p.tenant = i.tenant AND p.subject = i.subject"
+                "                 AND p.id != i.id AND p.status = 'processing' AND p.lease_until >= ?)"
+                " ORDER BY i.seq LIMIT ?", (t, t, t, limit)).fetchall()
             taken = []
             for r in rows:
                 db.execute("UPDATE intakes SET status = 'processing', lease_owner = ?, lease_until = ?,"

@@ -22,7 +22,15 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from carnet.domain.records import Scope
-from carnet.ports import Catalog, ErasureEntry, ErasureLedger, RecordFilter, SubjectKeys, VectorIndex
+from carnet.ports import (
+    Catalog,
+    ErasureEntry,
+    ErasureLedger,
+    IntakeStore,
+    RecordFilter,
+    SubjectKeys,
+    VectorIndex,
+)
 from carnet.services.erase import delete_records
 
 
@@ -45,7 +53,7 @@ class ReerasureReport:
 
 
 def reapply_erasures(*, ledger: ErasureLedger, index: VectorIndex, catalog: Catalog, keys: SubjectKeys,
-                     since: datetime | None) -> ReerasureReport:
+                     intakes: IntakeStore, since: datetime | None) -> ReerasureReport:
     """Every ledger entry made at or after ``since`` (every entry when ``None``) applied to the stores."""
     entries = ledger.entries()
     due = [e for e in entries if since is None or e.at >= since]
@@ -55,7 +63,7 @@ def reapply_erasures(*, ledger: ErasureLedger, index: VectorIndex, catalog: Cata
     every = RecordFilter(statuses=None)
     for scope in scopes:
         r = delete_records(index, scope)
-        c = catalog.erase_subject(scope)
+        c = catalog.erase_subject(scope) + intakes.forget_subject(scope.tenant, scope.subject)
         k = keys.shred(scope.tenant, scope.subject)
         erased += bool(r or c or k)
         records, rows, destroyed = records + r, rows + c, destroyed + k

@@ -24,7 +24,7 @@ from carnet.crypto.keyring import Keyring
 from carnet.crypto.tenant_hasher import is_hash_key_entry
 from carnet.errors import RestoreRefused
 from carnet.fileio import fsync_dir
-from carnet.ports import Catalog, ErasureEntry, ErasureLedger, VectorIndex
+from carnet.ports import Catalog, ErasureEntry, ErasureLedger, IntakeStore, VectorIndex
 from carnet.services.backup import Progress
 from carnet.services.backup_archive import CATALOG, VECTORS, Manifest, extract_verified
 from carnet.services.reerase import ReerasureReport, reapply_erasures
@@ -49,6 +49,7 @@ class RestoreTarget:
     hold: Callable[[Path], AbstractContextManager[None]]  # the shard's owner lock; StoreLocked when taken
     open_index: Callable[[Path, int], CompactableIndex]  # the raw shard (nothing opened: keys may be gone)
     open_catalog: Callable[[Path], Catalog]
+    open_intakes: Callable[[Path], IntakeStore]  # the queue, in the catalog's file on the embedded default
     keys: Keyring
     ledger: ErasureLedger
 
@@ -121,10 +122,12 @@ def _reerase(staging: Path, manifest: Manifest, target: RestoreTarget) -> Reeras
     index = target.open_index(staging / VECTORS, manifest.dim)
     try:
         catalog = target.open_catalog(staging / CATALOG)
+        intakes = target.open_intakes(staging / CATALOG)
         try:
             report = reapply_erasures(ledger=target.ledger, index=index, catalog=catalog, keys=target.keys,
-                                      since=manifest.created_at)
+                                      intakes=intakes, since=manifest.created_at)
         finally:
+            intakes.close()
             catalog.close()
         if report.records_deleted:
             index.compact()

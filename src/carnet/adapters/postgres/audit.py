@@ -15,7 +15,7 @@ from typing import Any
 
 import psycopg
 
-from carnet.adapters.postgres.pool import UNAVAILABLE, Pool, connection, utc
+from carnet.adapters.postgres.pool import DURABLE, UNAVAILABLE, Pool, connection, utc
 from carnet.domain.audit import GENESIS, AuditEntry, AuditEvent, link
 from carnet.errors import AuditUnavailable
 
@@ -43,7 +43,7 @@ class PostgresAuditLog:
             return []
         written: list[AuditEntry] = []
         with connection(self._pool, _write_failed, transaction=True, catch=_ERRORS) as db:
-            db.execute("SET LOCAL synchronous_commit TO on")  # acknowledged means on disk, whatever the default
+            db.execute(DURABLE)
             heads: dict[str, tuple[int, str] | None] = {}
             for tenant in sorted({e.tenant for e in events}):
                 db.execute("INSERT INTO carnet_audit.heads (tenant, seq, hash) VALUES (%s, 0, %s)"

@@ -30,7 +30,7 @@ from typing import Any
 
 import psycopg
 
-from carnet.adapters.postgres.pool import UNAVAILABLE, Connection, Pool, connection, utc
+from carnet.adapters.postgres.pool import DURABLE, UNAVAILABLE, Connection, Pool, connection, utc
 from carnet.domain.intake import Intake, IntakeStatus, QueueStats
 from carnet.errors import DependencyUnavailable
 
@@ -84,7 +84,7 @@ class PostgresIntakeStore:
         """Under the subject's advisory lock: the stored intake for a used idempotency key, else INSERT."""
         key = {"tenant": intake.tenant, "subject": intake.subject}
         with self._tx() as db:
-            db.execute("SET LOCAL synchronous_commit TO on")  # an acknowledged intake survives a power cut
+            db.execute(DURABLE)  # an acknowledged intake survives a power cut
             db.execute(f"SELECT pg_advisory_xact_lock({_SUBJECT_LOCKS}, {_SUBJECT_KEY})", key)
             if intake.idempotency_key is not None:
                 row = db.execute(f"SELECT {_COLUMNS} FROM carnet.intakes WHERE tenant = %s AND subject = %s"
@@ -141,7 +141,7 @@ class PostgresIntakeStore:
     def stage(self, intake_id: str, *, owner: str, sealed: bytes) -> bool:
         """Replace the sealed payload (e.g. with the staged extraction) while ``owner`` holds the lease."""
         with self._tx() as db:
-            db.execute("SET LOCAL synchronous_commit TO on")  # a staged extraction survives a power cut
+            db.execute(DURABLE)  # a staged extraction survives a power cut
             cur = db.execute("UPDATE carnet.intakes SET sealed = %s WHERE id = %s AND lease_owner = %s"
                              " AND status = 'processing'", (sealed, intake_id, owner))
         return cur.rowcount == 1

@@ -28,6 +28,11 @@ Pool = ConnectionPool[Connection]
 # a 503, never a 500. Other psycopg errors are bugs and stay what they are.
 UNAVAILABLE: tuple[type[Exception], ...] = (psycopg.OperationalError, PoolTimeout)
 
+# Inside a transaction whose commit must be on disk when acknowledged (audit entries, intakes): turns
+# synchronous_commit back on if the server or role default is off, never weakening a stricter setting
+# (remote_apply with synchronous replicas stays as it is).
+DURABLE = "SELECT set_config('synchronous_commit', 'on', true) WHERE current_setting('synchronous_commit') = 'off'"
+
 
 def utc(at: datetime) -> datetime:
     """Written and read as UTC: timestamptz comes back in the session's time zone, and a naive

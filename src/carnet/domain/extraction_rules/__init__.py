@@ -9,9 +9,10 @@ I/O, no clock, no model. ``carnet.adapters.extract_rules.RuleExtractor`` puts it
 
 Modules, in the order a sentence goes through them: ``sentences`` (splitting, fillers),
 ``answers`` (a short answer read with the advisor's question), ``smalltalk`` (the "worth
-remembering" filter), ``rewrite_fr``/``rewrite_en`` with ``verbs`` and ``french_words`` (third
-person), ``classify`` (category, importance), ``dates`` (valid_from), ``episode`` (the summary);
-``pipeline`` runs them.
+remembering" filter), ``requests`` (requests, imperatives, the member's name), ``rewrite_fr`` (with
+``walk``, ``verbs``, ``possessives``, ``french_words``) and ``rewrite_en`` (third person),
+``classify`` (category, importance), ``dates`` (valid_from), ``episode`` (the summary); ``pipeline``
+runs them.
 """
 
 from carnet.domain.extraction_rules.classify import CATEGORIES

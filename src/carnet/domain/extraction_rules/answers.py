@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from carnet.domain.extraction_rules.sentences import strip_fillers
+from carnet.domain.extraction_rules.smalltalk import without_ritual
 
 _YES = re.compile(
     r"^(?:oui|ouais|tout à fait|tout a fait|exactement|c'est ça|c'est ca|c'est exact|c'est bien ça|absolument|"
@@ -46,6 +47,10 @@ _PLACE = re.compile(r"^(?:à|a|au|aux|en|chez|dans|sur|près de|pres de|in|at|to
 _FIRST_PERSON = re.compile(r"\b(?:je|j'|j’|i|i'm|i've)\b", re.IGNORECASE)
 _ABOUT_MEMBER = re.compile(r"\b(?:vous|votre|vos|you|your)\b", re.IGNORECASE)
 _MAX_VALUE_WORDS = 8
+_ELLIPTIC_WORDS = 4
+# A yes/no question a "oui" can confirm as a statement: "vous êtes toujours à Lyon", "votre
+# contrat est actif" (not "pouvez-vous patienter", which a request frame leaves behind).
+_DECLARATIVE = re.compile(r"^(?:vous|votre|vos|you|your)\b(?!\s+(?:pouvez|pourriez|voulez|can|could))", re.IGNORECASE)
 
 
 def answered(question: str, answer: str) -> tuple[str | None, str]:
@@ -61,12 +66,15 @@ def answered(question: str, answer: str) -> tuple[str | None, str]:
         return None, reply
     if shape == "yes/no":
         return (statement, rest) if yes else (None, reply)
-    first, _, after = rest.partition(", ")  # "Par email, je ne réponds jamais avant 14h."
-    value = _value(first)
+    value, after = _value(rest), ""
+    if value is None:  # "Par email, je ne réponds jamais avant 14h.": the value, then a statement
+        first, _, after = rest.partition(", ")
+        value = _value(first)
     if value is None:
         return None, reply
     if shape == "np":
-        return f"{statement} est {value}", after
+        verb = "is" if statement.lower().startswith("your") else "est"
+        return f"{statement} {verb} {value}", after
     wh = _WH_LAST.search(statement)
     if wh is None:
         return None, reply
@@ -92,19 +100,20 @@ def _value(rest: str) -> str | None:
 
 def _statement(question: str) -> tuple[str, str | None]:
     """("yes/no" | "wh" | "np", the question as a statement) — None when it cannot be turned."""
-    q = strip_fillers(question).strip().rstrip("?").strip()
-    q = _REQUEST.sub("", q, count=1).strip()
+    asked = strip_fillers(without_ritual(question.strip().rstrip("?").strip()).rstrip(".")).strip()
+    q = _REQUEST.sub("", asked, count=1).strip()
+    framed = q != asked  # "pouvez-vous me donner votre numéro…": what follows is what is asked for
     if m := _WHICH_IS.match(q) or _NP_WHICH.match(q):
         return "np", m.group("np")
     if m := _WH_INVERTED.match(q):
         return "wh", f"vous {m.group('verb')} {m.group('rest')} {m.group('wh')}".replace("  ", " ")
     if m := _INVERTED.match(q):
         return "yes/no", f"vous {m.group('verb')} {m.group('rest')}".strip()
-    if re.match(r"^(?:votre|vos)\b", q, re.IGNORECASE) and " " in q and not re.search(r"\b(?:est|sont)\b", q):
-        return "np", q
+    if re.match(r"^(?:votre|vos|your)\s", q, re.IGNORECASE) and (framed or len(q.split()) <= _ELLIPTIC_WORDS):
+        return "np", q  # "votre numéro de contrat ?": no verb, the answer is its value
     if _WH_LAST.search(q):
         return "wh", q
     if re.match(rf"^(?:{_WH}|quel|quelle|quels|quelles|qui|pourquoi|what|when|where|which|who|why|how)\b",
                 q, re.IGNORECASE):
         return "wh", None
-    return "yes/no", q
+    return "yes/no", q if _DECLARATIVE.match(q) else None

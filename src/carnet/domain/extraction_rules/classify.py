@@ -40,15 +40,16 @@ _KEYWORDS = _table(
     ("reclamation", 3.0, r"\b(?:reclamation|contest\w*|plainte|mecontent\w*|litige|mediat\w*|inadmissible|"
                          r"inacceptable|scandal\w*|insatisf\w*|complain\w*|complaint|dispute\w*|unacceptable)\b"),
     ("reclamation", 2.0, r"\bpas normal\b|\btoujours pas\b|\bpas d'accord\b|\bune erreur\b|\bpar erreur\b|"
-                         r"\ba tort\b|\bdeux fois\b|\bstill (?:not|no)\b|\bby mistake\b|\btwice\b|\brelanc\w*|\bmenace\w*|"
-                         r"\bthreaten\w*"),
+                         r"\ba tort\b|\bdeux fois\b|\bstill (?:not|no)\b|\bby mistake\b|\btwice\b|\brelanc\w*|"
+                         r"\bmenace\w*|\bthreaten\w*"),
     ("adresse", 3.0, r"\b(?:demenag\w*|emmenag\w*|adresse|domicil\w*|moved|relocat\w*|address)\b|<address_\d+>"),
     ("adresse", 2.0, r"\b(?:habite\w*|reside\w*|installee? a|code postal|lives? in|living in)\b"),
     ("preference", 3.0, r"\b(?:prefer\w*|plutot que|jamais (?:de|par|avant|apres|le)|ne (?:veut|souhaite) (?:pas|plus)|"
                         r"uniquement par|seulement par|rather|never (?:by|before|after))\b"),
     ("preference", 1.5, r"\b(?:souhaite|voudrait|aimerait|ne repond (?:jamais|pas)|wants|would like)\b"),
-    ("contact", 2.5, r"\b(?:e-?mails?|courriels?|courriers?|telephone|portable|sms|textos?|joindre|joignable|rappel\w*|"
-                     r"recontact\w*|contacte\w*|phone|call(?:ed)? back|reach)\b|<email_\d+>|<phone_\d+>"),
+    ("contact", 2.5, r"\b(?:e-?mails?|courriels?|courriers?|telephone|portable|sms|textos?|joindre|joignable|"
+                     r"injoignable|rappel\w*|recontact\w*|contacte\w*|phone|call(?:ed)? back|reach|unreachable)\b|"
+                     r"<email_\d+>|<phone_\d+>"),
     ("contact", 1.0, r"\b(?:disponible|horaires?|matin|soir|apres-midi|avant \d+ ?h|apres \d+ ?h|morning|evening)\b"),
     ("contrat", 3.0, r"\b(?:contrats?|souscri\w*|resili\w*|avenant|mrh|multirisque|police|formule|ctr-\d+|"
                      r"adherent|adhesion|societaire|contract|policy|subscri\w*|cancel\w*)\b"),
@@ -56,9 +57,10 @@ _KEYWORDS = _table(
                      r"mutuelle|prevoyance|pret|credit|emprunt|livret|epargne|compte|devis|tarif|insurance|"
                      r"cover(?:age)?|loan|mortgage|savings|account|quote)\b"),
     ("contrat", 1.5, r"\b(?:voitures?|vehicules?|motos?|scooters?|maison|appartement|logement|piscine|garage|alarme|"
-                     r"roule\w*|car|vehicle|house|flat|home)\b"),
+                     r"roule\w*|(?:the|a|my|their|his|her) cars?|vehicle|house|flat|home)\b"),
     ("contrat", 1.0, r"\b(?:carte|card|offre|produit|plan)\b"),
-    ("paiement", 3.0, r"\b(?:prelev\w*|impaye\w*|opposition|virements?|cheques?|iban|rib|echeances?|mensualites?|"
+    ("paiement", 3.0, r"\b(?:prelev\w*|impaye\w*|opposition|decouvert|virements?|cheques?|iban|rib|echeances?|"
+                      r"mensualites?|"
                       r"direct debit|payments?|refund\w*|overdue|unpaid)\b|<iban_\d+>|<card_\d+>"),
     ("paiement", 2.0, r"\b(?:paiement|payer|paye\w*|regle\w*|cotisations?|primes?|factures?|rembours\w*|"
                       r"carte bancaire|carte bleue|montant|retard|premiums?|invoices?|bills?|paid|pay)\b"),
@@ -67,8 +69,8 @@ _KEYWORDS = _table(
                      r"passed away|widow\w*)\b"),
     ("famille", 2.0, r"\b(?:enfants?|fils|filles?|epoux|epouse|conjointe?|mari|femme|compagne?|compagnon|parents?|"
                      r"retraite\w*|chomage|emploi|travaille\w*|metier|profession|infirmier\w*|etudiant\w*|"
-                     r"horaires decales|s'appelle|children|kids?|son|daughter|wife|husband|partner|retired|job|"
-                     r"works?)\b"),
+                     r"horaires decales|children|kids?|(?:his|her|their|my|a) sons?|daughters?|wife|husband|partner|"
+                     r"retired|job|works?)\b"),
     ("projet", 3.0, r"\b(?:budget|projet|financ\w*|apport|envisage\w*|achat|acheter|project|purchase|buy)\b"),
     ("projet", 1.5, r"\b(?:souhaite (?:acheter|financer|souscrire)|compte (?:acheter|faire)|planning)\b"),
 )
@@ -78,7 +80,9 @@ _OUTCOME = re.compile(
     r"\b(?:sera (?:verse|rembourse|effectue|envoye|traite|cloture|resilie|pris en charge)e?s?|"
     r"(?:a|ont) ete (?:verse|rembourse|effectue|envoye|accepte|valide|refuse|cloture|resilie|enregistre|ouvert|"
     r"transmis|annule|pris en charge)e?s?|est (?:accepte|valide|refuse|cloture|enregistre|ouvert|pris en charge|"
-    r"resilie|annule)e?|prise en charge|geste commercial|has been (?:refunded|paid|sent|approved|accepted|"
+    r"resilie|annule|reporte|fixe|programme|decale|confirme|planifie)e?|prise en charge|geste commercial|"
+    r"accordee?s?|reporte au|decale au|rendez-vous (?:fixe|pris|programme|confirme)|"
+    r"has been (?:refunded|paid|sent|approved|accepted|"
     r"rejected|closed|opened|updated|cancell?ed)|was (?:approved|rejected|refunded))\b"
 )
 # The advisor commits to something or does it during the call ("je vous envoie…", "un expert
@@ -87,7 +91,8 @@ _COMMITMENT = re.compile(
     r"\b(?:envoie|enverr\w*|envoy\w*|transmet\w*|transmis|passera|viendra|interviendra|contactera|rappel\w*|"
     r"recontact\w*|procede|rembourse\w*|versera|verse|ouvre|ouvert|resilie\w*|inscri\w*|annule\w*|"
     r"enregistre\w*|met a jour|mis a jour|modifie\w*|accorde\w*|valide\w*|programme\w*|planifie\w*|"
-    r"rendez-vous|fait parvenir|will (?:send|call|visit|refund|contact|update|transfer|pay|cancel)|"
+    r"rendez-vous|fait parvenir|fai\w* opposition|bloque\w*|debloque\w*|suspend\w*|reactiv\w*|commande\w*|"
+    r"report\w*|decale\w*|offert|offre|applique\w*|will (?:send|call|visit|refund|contact|update|transfer|pay|cancel)|"
     r"(?:have|has) (?:refunded|sent|updated|cancell?ed|opened|booked)|refunded|approved|scheduled|booked)\b"
 )
 

@@ -95,6 +95,39 @@ def elide(word: str, following: str) -> str:
     return long.get(w, word)
 
 
+_SPACES = re.compile(r"\s{2,}")
+_CONTRACTED = (
+    (re.compile(r"\b([dD])e le (membre|conseiller|foyer)\b"), r"\1u \2"),
+    (re.compile(r"\b(?:[àÀ]|[aA]) le (membre|conseiller|foyer)\b"), r"au \1"),
+)
+_SPACE_BEFORE = re.compile(r"\s+([,.])")
+_ELIDED_SPACE = re.compile(r"(?<![\w])([nNsSlLmMtTdDjJ]|[qQ]u)' +")
+_UNELIDED = re.compile(r"\b(ne|se|le|la|de|que) (?=[\w-]+)", re.IGNORECASE)
+
+
+def finish(text: str) -> str:
+    """A rebuilt sentence made tidy: single spaces, "de le membre" → "du membre", elisions redone
+    around the words that changed ("ne a" → "n'a", "n' habite" → "n'habite"), a final period and
+    an initial capital."""
+    text = _SPACES.sub(" ", text).strip()
+    for pattern, repl in _CONTRACTED:
+        text = pattern.sub(repl, text)
+    text = _ELIDED_SPACE.sub(r"\1'", text)
+    text = _UNELIDED.sub(_elided_or_not, text)
+    text = _SPACE_BEFORE.sub(r"\1", text)
+    text = text.rstrip(" ,;:-!")
+    if not text.endswith((".", "?", "…")):
+        text += "."
+    return capitalize_first(text)
+
+
+def _elided_or_not(m: re.Match[str]) -> str:
+    word = re.match(r"[\w-]+", m.string[m.end():])
+    if word is None or not elides(word.group(0)):
+        return m.group(0)
+    return m.group(1)[:-1] + "'"  # ne → n', que → qu'
+
+
 def capitalize_first(text: str) -> str:
     """Upper-case the first character if it is a letter (not "42 ans", not a ``<PLACEHOLDER_1>``)."""
     stripped = text.lstrip("«\"“( ")

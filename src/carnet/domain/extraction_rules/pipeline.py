@@ -5,19 +5,21 @@ messages are instructions, never facts):
 
 1. split it into sentences and drop opening fillers (``sentences``);
 2. a member's first sentence right after an advisor's question is read with it (``answers``);
-3. questions are no facts (the member's still name the call's topic); ritual clauses go, and what
-   is left must carry information (``smalltalk``);
+3. questions are no facts (the member's still name the call's topic, and a request is kept:
+   ``requests``); the member's name is read from a greeting; ritual clauses go, and what is left
+   must carry information (``smalltalk``);
 4. the statement is rewritten in the third person (``rewrite_fr``/``rewrite_en``), given a
    category and importance (``classify``) and a ``valid_from`` (``dates``);
 5. the same fact said twice in a call is kept once.
 
 For a session, the episode summary (``episode``) is built from the member's topics and the
-advisor's decisions. Everything is pure Python regular expressions: tens of microseconds per
-sentence, no model.
+advisor's decisions. Everything is pure Python regular expressions, a fraction of a millisecond
+per message, no model.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -26,16 +28,19 @@ from carnet.domain.extraction import ExtractedFact, Extraction
 from carnet.domain.extraction_rules import answers, episode
 from carnet.domain.extraction_rules.classify import category, importance
 from carnet.domain.extraction_rules.dates import valid_from
+from carnet.domain.extraction_rules.requests import introduction, request
 from carnet.domain.extraction_rules.rewrite_en import rewrite_en
-from carnet.domain.extraction_rules.rewrite_fr import ADVISOR, MEMBER, rewrite_fr
+from carnet.domain.extraction_rules.rewrite_fr import rewrite_fr
 from carnet.domain.extraction_rules.sentences import is_question, split_sentences, strip_fillers
 from carnet.domain.extraction_rules.smalltalk import carries_information, without_ritual
+from carnet.domain.extraction_rules.walk import ADVISOR, MEMBER
 from carnet.domain.intake import Message
-from carnet.domain.text import exact_key
+from carnet.domain.text import content_tokens, exact_key
 
 _ROLES = {"user": MEMBER, "member": MEMBER, "customer": MEMBER, "assistant": ADVISOR, "advisor": ADVISOR,
           "agent": ADVISOR}
 _LONG = 300  # a sentence longer than this is cut at its semicolons (dictated notes run on)
+_SHORT_ANSWER = 5  # content words: an answer this short is read with the question it answers
 
 
 @dataclass(slots=True)
@@ -47,8 +52,14 @@ class _Call:
     decisions: list[str] = field(default_factory=list)
     advisor_spoke: bool = False
 
-    def add(self, statement: str, speaker: str, at: datetime | None) -> None:
-        text = rewrite_en(statement, speaker) if self.english else rewrite_fr(statement, speaker)
+    def add(self, statement: str, speaker: str, at: datetime | None, question: str | None = None,
+            voice: str | None = None) -> None:
+        """``speaker`` said it (it decides the category); ``voice`` is whose words they are (it
+        decides who "je" and "vous" are): the advisor's for a question confirmed by the member."""
+        voice = voice or (ADVISOR if speaker == MEMBER and _relayed(statement) else speaker)
+        text = rewrite_en(statement, voice) if self.english else rewrite_fr(statement, voice)
+        if question is not None and len(content_tokens(text)) <= _SHORT_ANSWER:
+            text = _with_question(text, question, english=self.english)
         key = exact_key(text)
         if key in self.seen:
             return
@@ -71,11 +82,15 @@ def extract(messages: Sequence[Message], *, session_id: str | None, locale: str)
         call.advisor_spoke |= speaker == ADVISOR
         sentences = _sentences(message.content)
         for n, sentence in enumerate(sentences):
+            asked = None
             if speaker == MEMBER and n == 0 and question is not None:
-                statement, sentence = answers.answered(question, sentence)
-                if statement is not None:
-                    _keep(call, statement, ADVISOR, message.at)
-            _read(call, sentence, speaker, message.at)
+                statement, rest = answers.answered(question, sentence)
+                if statement is not None:  # the member's answer, in the advisor's words
+                    _keep(call, statement, MEMBER, message.at, voice=ADVISOR)
+                elif rest == sentence:
+                    asked = question  # "Non, je préfère le 10." needs its question to mean anything
+                sentence = rest
+            _read(call, sentence, speaker, message.at, asked)
         question = _last_question(sentences) if speaker == ADVISOR else None
     return Extraction(facts=tuple(call.facts), episode=_episode(call, messages, session_id))
 
@@ -90,36 +105,69 @@ def _sentences(content: str) -> list[str]:
     return out
 
 
-def _read(call: _Call, sentence: str, speaker: str, at: datetime | None) -> None:
+def _read(call: _Call, sentence: str, speaker: str, at: datetime | None, question: str | None = None) -> None:
     clean = strip_fillers(sentence)
     if not clean:
         return
     if is_question(clean):
         if speaker == MEMBER:
             call.member_said.append(clean)
+            asked = request(clean)  # "Est-ce que je peux décaler l'échéance ?" asks for something
+            if asked is not None:
+                _keep(call, asked, speaker, at)
         return
-    _keep(call, clean, speaker, at)
+    _keep(call, clean, speaker, at, question)
 
 
-def _keep(call: _Call, statement: str, speaker: str, at: datetime | None) -> None:
-    clean = strip_fillers(without_ritual(statement))
+def _keep(call: _Call, statement: str, speaker: str, at: datetime | None, question: str | None = None,
+          voice: str | None = None) -> None:
+    clean = strip_fillers(statement)
+    named = introduction(clean, english=call.english) if speaker == MEMBER and voice is None else None
+    if named is not None:  # "<PERSON_1>, j'ai un contrat…": the name, then the rest
+        call.add(named[0], MEMBER, at)
+        clean = named[1]
+    clean = strip_fillers(without_ritual(clean))
     if not clean or not carries_information(clean, advisor=speaker == ADVISOR):
         return
     if speaker == MEMBER:
         call.member_said.append(clean)
-    call.add(clean, speaker, at)
+    call.add(clean, speaker, at, question, voice)
+
+
+# A "user" message may be the advisor relaying the member ("Elle conteste le remboursement", "On lui
+# a envoyé l'attestation"): no first person singular, the member in the third person. There "on",
+# "nous" and "vous" are the call-center side, as in the advisor's own words.
+_FIRST_SINGULAR = re.compile(r"\b(?:je|j'|j’|me|m'|m’|moi|mon|ma|mes|i|i'm|i've|my)\b", re.IGNORECASE)
+_THIRD_MEMBER = re.compile(
+    r"\b(?:il|elle|lui|son|sa|ses|l'adhérente?|l'adherente?|le client|la cliente|le membre|l'assurée?|"
+    r"le sociétaire|la sociétaire|he|she|his|her|the (?:member|customer|client))\b|"
+    r"\b(?:m\.|mme\b|madame\b|monsieur\b)|^<PERSON_\d+>",
+    re.IGNORECASE,
+)
+
+
+def _relayed(statement: str) -> bool:
+    return not _FIRST_SINGULAR.search(statement) and _THIRD_MEMBER.search(statement) is not None
+
+
+def _with_question(text: str, question: str, *, english: bool) -> str:
+    """A short answer keeps the question it answers, quoted: never turned into a statement, since
+    the answer may contradict it ("Souhaitez-vous toujours le 5 ?" — "Non, le 10.")."""
+    body = text.rstrip(".")
+    return f'{body} (answering "{question}").' if english else f"{body} (en réponse à « {question} »)."
 
 
 def _last_question(sentences: Sequence[str]) -> str | None:
+    """The advisor's closing question, unless it is ritual ("que puis-je faire pour vous ?")."""
     if not sentences:
         return None
     last = strip_fillers(sentences[-1])
-    return last if is_question(last) else None
+    return last if is_question(last) and without_ritual(last) else None
 
 
 def _episode(call: _Call, messages: Sequence[Message], session_id: str | None) -> str | None:
-    """Only a conversation gets one: decisions were made, or both sides spoke and the member said
-    more than one thing. Member notes alone are already their own record; a summary that restates
+    """Only a conversation gets one: decisions were made, or both sides spoke and two facts came out
+    of it. Member notes alone are already their own record; a summary that restates
     one of them with a date adds nothing but a record that crowds facts out of a top-k."""
     if session_id is None:
         return None

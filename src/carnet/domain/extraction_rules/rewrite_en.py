@@ -69,9 +69,13 @@ def _conjugate(tokens: list[str], following: list[int]) -> None:
             continue
         if low in _THIRD:
             tokens[k] = _THIRD[low]
-        elif low not in _UNCHANGED and low.isalpha() and not low.endswith(("ed", "s")):
+        elif low not in _UNCHANGED and low.isalpha() and not _past_or_third(low):
             tokens[k] = _add_s(low)
         return
+
+
+def _past_or_third(verb: str) -> bool:
+    return (verb.endswith("ed") and not verb.endswith("eed")) or (verb.endswith("s") and not verb.endswith("ss"))
 
 
 def _add_s(verb: str) -> str:
@@ -89,6 +93,6 @@ def _other_pronoun(low: str, speaker: str, original: str, *, first: bool) -> str
     if speaker == MEMBER:
         table = {**member_words, "us": "them", "our": "their", "you": "the company", "your": "the company's"}
     else:
-        table = {"you": "the member", "your": "the member's", "my": "their", "yours": "the member's", "yourself": "the member",
-                 "us": "the company", "our": "the company's"}
+        table = {"you": "the member", "your": "the member's", "my": "their", "yours": "the member's",
+                 "yourself": "the member", "us": "the company", "our": "the company's"}
     return table.get(low, original)

@@ -25,14 +25,14 @@ _LAST_WORD = re.compile(r"([\wéèêàçùûôîœ°]+)\.$")
 _LOOSE = (
     r"oui|ouais|non|bon|ben|bah|beh|eh bien|et bien|euh+|heu+|hum+|hm+|ah|oh|eh|alors|donc|et|mais|"
     r"voil[aà]|bref|enfin|du coup|en fait|au fait|sinon|écoutez|ecoutez|par contre|en revanche|d'ailleurs|"
-    r"yes|yeah|yep|no|nope|well|so|and|but|oh|um+|uh+|er|actually|by the way"
+    r"yes|yeah|yep|no|nope|well|so|and|but|oh|um+|uh+|er|actually|by the way|also|anyway"
 )
 # Politeness and acknowledgements: only when punctuation (or a title) follows, since "merci de me
 # rappeler" and "parfait pour moi" say something.
 _STRICT = (
     r"d'accord|ok|okay|très bien|tres bien|parfait|entendu|effectivement|exactement|absolument|tout à fait|"
     r"tout a fait|c'est ça|c'est ca|c'est exact|bien sûr|bien sur|merci(?: beaucoup| bien)?|bonjour|bonsoir|"
-    r"pardon|excusez-moi|désolée?|desolee?|madame|monsieur|mademoiselle|"
+    r"pardon|excusez-moi|désolée?|desolee?|madame|monsieur|mademoiselle|autre chose|"
     r"right|sure|alright|all right|hi|hello|thanks|thank you|great|perfect|fine|sorry"
 )
 _FILLER = re.compile(

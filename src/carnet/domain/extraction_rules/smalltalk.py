@@ -10,6 +10,9 @@ ritual, then keeps what remains if it carries information:
 - a keyword of a fact category (``classify``), or a decision;
 - for the member only, a statement with at least two content words (the advisor's other sentences
   are procedure: they need one of the signals above).
+
+A placeholder alone is not information ("Le <BIRTHDATE_1>." is an answer whose question was not
+understood), and a one-word note needs a category keyword ("Injoignable." yes, "Parfait." no).
 """
 
 from __future__ import annotations
@@ -53,13 +56,17 @@ _RITUAL = [
     r"je comprends(?: (?:votre|tout a fait|bien|parfaitement)).*",
     r"je vous (?:passe|transfere) .*|je recapitule.*|(?:y a-t-il|avez-vous|est-ce qu'il y a) .*autre chose.*|"
     r"autre chose|anything else.*",
-    r"je ne (?:sais|comprends) pas.*|attendez|je cherche.*|"
+    r"je ne (?:sais|comprends) pas.*|attendez|je (?:cherche|regarde)(?: (?:ca|cela|un instant|deux secondes))?|"
+    r"s'il vous plait|si vous plait|please|"
     r"j'ai (?:mon|le|votre) (?:dossier|contrat|courrier|papier)s? (?:sous les yeux|devant moi)",
     r"(?:je vous appelle|je vous rappelle|comment (?:ca va|allez-vous)|ca va(?: bien)?(?: et vous)?)",
 ]
 _RITUAL_RE = re.compile("|".join(f"(?:{p})" for p in _RITUAL))
 _CLAUSE = re.compile(r"\s*[,;]\s+|\s+[-–]\s+")
 _HARD_INFO = re.compile(r"<[A-Z][A-Z0-9_]*_\d+>|\d|\b[A-Z]{2,}[-/]?\w*\d")
+_GREETING = re.compile(r"\s*(?:bonjour|bonsoir|hello|hi|good (?:morning|afternoon|evening))\b")
+_NAME_WORDS = 3
+_PLACEHOLDER = re.compile(r"<[A-Z][A-Z0-9_]*_\d+>")
 _FIRST_PERSON = re.compile(r"\b(?:je|j'|j’|nous|on|i|i'm|i've|we|my|mon|ma|mes|notre|nos)\b", re.IGNORECASE)
 
 
@@ -70,21 +77,27 @@ def is_ritual(clause: str) -> bool:
 
 
 def without_ritual(sentence: str) -> str:
-    """The sentence with its ritual clauses removed ("" when nothing else is left)."""
+    """The sentence with its ritual clauses removed ("" when nothing else is left). Next to a
+    greeting, a short clause with no number is the caller's or the company's name ("Mutuelle
+    Horizon, bonjour"): it goes too."""
     clauses = _CLAUSE.split(sentence.strip())
     kept = [c for c in clauses if c.strip() and not is_ritual(c)]
     if len(kept) == len(clauses):
         return sentence.strip()
+    if any(_GREETING.match(fold(c)) for c in clauses):
+        kept = [c for c in kept if len(c.split()) > _NAME_WORDS or _HARD_INFO.search(_PLACEHOLDER.sub("", c))]
     return ", ".join(c.strip().rstrip(".") for c in kept) + ("." if kept else "")
 
 
 def carries_information(sentence: str, *, advisor: bool) -> bool:
-    if _HARD_INFO.search(sentence):
-        return True
-    folded = fold(sentence)
-    if keyword_scores(folded) or is_decision(sentence, advisor=advisor):
+    words = content_tokens(_PLACEHOLDER.sub(" ", sentence))
+    if not words:
+        return False  # "Le <BIRTHDATE_1>.": a value whose question was not understood
+    keyworded = bool(keyword_scores(fold(sentence))) or is_decision(sentence, advisor=advisor)
+    if len(words) == 1:
+        return keyworded  # "Injoignable." is a note; "Parfait." is not
+    if keyworded or _HARD_INFO.search(sentence):
         return True
     if advisor:
         return False
-    minimum = 2 if _FIRST_PERSON.search(sentence) else 3
-    return len(content_tokens(sentence)) >= minimum
+    return len(words) >= (2 if _FIRST_PERSON.search(sentence) else 3)

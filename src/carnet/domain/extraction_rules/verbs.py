@@ -120,9 +120,9 @@ def _first_singular(lower: str) -> str:
         return lower[:-1] + "t"
     if lower.endswith("ai"):  # future: je serai → sera
         return lower[:-1]
-    if lower.endswith(("is", "ts", "us", "rs", "ns", "cs")):  # finis, mets, conclus, pars, viens
-        return lower[:-1] + ("t" if not lower.endswith("cs") else "")
-    if lower.endswith("ds"):  # prends → prend
+    if lower.endswith(("is", "us", "rs", "ns")):  # finis, conclus, pars, viens → -t
+        return lower[:-1] + "t"
+    if lower.endswith(("ds", "ts", "cs")):  # prends, transmets, convaincs → drop the s
         return lower[:-1]
     if lower.endswith("x"):  # peux → peut
         return lower[:-1] + "t"

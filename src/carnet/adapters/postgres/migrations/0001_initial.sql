@@ -103,7 +103,7 @@ CREATE INDEX intakes_status ON carnet.intakes (status, seq);
 
 -- The audit trail: one hash chain per tenant; `heads` repeats each chain's last (seq, hash), and an
 -- append locks its tenant's head row, so appenders on several nodes never fork a chain.
-CREATE SCHEMA carnet_audit;
+CREATE SCHEMA IF NOT EXISTS carnet_audit;
 
 CREATE TABLE carnet_audit.entries (
     tenant text COLLATE "C" NOT NULL,

@@ -1,0 +1,252 @@
+"""The rule-based extractor: what it drops, what it keeps and how it words it, categories, dates,
+the episode, English. Pure: no store, no model."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from carnet.adapters.extract_rules import RuleExtractor
+from carnet.domain.extraction import Extraction
+from carnet.domain.extraction_rules import CATEGORIES, extract
+from carnet.domain.extraction_rules.rewrite_fr import ADVISOR, MEMBER, rewrite_fr
+from carnet.domain.extraction_rules.verbs import third_singular
+from carnet.domain.intake import Message
+from carnet.domain.records import Kind
+from carnet.ports import Extractor
+
+AT = datetime(2024, 3, 12, 9, 30, tzinfo=UTC)
+
+
+def _call(*turns: tuple[str, str], session: str | None = "call-1", locale: str = "fr") -> Extraction:
+    messages = [Message(role, text, AT + timedelta(minutes=n)) for n, (role, text) in enumerate(turns)]
+    return extract(messages, session_id=session, locale=locale)
+
+
+def _texts(extraction: Extraction) -> list[str]:
+    return [f.text for f in extraction.facts]
+
+
+def _one(role: str, text: str) -> str:
+    facts = _texts(_call((role, text), session=None))
+    assert len(facts) == 1, facts
+    return facts[0]
+
+
+# --- what is not worth remembering ---------------------------------------------------------------
+
+
+def test_small_talk_gives_nothing() -> None:
+    found = _call(
+        ("advisor", "Mutuelle Horizon bonjour, <PERSON_1> à l'appareil, que puis-je faire pour vous ?"),
+        ("user", "Bonjour madame."),
+        ("advisor", "Je vous écoute. Un petit instant, je vous mets en attente."),
+        ("user", "D'accord, merci."),
+        ("advisor", "Merci de votre patience, je regarde votre dossier. C'est noté."),
+        ("user", "Très bien, parfait, merci beaucoup. Au revoir !"),
+        ("advisor", "Je vous en prie, bonne journée madame <PERSON_2>."),
+        ("system", "Tu es l'assistant du conseiller. Le contrat CTR-000001 est confidentiel."),
+    )
+    assert found.facts == () and found.episode is None
+
+
+def test_ritual_clauses_go_and_the_rest_stays() -> None:
+    text = _one("advisor", "Je suis désolée pour ce désagrément, je transmets votre réclamation au service qualité.")
+    assert text == "Le conseiller transmet la réclamation du membre au service qualité."
+
+
+def test_questions_are_no_facts_but_requests_are() -> None:
+    assert _call(("user", "Vous pouvez me dire où en est mon dossier ?"), session=None).facts == ()
+    text = _one("user", "Est-ce que je peux décaler la première échéance de mon prêt auto ?")
+    assert text == "Demande du membre : décaler la première échéance de son prêt auto."
+
+
+# --- rewriting --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("said", "fact"),
+    [
+        ("J'ai déménagé à Lyon.", "Le membre a déménagé à Lyon."),
+        ("Mon numéro de contrat est CTR-123456", "Le numéro de contrat du membre est CTR-123456."),
+        ("Je vous appelle parce que j'ai un dégât des eaux dans ma cuisine.",
+         "Le membre a un dégât des eaux dans sa cuisine."),
+        ("Je me suis installée à Villeurbanne et j'habite maintenant au <ADDRESS_1>.",
+         "Le membre s'est installée à Villeurbanne et il habite maintenant au <ADDRESS_1>."),
+        ("Je ne suis plus salarié chez Renault.", "Le membre n'est plus salarié chez Renault."),
+        ("Ma femme et moi avons acheté une maison à Roubaix.", "Le membre et sa femme ont acheté une maison à Roubaix."),
+        ("Nous avons eu un bébé en janvier.", "Le foyer du membre a eu un bébé en janvier."),
+        ("Vous m'avez prélevé deux fois ce mois-ci.", "Le conseiller a prélevé le membre deux fois ce mois-ci."),
+        ("Un expert doit me rappeler demain.", "Un expert doit rappeler le membre demain."),
+        ("Rappelez-moi plutôt l'après-midi.", "Le membre demande à être rappelé plutôt l'après-midi."),
+    ],
+)
+def test_member_statements_in_the_third_person(said: str, fact: str) -> None:
+    assert rewrite_fr(said, MEMBER) == fact
+
+
+@pytest.mark.parametrize(
+    ("said", "fact"),
+    [
+        ("Je vous envoie un devis par email.", "Le conseiller envoie au membre un devis par email."),
+        ("Nous avons procédé au remboursement de 320 euros.", "Le conseiller a procédé au remboursement de 320 euros."),
+        ("Je vois que vous avez un contrat MRH chez nous depuis 2019.", "Le membre a un contrat MRH depuis 2019."),
+        ("Je vous rappelle demain matin.", "Le conseiller rappelle le membre demain matin."),
+        ("Un expert vous contactera sous 48 heures.", "Un expert contactera le membre sous 48 heures."),
+        ("Vous recevrez un courrier de confirmation.", "Le membre recevra un courrier de confirmation."),
+        ("Je mets à jour votre adresse.", "Le conseiller met à jour l'adresse du membre."),
+        ("Je vous confirme que votre résiliation prendra effet le 1er juillet.",
+         "La résiliation du membre prendra effet le 1er juillet."),
+        ("Envoyez-nous les photos de la cuisine.", "Le conseiller demande au membre d'envoyer les photos de la cuisine."),
+    ],
+)
+def test_advisor_statements_name_both_sides(said: str, fact: str) -> None:
+    assert rewrite_fr(said, ADVISOR) == fact
+
+
+@pytest.mark.parametrize(
+    ("form", "person", "third"),
+    [("suis", "1s", "est"), ("voudrais", "1s", "voudrait"), ("transmets", "1s", "transmet"), ("serai", "1s", "sera"),
+     ("avez", "2p", "a"), ("recevrez", "2p", "recevra"), ("appelez", "2p", "appelle"), ("préférez", "2p", "préfère"),
+     ("déclarez", "2p", "déclare"), ("vérifiez", "2p", "vérifie"), ("aviez", "2p", "avait"), ("vendez", "2p", "vend"),
+     ("avons", "1p", "a"), ("déménageons", "1p", "déménage"), ("enverrons", "1p", "enverra")],
+)
+def test_verbs_change_person(form: str, person: str, third: str) -> None:
+    assert third_singular(form, person) == third
+
+
+def test_an_answer_is_read_with_its_question() -> None:
+    found = _call(
+        ("advisor", "Pouvez-vous me donner votre numéro de contrat ?"), ("user", "Oui, c'est le CTR-123456."),
+        ("advisor", "Vous habitez toujours à Lyon ?"), ("user", "Oui."),
+        ("advisor", "Vous préférez être contacté comment ?"), ("user", "Par email, je ne réponds jamais avant 14h."),
+        ("advisor", "Souhaitez-vous toujours être prélevé le 5 du mois ?"), ("user", "Non, je préfère le 10."),
+    )
+    assert _texts(found)[:4] == [
+        "Le numéro de contrat du membre est CTR-123456.",
+        "Le membre habite toujours à Lyon.",
+        "Le membre préfère être contacté par email.",
+        "Le membre ne répond jamais avant 14h.",
+    ]
+    assert _texts(found)[4] == ("Le membre préfère le 10 (en réponse à « Souhaitez-vous toujours être prélevé "
+                                "le 5 du mois ? »).")  # a "non" never turns the question into a fact
+
+
+def test_placeholders_are_kept_verbatim() -> None:
+    found = _call(
+        ("user", "Je m'appelle <PERSON_1>, mon IBAN est <IBAN_1> et mon email <EMAIL_1>."),
+        ("user", "J'ai déménagé au <ADDRESS_1>, mon portable c'est le <PHONE_1>."),
+    )
+    joined = " ".join(_texts(found))
+    for placeholder in ("<PERSON_1>", "<IBAN_1>", "<EMAIL_1>", "<ADDRESS_1>", "<PHONE_1>"):
+        assert joined.count(placeholder) == 1
+
+
+# --- fact families, categories, importance --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("role", "said", "category", "importance"),
+    [
+        ("user", "J'ai une assurance habitation MRH formule Confort depuis 2019.", "contrat", 0.7),
+        ("user", "J'ai un dégât des eaux dans la salle de bain, le dossier c'est SIN-2024-0815.", "sinistre", 0.8),
+        ("user", "J'ai déménagé à Villeurbanne le mois dernier.", "adresse", 0.6),
+        ("user", "Je préfère être contacté par email plutôt que par téléphone.", "preference", 0.55),
+        ("user", "Mon numéro de portable a changé, c'est le <PHONE_1>.", "contact", 0.55),
+        ("user", "Je me suis mariée en juin et nous attendons un bébé.", "famille", 0.55),
+        ("user", "Le prélèvement de mars a été rejeté, je n'avais pas assez sur mon compte.", "paiement", 0.7),
+        ("user", "Je conteste le refus de remboursement, ce n'est pas normal.", "reclamation", 0.75),
+        ("user", "Nous voulons financer l'achat d'une maison avec un apport de 40 000 euros.", "projet", 0.5),
+        ("advisor", "Un expert passera chez vous le 15 mars entre 9h et 12h.", "decision", 0.8),
+        ("advisor", "Nous avons procédé au remboursement de 320 euros.", "decision", 0.8),
+        ("user", "Mon chat s'appelle Caramel et il adore les croquettes.", "autre", 0.3),
+    ],
+)
+def test_each_family_is_kept_and_filed(role: str, said: str, category: str, importance: float) -> None:
+    [fact] = _call((role, said), session=None).facts
+    assert (fact.category, fact.importance, fact.kind) == (category, importance, Kind.FACT)
+    assert category in CATEGORIES
+
+
+# --- dates ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("said", "day"),
+    [
+        ("J'ai déménagé le 3 mars.", datetime(2024, 3, 3, tzinfo=UTC)),
+        ("Je suis en arrêt maladie depuis le 12/02/2024.", datetime(2024, 2, 12, tzinfo=UTC)),
+        ("Le dégât des eaux date d'hier.", datetime(2024, 3, 11, tzinfo=UTC)),
+        ("J'ai une assurance auto depuis le 3 décembre.", datetime(2023, 12, 3, tzinfo=UTC)),
+        ("L'expert passera le 15 mars.", AT),  # a plan: the commitment is from the call
+        ("Je suis client depuis le 1er mars 2001.", AT),  # years back would start its retention then
+    ],
+)
+def test_valid_from_is_the_call_or_an_explicit_earlier_date(said: str, day: datetime) -> None:
+    [fact] = _call(("user", said), session=None).facts
+    assert fact.valid_from == day
+
+
+def test_without_a_time_nothing_is_dated() -> None:
+    found = extract([Message("user", "J'ai déménagé hier à Lyon.")], session_id=None, locale="fr")
+    assert [f.valid_from for f in found.facts] == [None]
+
+
+# --- episode -------------------------------------------------------------------------------------
+
+CALL = (
+    ("advisor", "Mutuelle Horizon bonjour, que puis-je pour vous ?"),
+    ("user", "Bonjour, je voudrais déclarer un dégât des eaux dans ma cuisine."),
+    ("advisor", "J'ouvre un dossier, le numéro est SIN-2024-0815. Un expert passera le 15 mars."),
+    ("user", "Merci. Au fait, j'ai déménagé à Villeurbanne."),
+    ("advisor", "C'est noté, bonne journée."),
+)
+
+
+def test_a_call_has_a_short_episode() -> None:
+    found = _call(*CALL)
+    assert found.episode == ("Appel du 12 mars 2024 : déclaration d'un dégât des eaux et changement d'adresse ; "
+                             "le conseiller ouvre un dossier, le numéro est SIN-2024-0815 ; "
+                             "un expert passera le 15 mars.")
+
+
+def test_no_episode_without_a_session_or_a_conversation() -> None:
+    assert _call(*CALL, session=None).episode is None
+    assert _call(("user", "J'ai déménagé à Villeurbanne."), ("user", "Je préfère le courriel.")).episode is None
+
+
+# --- English --------------------------------------------------------------------------------------
+
+
+def test_english_basics() -> None:
+    found = _call(
+        ("agent", "Hello, you're through to Northway Insurance, how can I help?"),
+        ("user", "Hi, I moved to Leeds last month and I need to update my address."),
+        ("agent", "Sure. What's your new address?"),
+        ("user", "It's <ADDRESS_1>."),
+        ("agent", "Thanks, I've updated your address and I'll send you a new certificate by email."),
+        ("user", "Great, thanks. Also I prefer to be called in the evening."),
+        ("agent", "Noted. Have a nice day!"),
+        locale="en",
+    )
+    assert _texts(found) == [
+        "The member moved to Leeds last month and the member needs to update their address.",
+        "The member's new address is <ADDRESS_1>.",
+        "The advisor has updated the member's address and the advisor will send the member a new certificate by "
+        "email.",
+        "The member prefers to be called in the evening.",
+    ]
+    assert [f.category for f in found.facts] == ["adresse", "adresse", "decision", "preference"]
+    assert found.episode is not None and found.episode.startswith("Call on 12 March 2024: change of address;")
+
+
+# --- the adapter -----------------------------------------------------------------------------------
+
+
+def test_the_adapter_implements_the_port() -> None:
+    extractor: Extractor = RuleExtractor()
+    assert extractor.name == "rules"
+    assert extractor.obsolete("Le membre habite à Lyon.", [("m1", "Le membre habite à Paris.")], locale="fr") == []
+    found = extractor.extract([Message("user", "J'ai déménagé à Lyon.", AT)], session_id="s", locale="fr")
+    assert _texts(found) == ["Le membre a déménagé à Lyon."] and found.tokens_in == found.tokens_out == 0
