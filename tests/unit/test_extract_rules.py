@@ -75,7 +75,8 @@ def test_questions_are_no_facts_but_requests_are() -> None:
         ("Je me suis installée à Villeurbanne et j'habite maintenant au <ADDRESS_1>.",
          "Le membre s'est installée à Villeurbanne et il habite maintenant au <ADDRESS_1>."),
         ("Je ne suis plus salarié chez Renault.", "Le membre n'est plus salarié chez Renault."),
-        ("Ma femme et moi avons acheté une maison à Roubaix.", "Le membre et sa femme ont acheté une maison à Roubaix."),
+        ("Ma femme et moi avons acheté une maison à Roubaix.",
+         "Le membre et sa femme ont acheté une maison à Roubaix."),
         ("Nous avons eu un bébé en janvier.", "Le foyer du membre a eu un bébé en janvier."),
         ("Vous m'avez prélevé deux fois ce mois-ci.", "Le conseiller a prélevé le membre deux fois ce mois-ci."),
         ("Un expert doit me rappeler demain.", "Un expert doit rappeler le membre demain."),
@@ -98,7 +99,8 @@ def test_member_statements_in_the_third_person(said: str, fact: str) -> None:
         ("Je mets à jour votre adresse.", "Le conseiller met à jour l'adresse du membre."),
         ("Je vous confirme que votre résiliation prendra effet le 1er juillet.",
          "La résiliation du membre prendra effet le 1er juillet."),
-        ("Envoyez-nous les photos de la cuisine.", "Le conseiller demande au membre d'envoyer les photos de la cuisine."),
+        ("Envoyez-nous les photos de la cuisine.",
+         "Le conseiller demande au membre d'envoyer les photos de la cuisine."),
     ],
 )
 def test_advisor_statements_name_both_sides(said: str, fact: str) -> None:
@@ -131,6 +133,22 @@ def test_an_answer_is_read_with_its_question() -> None:
     ]
     assert _texts(found)[4] == ("Le membre préfère le 10 (en réponse à « Souhaitez-vous toujours être prélevé "
                                 "le 5 du mois ? »).")  # a "non" never turns the question into a fact
+
+
+def test_relayed_notes_and_introductions() -> None:
+    found = _call(
+        ("advisor", "Mutuelle <PERSON_9>, bonjour."),  # the company's name next to a greeting: no fact
+        ("user", "Bonjour madame, <PERSON_1>. J'ai une question sur mon contrat auto."),
+        ("user", "On lui a envoyé l'attestation le 3 mars."),  # the advisor relaying: "on" is the company
+        ("user", "M. <PERSON_1>, artisan plombier, a un compte professionnel chez nous."),
+        session=None,
+    )
+    assert _texts(found) == [
+        "Le membre s'appelle <PERSON_1>.",
+        "Le membre a une question sur son contrat auto.",
+        "Le conseiller lui a envoyé l'attestation le 3 mars.",
+        "M. <PERSON_1>, artisan plombier, a un compte professionnel.",
+    ]
 
 
 def test_placeholders_are_kept_verbatim() -> None:
@@ -250,3 +268,11 @@ def test_the_adapter_implements_the_port() -> None:
     assert extractor.obsolete("Le membre habite à Lyon.", [("m1", "Le membre habite à Paris.")], locale="fr") == []
     found = extractor.extract([Message("user", "J'ai déménagé à Lyon.", AT)], session_id="s", locale="fr")
     assert _texts(found) == ["Le membre a déménagé à Lyon."] and found.tokens_in == found.tokens_out == 0
+
+
+@pytest.mark.parametrize("content", ["", "   ", "?", "...", "'", "<PERSON_1>", "j'", "je", "vous", "Mon", "-moi",
+                                     "a" * 5000, "Je suis là. " * 300, "Vous m' ? nous ! mon , j' ; <IBAN_1> ."])
+def test_odd_messages_never_raise(content: str) -> None:
+    for locale in ("fr", "en"):
+        found = _call(("user", content), ("advisor", content), locale=locale)
+        assert all(f.text.strip() for f in found.facts)

@@ -5,8 +5,9 @@ with its question it is the fact "Le numéro de contrat du membre est CTR-123456
 turned into a statement in the advisor's words ("votre numéro de contrat est …", "vous habitez
 où" → "vous habitez à Villeurbanne"), the answer fills its gap, and the statement is rewritten as
 any advisor sentence would be. A "oui" confirms a yes/no question ("Vous êtes toujours à Lyon ?"
-— "Oui." → "Le membre est toujours à Lyon."); a "non" gives nothing (what is true instead is
-usually said next, and read on its own).
+— "Oui." → "Le membre est toujours à Lyon."); a "non" never turns the question into a fact: what
+is true instead is usually said next and read on its own (a short answer keeps its question,
+quoted: see ``pipeline``).
 """
 
 from __future__ import annotations

@@ -41,7 +41,7 @@ _KEYWORDS = _table(
                          r"inacceptable|scandal\w*|insatisf\w*|complain\w*|complaint|dispute\w*|unacceptable)\b"),
     ("reclamation", 2.0, r"\bpas normal\b|\btoujours pas\b|\bpas d'accord\b|\bune erreur\b|\bpar erreur\b|"
                          r"\ba tort\b|\bdeux fois\b|\bstill (?:not|no)\b|\bby mistake\b|\btwice\b|\brelanc\w*|"
-                         r"\bmenace\w*|\bthreaten\w*"),
+                         r"\bmenace\w*|\bthreaten\w*|\bpenible\b|\bras le bol\b|\bmarre\b|\bhonte\b"),
     ("adresse", 3.0, r"\b(?:demenag\w*|emmenag\w*|adresse|domicil\w*|moved|relocat\w*|address)\b|<address_\d+>"),
     ("adresse", 2.0, r"\b(?:habite\w*|reside\w*|installee? a|code postal|lives? in|living in)\b"),
     ("preference", 3.0, r"\b(?:prefer\w*|plutot que|jamais (?:de|par|avant|apres|le)|ne (?:veut|souhaite) (?:pas|plus)|"
@@ -89,7 +89,8 @@ _OUTCOME = re.compile(
 # passera…", "nous avons procédé au remboursement").
 _COMMITMENT = re.compile(
     r"\b(?:envoie|enverr\w*|envoy\w*|transmet\w*|transmis|passera|viendra|interviendra|contactera|rappel\w*|"
-    r"recontact\w*|procede|rembourse\w*|versera|verse|ouvre|ouvert|resilie\w*|inscri\w*|annule\w*|"
+    r"recontact\w*|revien\w* vers|procede|rembourse\w*|versera|verse|ouvre|ouvert|resilie\w*|inscri\w*|annule\w*|"
+    r"reserve\w*|met|mets|"
     r"enregistre\w*|met a jour|mis a jour|modifie\w*|accorde\w*|valide\w*|programme\w*|planifie\w*|"
     r"rendez-vous|fait parvenir|fai\w* opposition|bloque\w*|debloque\w*|suspend\w*|reactiv\w*|commande\w*|"
     r"report\w*|decale\w*|offert|offre|applique\w*|will (?:send|call|visit|refund|contact|update|transfer|pay|cancel)|"

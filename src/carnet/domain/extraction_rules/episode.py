@@ -34,7 +34,7 @@ _TOPICS: tuple[tuple[re.Pattern[str], str, str], ...] = tuple(
         (r"reclamation|contest|plainte|mecontent|complain|dispute", "réclamation", "complaint"),
         (r"opposition|carte (?:bancaire )?(?:perdue|volee)|perdu (?:sa|ma|votre) carte|lost (?:my|their) card",
          "opposition sur carte bancaire", "card blocked"),
-        (r"\bpret\b|credit|financ|emprunt|\bloan|mortgage", "financement", "financing"),
+        (r"(?<!de )\bpret\b|credit|financ|emprunt|\bloan|mortgage", "financement", "financing"),
         (r"\bdevis|\bquote", "demande de devis", "quote request"),
         (r"impaye|rejet|retard de paiement|overdue|unpaid", "incident de paiement", "payment incident"),
         (r"rembours|refund", "remboursement", "refund"),
@@ -48,6 +48,7 @@ _TOPICS: tuple[tuple[re.Pattern[str], str, str], ...] = tuple(
     )
 )
 _DECLARE = re.compile(r"\bdeclar|\bsignal|\breport")
+_CLAIMS = frozenset({"dégât des eaux", "incendie", "vol", "bris de glace", "accident", "sinistre"})
 _MAX_TOPICS = 2
 _MAX_DECISIONS = 2
 _MAX_DECISION_CHARS = 140
@@ -63,11 +64,8 @@ def topics(member_texts: Sequence[str], *, english: bool) -> list[str]:
             found.append((m.start(), en if english else fr))
     labels = [label for _, label in sorted(found)][:_MAX_TOPICS]
     if labels and not english and _DECLARE.search(folded) and labels[0] in _CLAIMS:
-        labels[0] = f"déclaration d'un {labels[0]}" if labels[0] != "sinistre" else "déclaration d'un sinistre"
+        labels[0] = f"déclaration d'un {labels[0]}"  # "je voudrais déclarer un dégât des eaux"
     return labels
-
-
-_CLAIMS = frozenset({"dégât des eaux", "incendie", "vol", "bris de glace", "accident", "sinistre"})
 
 
 def summary(*, at: datetime | None, topics: Sequence[str], decisions: Sequence[str], english: bool) -> str | None:

@@ -103,6 +103,8 @@ _CONTRACTED = (
 _SPACE_BEFORE = re.compile(r"\s+([,.])")
 _ELIDED_SPACE = re.compile(r"(?<![\w])([nNsSlLmMtTdDjJ]|[qQ]u)' +")
 _UNELIDED = re.compile(r"\b(ne|se|le|la|de|que) (?=[\w-]+)", re.IGNORECASE)
+# An elided word before a consonant can only come from a rewrite ("qu'on" → "qu'le foyer").
+_OVERELIDED = re.compile(r"\b(qu|[nNsSdD])'(?=[bcdfgjklmnpqrstvwxzBCDFGJKLMNPQRSTVWXZ])")
 
 
 def finish(text: str) -> str:
@@ -114,6 +116,7 @@ def finish(text: str) -> str:
         text = pattern.sub(repl, text)
     text = _ELIDED_SPACE.sub(r"\1'", text)
     text = _UNELIDED.sub(_elided_or_not, text)
+    text = _OVERELIDED.sub(lambda m: m.group(1) + "e ", text)
     text = _SPACE_BEFORE.sub(r"\1", text)
     text = text.rstrip(" ,;:-!")
     if not text.endswith((".", "?", "…")):

@@ -129,7 +129,7 @@ def _keep(call: _Call, statement: str, speaker: str, at: datetime | None, questi
     clean = strip_fillers(without_ritual(clean))
     if not clean or not carries_information(clean, advisor=speaker == ADVISOR):
         return
-    if speaker == MEMBER:
+    if speaker == MEMBER and voice is None:  # the call's topics are what the member brought up
         call.member_said.append(clean)
     call.add(clean, speaker, at, question, voice)
 

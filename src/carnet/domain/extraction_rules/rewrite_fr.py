@@ -38,7 +38,7 @@ _ADVERBS = frozenset("pas plus jamais bien déjà deja encore aussi tout rien pe
 _INDIRECT = ("envo", "transm", "adress", "dis", "dit", "dire", "propos", "confirm", "écri", "ecri", "accord",
              "offr", "vers", "expliqu", "conseill", "recommand", "demand", "signal", "précis", "precis", "indiqu",
              "communiqu", "garanti", "fourni", "remet", "remis", "renv", "octroi", "donn", "montr", "fai", "fer",
-             "promi", "promet", "répond", "repond", "rembours")
+             "promi", "promet", "répond", "repond", "rembours", "réserv", "reserv", "accord", "attribu")
 # "je vous appelle parce que j'ai…": the reason is the fact.
 _CALLING_BECAUSE = re.compile(
     r"^(?:je vous (?:appelle|contacte|téléphone|telephone)|j'appelle|je me permets de vous (?:appeler|contacter))"
@@ -77,6 +77,8 @@ def _step(walk: Walk, i: int) -> int:
         return i
     if tok in ("je", "j'"):
         return _subject(walk, i, "1s", "member" if walk.speaker == MEMBER else "advisor")
+    if tok == "on" and walk.speaker == MEMBER and _impersonal(walk, i):
+        return i  # "qu'on me rappelle": someone, not the household (the advisor's "on" is the company)
     if tok in ("nous", "on") and _is_subject(walk, i, tok):
         return _subject(walk, i, "1p" if tok == "nous" else "3s", "household" if walk.speaker == MEMBER else "advisor")
     if tok in ("nous", "vous") and _company_after_chez(walk, i, tok):
@@ -92,6 +94,11 @@ def _step(walk: Walk, i: int) -> int:
     elif tok == "nous" and _after_preposition(walk, i):
         walk.tokens[i] = "le foyer" if walk.speaker == MEMBER else "l'établissement"
     return i
+
+
+def _impersonal(walk: Walk, i: int) -> bool:
+    words = walk.words(i + 1)
+    return bool(words) and walk.low(words[0]) in ("me", "m'", "nous", "vous", "lui", "leur", "te", "t'")
 
 
 def _company_after_chez(walk: Walk, i: int, tok: str) -> bool:

@@ -49,14 +49,17 @@ _RITUAL = [
     r"(?:je suis (?:toujours )?(?:la|en ligne)|vous (?:etes toujours la|m'entendez)|je vous entends (?:mal|bien)|"
     r"vous pouvez repeter|pouvez-vous repeter|can you hear me)",
     r"(?:que|en quoi) (?:puis-je|est-ce que je peux|je peux) .*|je vous ecoute|how can i help.*",
-    r".*\ba l'appareil\b.*|(?:vous etes|bienvenue) (?:bien )?(?:chez|a|au) .*",
+    r".*\ba l'appareil\b.*|vous etes (?:bien )?chez .*|bienvenue (?:chez|a|au) .*",
     r"(?:cet|votre) appel (?:est|peut etre) enregistre.*|pour des raisons de (?:securite|confidentialite).*",
-    r"(?:je suis|nous sommes) (?:vraiment |sincerement )?(?:desolee?s?|navree?s?).*|je m'excuse.*|"
-    r"i'm (?:so |very )?sorry.*",
-    r"je comprends(?: (?:votre|tout a fait|bien|parfaitement)).*",
+    r"(?:je suis|nous sommes) (?:vraiment |sincerement )?(?:desolee?s?|navree?s?)(?: (?:pour |de |du |d'))?"
+    r"(?:(?:ce|cet|cette|ca|cela|le|la|l'|apprendre|votre)(?:\s?\S+){0,2})?|je m'excuse(?: pour \S+(?: \S+)?)?|"
+    r"i'm (?:so |very )?sorry(?: (?:about|for|to hear) \S+(?: \S+)?)?",
+    r"je comprends(?: (?:tout a fait|bien|parfaitement|votre (?:situation|inquietude|frustration|colere|"
+    r"mecontentement|probleme)))*",
     r"je vous (?:passe|transfere) .*|je recapitule.*|(?:y a-t-il|avez-vous|est-ce qu'il y a) .*autre chose.*|"
     r"autre chose|anything else.*",
-    r"je ne (?:sais|comprends) pas.*|attendez|je (?:cherche|regarde)(?: (?:ca|cela|un instant|deux secondes))?|"
+    r"je ne (?:sais|comprends) pas(?: trop| bien| du tout| vraiment)?|attendez|"
+    r"je (?:cherche|regarde)(?: (?:ca|cela|un instant|deux secondes))?|"
     r"s'il vous plait|si vous plait|please|"
     r"j'ai (?:mon|le|votre) (?:dossier|contrat|courrier|papier)s? (?:sous les yeux|devant moi)",
     r"(?:je vous appelle|je vous rappelle|comment (?:ca va|allez-vous)|ca va(?: bien)?(?: et vous)?)",
