@@ -465,6 +465,11 @@ class Extractor(Protocol):
     @property
     def name(self) -> str: ...
 
+    @property
+    def judges_contradictions(self) -> bool:
+        """Whether ``obsolete`` can say more than reconcile's rules (an LLM can; rules cannot)."""
+        ...
+
     def extract(self, messages: Sequence[Message], *, session_id: str | None, locale: str) -> Extraction:
         """Facts worth keeping (small talk filtered out) and, for a session, an episode summary.
         Raises ``ExtractionFailed`` (retryable) when the backend fails or answers out of schema."""

@@ -11,12 +11,12 @@ import pytest
 from carnet.bootstrap import Container, backup_source, build, build_rehasher, records_index, restore_target
 from carnet.config import Settings
 from carnet.crypto.tenant_hasher import TENANT_ENTRY
+from carnet.domain.intake import Message
 from carnet.domain.records import Memory
 from carnet.errors import BackupCorrupt, RestoreRefused, StoreLocked, SubjectNotFound
 from carnet.ports import Embedder, RecordFilter
 from carnet.services import memories, recall
 from carnet.services.backup import BackupReport, create_backup, list_backups, prune_backups
-from carnet.domain.intake import Message
 from carnet.services.erase import erase_subject
 from carnet.services.intake import submit
 from carnet.services.keys import shred_tenant

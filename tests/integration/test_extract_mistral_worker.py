@@ -67,3 +67,33 @@ def test_a_malformed_answer_is_retried_later_not_lost(container: Container,
     Worker(container.deps, container.queue, extractor, container.audit, owner="w1").run_once()
     status = container.facade.intake_status(WHO, intake_id=iid)
     assert status.status is IntakeStatus.PENDING and status.reason == "malformed_json" and status.attempts == 1
+
+
+def _fact(text: str) -> dict[str, object]:
+    return {"facts": [{"text": text, "category": "contrat", "importance": 3, "valid_from": None,
+                       "worth_remembering": True}], "summary": ""}
+
+
+def test_the_llm_judges_what_a_new_fact_makes_obsolete(container: Container,
+                                                      vllm: tuple[VllmStandIn, MistralExtractor]) -> None:
+    """Rules cannot tell that selling the car ends "drives a 208"; the model's judgment supersedes it."""
+    stand_in, extractor = vllm
+    worker = Worker(container.deps, container.queue, extractor, container.audit, owner="w1")
+
+    def call(text: str) -> str:
+        iid = container.facade.submit_messages(WHO, subject_id="ADH-LLM-3", session_id=None, idempotency_key=None,
+                                               messages=[Message("user", text, AT)]).id
+        assert worker.run_once() == 1
+        return container.facade.intake_status(WHO, intake_id=iid).memory_ids[0]
+
+    stand_in.push(answer(_fact("Le membre roule en Peugeot 208, assurée tous risques.")))
+    car = call("Je roule en Peugeot 208, assurée tous risques.")
+    stand_in.push(answer(_fact("Le membre a vendu sa voiture et n'a plus de véhicule.")),
+                  answer({"obsolete_ids": ["1"]}))
+    sold = call("J'ai vendu ma voiture, je n'ai plus de véhicule.")
+    judged = stand_in.requests[-1]
+    assert "Peugeot 208" in judged.user and car not in judged.user  # numbers, never record ids
+    old = container.facade.get_memory(WHO, subject_id="ADH-LLM-3", memory_id=car)
+    assert old.status.value == "superseded" and old.superseded_by == sold
+    history = container.facade.history(WHO, subject_id="ADH-LLM-3", memory_id=car)
+    assert history[-1].action == "superseded" and history[-1].detail == {"by": sold, "rule": "llm"}

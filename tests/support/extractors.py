@@ -14,6 +14,7 @@ from carnet.errors import ExtractionFailed
 
 class ScriptedExtractor:
     name = "scripted"
+    judges_contradictions = False
 
     def __init__(self, *, fail_rate: float = 0.0, fail_first: int = 0, seed: int = 7, episode: bool = False,
                  delay: float = 0.0) -> None:

@@ -76,6 +76,10 @@ class MistralExtractor:
     def name(self) -> str:
         return "mistral"
 
+    @property
+    def judges_contradictions(self) -> bool:
+        return True
+
     def extract(self, messages: Sequence[Message], *, session_id: str | None, locale: str) -> Extraction:
         lines = transcript.lines(messages, locale)
         if not lines:

@@ -22,6 +22,10 @@ class RuleExtractor:
     def name(self) -> str:
         return "rules"
 
+    @property
+    def judges_contradictions(self) -> bool:
+        return False  # reconcile's slot rules already judge what rules can
+
     def extract(self, messages: Sequence[Message], *, session_id: str | None, locale: str) -> Extraction:
         return extract(messages, session_id=session_id, locale=locale)
 

@@ -40,6 +40,7 @@ from carnet.services import pii
 from carnet.services.audit import AuditTrail
 from carnet.services.deps import Deps
 from carnet.services.intake import IntakeQueue
+from carnet.services.judge import supersede_obsolete
 from carnet.services.remember import NewMemory, remember
 
 log = structlog.get_logger(__name__)
@@ -117,6 +118,8 @@ class Worker:
             with self.audit.recorded(event):
                 outcomes = remember(self.deps, tenant=intake.tenant, subject_id=payload.subject_id, items=items,
                                     actor=intake.actor)
+                if self.extractor.judges_contradictions:
+                    supersede_obsolete(self.deps, self.extractor, scope, outcomes, actor=intake.actor)
         return list(dict.fromkeys(o.memory.id for o in outcomes))
 
     @contextmanager
