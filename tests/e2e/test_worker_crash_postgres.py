@@ -95,6 +95,6 @@ def test_kill_9_one_of_three_workers_every_intake_done_once(tmp_path: Path, embe
         all_ids = [m for i in final if i is not None for m in i.memory_ids]
         assert len(all_ids) == len(set(all_ids)) == total  # one memory per intake, none shared, none lost
         assert len(stand_in.requests) <= total + len(taken_over)  # a staged extraction is not asked again
-    assert not stand_in.problems
+        assert not stand_in.problems
     finally:
         c.close()
