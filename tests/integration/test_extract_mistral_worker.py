@@ -97,3 +97,18 @@ def test_the_llm_judges_what_a_new_fact_makes_obsolete(container: Container,
     assert old.status.value == "superseded" and old.superseded_by == sold
     history = container.facade.history(WHO, subject_id="ADH-LLM-3", memory_id=car)
     assert history[-1].action == "superseded" and history[-1].detail == {"by": sold, "rule": "llm"}
+
+
+def test_a_failed_judgment_does_not_fail_the_intake(container: Container,
+                                                     vllm: tuple[VllmStandIn, MistralExtractor]) -> None:
+    stand_in, extractor = vllm
+    worker = Worker(container.deps, container.queue, extractor, container.audit, owner="w1")
+    for text, extra in (("Le membre préfère être appelé le matin.", []),
+                        ("Le membre a une assurance habitation.", [unguided("non")])):
+        stand_in.push(answer(_fact(text)), *extra)
+        iid = container.facade.submit_messages(WHO, subject_id="ADH-LLM-4", session_id=None, idempotency_key=None,
+                                               messages=[Message("user", text, AT)]).id
+        assert worker.run_once() == 1
+        assert container.facade.intake_status(WHO, intake_id=iid).status is IntakeStatus.DONE
+    assert len(container.facade.list_memories(WHO, subject_id="ADH-LLM-4").items) == 2  # both kept, both active
+    assert len(stand_in.requests) == 3 and extractor.stats.failure_reasons == {"malformed_json": 1}

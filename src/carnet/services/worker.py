@@ -41,7 +41,7 @@ from carnet.services.audit import AuditTrail
 from carnet.services.deps import Deps
 from carnet.services.intake import IntakeQueue
 from carnet.services.judge import supersede_obsolete
-from carnet.services.remember import NewMemory, remember
+from carnet.services.remember import NewMemory, Outcome, remember
 
 log = structlog.get_logger(__name__)
 
@@ -119,8 +119,18 @@ class Worker:
                 outcomes = remember(self.deps, tenant=intake.tenant, subject_id=payload.subject_id, items=items,
                                     actor=intake.actor)
                 if self.extractor.judges_contradictions:
-                    supersede_obsolete(self.deps, self.extractor, scope, outcomes, actor=intake.actor)
+                    self._judge(scope, outcomes, intake)
         return list(dict.fromkeys(o.memory.id for o in outcomes))
+
+    def _judge(self, scope: Scope, outcomes: Sequence[Outcome], intake: Intake) -> None:
+        """The model's contradiction judgment is a refinement after reconcile's rules: if it fails,
+        the facts are already stored and the intake is done; a later intake of the subject is judged
+        against them again."""
+        try:
+            supersede_obsolete(self.deps, self.extractor, scope, outcomes, actor=intake.actor)
+        except ExtractionFailed as exc:
+            log.warning("contradiction_judgment_failed", intake_id=intake.id, reason=exc.context.get("reason"))
+            self.hooks.extracted("judgment_failed", 0.0, None)
 
     @contextmanager
     def _heartbeat(self, intake: Intake) -> Iterator[None]:
