@@ -27,10 +27,11 @@ def supersede_obsolete(deps: Deps, extractor: Extractor, scope: Scope, outcomes:
     holds the subject's lock."""
     closed: list[str] = []
     now = deps.clock.now()
+    batch = {o.memory.id for o in outcomes}  # facts extracted together are consistent by construction
     for o in outcomes:  # "unchanged" too: a retry judges again what a failed attempt could not
         if o.action == "merged" or o.memory.kind is not Kind.FACT or o.memory.status is not Status.ACTIVE:
             continue
-        neighbours = [m for m in _neighbours(deps, scope, o.memory) if m.id not in closed]
+        neighbours = [m for m in _neighbours(deps, scope, o.memory) if m.id not in closed and m.id not in batch]
         if not neighbours:
             continue
         named = set(extractor.obsolete(o.memory.pseudo_text, [(m.id, m.pseudo_text) for m in neighbours],
