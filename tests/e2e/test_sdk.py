@@ -287,3 +287,22 @@ def test_legal_hold_relationship_end_and_maintenance(server: str, container: Con
         assert report.dry_run and report.started_at.tzinfo is not None
         with pytest.raises(Forbidden):
             dpo.maintain()
+
+
+def test_messages_in_and_intake_status_out(server: str, container: Container) -> None:
+    from carnet_client import ChatMessage, IntakeNotFound
+
+    from carnet.bootstrap import start_workers
+    from tests.support.extractors import ScriptedExtractor
+
+    container.facade.on_intake = start_workers(container, extractor=ScriptedExtractor()).wake
+    with CarnetClient(server, _key(container, "agent"), timeout=30) as agent:
+        queued = agent.submit_messages(S, [ChatMessage("user", "Je préfère être appelé le matin.",
+                                                       _at("2026-11-29T09:00:00+01:00"))],
+                                       session_id="call-1", idempotency_key="call-1-1")
+        assert queued.status == "pending" and not queued.finished
+        done = agent.intake(queued.intake_id, wait=True, timeout=10)
+        assert done.status == "done" and done.finished and len(done.memory_ids) == 1 and done.attempts == 1
+        assert agent.get_memory(S, done.memory_ids[0]).text == "Je préfère être appelé le matin."
+        with pytest.raises(IntakeNotFound):
+            agent.intake("00000000-0000-4000-8000-000000000000")

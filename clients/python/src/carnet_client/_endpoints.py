@@ -15,7 +15,7 @@ from uuid import UUID
 import httpx
 
 from carnet_client._call import Call, json_body, nothing, segment
-from carnet_client.inputs import Budgets, Kind, NewMemory, Role, Status, compact, iso
+from carnet_client.inputs import Budgets, ChatMessage, Kind, NewMemory, Role, Status, compact, iso
 from carnet_client.models import (
     ApiKey,
     AuditEntry,
@@ -24,6 +24,7 @@ from carnet_client.models import (
     ErasureReceipt,
     Export,
     HistoryEntry,
+    IntakeState,
     MaintenanceReport,
     Memory,
     NewApiKey,
@@ -70,6 +71,24 @@ def remember(subject_id: str, text: str, *, kind: Kind | None = None, occurred_a
     return Call("POST", f"{_subject(subject_id)}/memories", lambda r: Outcome.from_json(json_body(r)),
                 json=one.as_json(), headers=_idempotency(idempotency_key), ok=frozenset({201}),
                 idempotent=idempotency_key is not None)
+
+
+def submit_messages(subject_id: str, messages: Sequence[ChatMessage], *, session_id: str | None = None,
+                    idempotency_key: str | None = None) -> Call[IntakeState]:
+    """``POST /subjects/{subject_id}/messages``: hand over raw conversation messages; answered (202)
+    before any extraction. The same idempotency key for the same subject returns the intake queued."""
+    body = compact(session_id=session_id, messages=[m.as_json() for m in messages])
+    return Call("POST", f"{_subject(subject_id)}/messages", lambda r: IntakeState.from_json(json_body(r)),
+                json=body, headers=_idempotency(idempotency_key), ok=frozenset({202}),
+                idempotent=idempotency_key is not None)
+
+
+def intake(intake_id: str | UUID, *, wait: bool = False, timeout: float | None = None) -> Call[IntakeState]:
+    """``GET /intakes/{intake_id}``; with ``wait``, answered once it is done or dead (or after the
+    server's bound): read your own writes."""
+    params = compact(wait="true" if wait else None, timeout=timeout)
+    return Call("GET", f"{API}/intakes/{segment(intake_id, 'intake_id')}",
+                lambda r: IntakeState.from_json(json_body(r)), params=params)
 
 
 def remember_batch(subject_id: str, memories: Sequence[NewMemory], *,

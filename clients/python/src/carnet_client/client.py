@@ -110,6 +110,8 @@ class CarnetClient:
     assemble = bind(ep.assemble)
     export = bind(ep.export)
     erase_subject = bind(ep.erase_subject)
+    submit_messages = bind(ep.submit_messages)
+    intake = bind(ep.intake)
     retention = bind(ep.retention)
     set_legal_hold = bind(ep.set_legal_hold)
     lift_legal_hold = bind(ep.lift_legal_hold)

@@ -14,7 +14,8 @@ subclass named by its ``code``, or by its HTTP status when the code is one this 
         ├── Forbidden               403 forbidden                 the key lacks the role
         ├── NotFound                404 not_found                 also an unknown route
         │   ├── SubjectNotFound     404 subject_not_found
-        │   └── MemoryNotFound      404 memory_not_found          ``memory_id``
+        │   ├── MemoryNotFound      404 memory_not_found          ``memory_id``
+        │   └── IntakeNotFound      404 intake_not_found          ``intake_id``
         ├── MethodNotAllowed        405 method_not_allowed
         ├── Conflict                409 conflict
         │   ├── StoreLocked         409 store_locked              the embedded store is owned by another process
@@ -119,6 +120,10 @@ class MemoryNotFound(NotFound):
         return str(value) if value is not None else None
 
 
+class IntakeNotFound(NotFound):
+    pass
+
+
 class MethodNotAllowed(ApiError):
     pass
 
@@ -175,6 +180,7 @@ _BY_CODE: dict[str, type[ApiError]] = {
     "invalid_request": InvalidRequest, "invalid_input": InvalidInput, "invalid_budget": InvalidBudget,
     "unauthenticated": Unauthenticated, "forbidden": Forbidden, "not_found": NotFound,
     "subject_not_found": SubjectNotFound, "memory_not_found": MemoryNotFound,
+    "intake_not_found": IntakeNotFound,
     "method_not_allowed": MethodNotAllowed, "conflict": Conflict, "store_locked": StoreLocked,
     "legal_hold": LegalHold,
     "payload_too_large": PayloadTooLarge, "rate_limited": RateLimited, "internal_error": ServerError,

@@ -46,6 +46,18 @@ class NewMemory:
 
 
 @dataclass(frozen=True, slots=True)
+class ChatMessage:
+    """One message handed over with ``submit_messages``; ``at`` needs a time zone."""
+
+    role: Literal["user", "assistant", "advisor", "system"]
+    content: str
+    at: datetime | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        return compact(role=self.role, content=self.content, at=iso(self.at))
+
+
+@dataclass(frozen=True, slots=True)
 class Budgets:
     """Overrides of the deployment's context budgets for one ``assemble`` call (None: the default)."""
 

@@ -211,6 +211,30 @@ class ErasureReceipt:
 
 
 @dataclass(frozen=True, slots=True)
+class IntakeState:
+    """An intake: ``pending``, ``processing``, ``done`` (``memory_ids``) or ``dead`` (``reason``)."""
+
+    intake_id: str
+    status: str
+    reason: str | None = None
+    memory_ids: tuple[str, ...] = ()
+    attempts: int = 0
+    session_id: str | None = None
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.status in ("done", "dead")
+
+    @classmethod
+    def from_json(cls, d: Json) -> IntakeState:
+        return cls(d["intake_id"], d["status"], d.get("reason"), tuple(d.get("memory_ids") or ()),
+                   d.get("attempts", 0), d.get("session_id"), _at_or_none(d.get("created_at")),
+                   _at_or_none(d.get("updated_at")))
+
+
+@dataclass(frozen=True, slots=True)
 class Retention:
     """A subject's legal hold and end of relationship (what limits retention and erasure)."""
 
