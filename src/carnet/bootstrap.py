@@ -187,8 +187,13 @@ def build_kms(settings: Settings) -> Kms:
     from carnet.adapters.kms_vault import connect
 
     v = settings.vault
-    return connect(v.url, auth=_vault_auth(settings), ca_cert=v.ca_cert, mount=v.mount, key_template=v.key_template,
-                   namespace=v.namespace, timeout=v.timeout)
+    return connect(v.url, auth=_vault_auth(settings), ca_cert=v.ca_cert, client_cert=_vault_client_cert(settings),
+                   mount=v.mount, key_template=v.key_template, namespace=v.namespace, timeout=v.timeout)
+
+
+def _vault_client_cert(settings: Settings) -> tuple[Path, Path] | None:
+    v = settings.vault
+    return (v.client_cert, v.client_key) if v.client_cert is not None and v.client_key is not None else None
 
 
 def _vault_auth(settings: Settings) -> Auth:
@@ -235,7 +240,7 @@ def build_key_store(settings: Settings, kms: Kms) -> KeyStore:
     v = settings.key_store_vault
     session = kms.session if isinstance(kms, VaultTransitKms) else open_session(
         settings.vault.url, auth=_vault_auth(settings), ca_cert=settings.vault.ca_cert,
-        timeout=settings.vault.timeout, namespace=settings.vault.namespace)
+        client_cert=_vault_client_cert(settings), timeout=settings.vault.timeout, namespace=settings.vault.namespace)
     return VaultKvKeyStore(session, mount=v.mount, prefix=v.prefix)
 
 
@@ -257,6 +262,7 @@ def build_index(settings: Settings, dim: int, *, model_id: str | None = None) ->
         url=q.url,
         api_key=q.api_key.get_secret_value() if q.api_key else None,
         ca_cert=q.ca_cert,
+        client_cert=(q.client_cert, q.client_key) if q.client_cert is not None and q.client_key is not None else None,
         collection=q.collection,
         dim=dim,
         prefer_grpc=q.prefer_grpc,
@@ -399,6 +405,8 @@ def build_extractor(settings: Settings) -> Extractor:
         llm = settings.llm
         return MistralExtractor(llm.base_url, llm.api_key.get_secret_value() if llm.api_key else None, llm.model,
                                 ca_cert=llm.ca_cert, timeout=llm.timeout, max_tokens=llm.max_tokens,
+                                client_cert=(llm.client_cert, llm.client_key)
+                                if llm.client_cert is not None and llm.client_key is not None else None,
                                 max_retries=llm.max_retries, transcript_chars=llm.transcript_chars)
     from carnet.adapters.extract_rules import RuleExtractor
 

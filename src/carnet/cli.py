@@ -30,10 +30,19 @@ DataDir = Annotated[Path | None, typer.Option("--data-dir", help="Data directory
 
 
 def _settings(data_dir: Path | None = None, **overrides: object) -> Settings:
+    """The settings, or exit 2 naming each refused setting and why (never its value: it may be a secret)."""
+    from pydantic import ValidationError
+
     values: dict[str, object] = {k: v for k, v in overrides.items() if v is not None}
     if data_dir is not None:
         values["data_dir"] = data_dir
-    return Settings(**values)  # type: ignore[arg-type]
+    try:
+        return Settings(**values)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        for err in exc.errors(include_input=False, include_url=False):
+            where = "__".join(str(p) for p in err["loc"]).upper()
+            typer.echo(f"error: settings: {'CARNET_' + where + ': ' if where else ''}{err['msg']}", err=True)
+        raise typer.Exit(2) from None
 
 
 @contextmanager
@@ -65,11 +74,15 @@ def serve(
     import uvicorn
 
     from carnet.api.app import create_app
+    from carnet.api.tls import uvicorn_tls_options
     from carnet.bootstrap import build, build_scheduler, start_workers
     from carnet.errors import CarnetError
 
     settings = _settings(data_dir, host=host, port=port)
     _configure_logs(settings)
+    if demo and settings.tls.enabled:
+        typer.echo("error: --demo talks plain http to the server; run it without CARNET_TLS__CERT_FILE", err=True)
+        raise typer.Exit(2)
     try:
         container = build(settings)
     except CarnetError as exc:
@@ -89,7 +102,8 @@ def serve(
     if settings.workers.in_process:  # intakes: the embedded shard has one owner, so its workers live here
         container.facade.on_intake = start_workers(container).wake
     try:
-        uvicorn.run(application, host=settings.host, port=settings.port, access_log=False, log_config=None)
+        uvicorn.run(application, host=settings.host, port=settings.port, access_log=False, log_config=None,
+                    **uvicorn_tls_options(settings.tls))  # CARNET_TLS__*: https (and client certificates)
     finally:
         scheduler.stop()
         container.close()

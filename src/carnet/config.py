@@ -5,6 +5,7 @@ Nested groups use ``__`` in environment names, e.g. ``CARNET_SCORING__W_RELEVANC
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from enum import StrEnum
 from pathlib import Path
@@ -47,6 +48,52 @@ class VaultAuth(StrEnum):
     KUBERNETES = "kubernetes"
 
 
+def _cert_pair(cert: Path | None, key: Path | None, prefix: str) -> None:
+    """A client certificate and its key go together (mutual TLS to an outbound link)."""
+    if (cert is None) != (key is None):
+        raise ValueError(f"{prefix}CLIENT_CERT and {prefix}CLIENT_KEY go together")
+
+
+class TlsVersion(StrEnum):
+    TLS1_2 = "TLSv1.2"
+    TLS1_3 = "TLSv1.3"
+
+
+class TlsSettings(BaseModel):
+    """TLS terminated by ``carnet serve`` itself (and ``carnet mcp --transport http``).
+
+    The key is a file path, never the key in a variable (environments leak: ``/proc``, crash dumps,
+    ``docker inspect``); keep it unencrypted, readable only by the service's user. Client
+    certificates are transport only: with them required, every request still needs its API key."""
+
+    cert_file: Path | None = None  # server certificate chain (PEM), leaf first
+    key_file: Path | None = None  # its private key (PEM)
+    client_ca_file: Path | None = None  # CA bundle client certificates are verified against
+    require_client_cert: bool = False  # mutual TLS: refuse the handshake without a certificate from that CA
+    min_version: TlsVersion = TlsVersion.TLS1_2
+    # A statement that a reverse proxy or ingress in front terminates TLS, so this process may listen
+    # in clear on a non-loopback interface in production (refused otherwise).
+    terminated_upstream: bool = False
+
+    @property
+    def enabled(self) -> bool:
+        return self.cert_file is not None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Self:
+        if (self.cert_file is None) != (self.key_file is None):
+            raise ValueError("CARNET_TLS__CERT_FILE and CARNET_TLS__KEY_FILE go together")
+        if self.require_client_cert and self.client_ca_file is None:
+            raise ValueError("CARNET_TLS__REQUIRE_CLIENT_CERT needs CARNET_TLS__CLIENT_CA_FILE")
+        if self.client_ca_file is not None and self.cert_file is None:
+            raise ValueError("CARNET_TLS__CLIENT_CA_FILE needs CARNET_TLS__CERT_FILE (client certificates need TLS)")
+        for name in ("cert_file", "key_file", "client_ca_file"):
+            path = getattr(self, name)
+            if path is not None and not path.is_file():
+                raise ValueError(f"CARNET_TLS__{name.upper()}: no readable file at {path}")
+        return self
+
+
 class VaultSettings(BaseModel):
     url: str = "https://localhost:8200"
     auth: VaultAuth = VaultAuth.KUBERNETES
@@ -55,11 +102,18 @@ class VaultSettings(BaseModel):
     secret_id: SecretStr | None = None
     kubernetes_role: str = "carnet"
     ca_cert: Path | None = None
+    client_cert: Path | None = None  # mutual TLS (Vault's cert listener or auth method), with its key below
+    client_key: Path | None = None
     mount: str = "transit"
     key_template: str = "carnet-{tenant}"
     namespace: str | None = None
     # Per-call timeout: a hung KMS must turn into a 503, not a hung request.
     timeout: float = Field(5.0, gt=0, le=60)
+
+    @model_validator(mode="after")
+    def _key_with_cert(self) -> Self:
+        _cert_pair(self.client_cert, self.client_key, "CARNET_VAULT__")
+        return self
 
 
 class KeyStoreVaultSettings(BaseModel):
@@ -238,8 +292,15 @@ class QdrantServerSettings(BaseModel):
     url: str = "https://localhost:6333"
     api_key: SecretStr | None = None
     ca_cert: Path | None = None
+    client_cert: Path | None = None  # mutual TLS (REST and gRPC), with its key below
+    client_key: Path | None = None
     collection: str = "carnet_memories"
     prefer_grpc: bool = False
+
+    @model_validator(mode="after")
+    def _key_with_cert(self) -> Self:
+        _cert_pair(self.client_cert, self.client_key, "CARNET_QDRANT__")
+        return self
 
 
 class CatalogBackend(StrEnum):
@@ -295,6 +356,8 @@ class LlmSettings(BaseModel):
     api_key: SecretStr | None = None  # vLLM's --api-key
     model: str = Field("mistral-small-3.2", min_length=1)  # vLLM's --served-model-name
     ca_cert: Path | None = None  # CA bundle for the server's certificate (default: the system store)
+    client_cert: Path | None = None  # mutual TLS to the LLM server or its proxy, with its key below
+    client_key: Path | None = None
     timeout: float = Field(30.0, gt=0, le=600)  # seconds per attempt
     max_tokens: int = Field(1024, ge=64, le=32768)  # per answer; a cut-off answer fails as "truncated"
     max_retries: int = Field(2, ge=0, le=10)  # attempts after the first on 429, 5xx, timeouts, connection errors
@@ -310,9 +373,24 @@ class LlmSettings(BaseModel):
             raise ValueError("CARNET_LLM__BASE_URL goes without /v1 (the client adds it)")
         return v
 
+    @model_validator(mode="after")
+    def _key_with_cert(self) -> Self:
+        _cert_pair(self.client_cert, self.client_key, "CARNET_LLM__")
+        return self
+
 
 # Read by clients (`carnet mcp` over stdio takes its API key from there), never by the server's settings.
 CLIENT_VARIABLES = frozenset({"CARNET_API_KEY"})
+
+
+def _loopback(host: str) -> bool:
+    """``localhost`` or a loopback address: nothing off this machine can reach it."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # a host name: it may resolve to any interface
 
 
 def _known(name: str) -> bool:
@@ -336,6 +414,7 @@ class Settings(BaseSettings):
         env_file=".env",
         extra="forbid",
         secrets_dir=None,
+        hide_input_in_errors=True,  # a refused setting may be a secret: never echo it
     )
 
     environment: Environment = Environment.DEVELOPMENT
@@ -349,6 +428,7 @@ class Settings(BaseSettings):
     backup_dir: Path | None = None
     host: str = "127.0.0.1"
     port: int = Field(8080, ge=1, le=65535)
+    tls: TlsSettings = TlsSettings()
     vector_backend: VectorBackend = VectorBackend.EDGE
     # The control plane (API keys, registry, history, intake queue, audit trail): SQLite or PostgreSQL.
     catalog: CatalogBackend = CatalogBackend.SQLITE
@@ -431,12 +511,18 @@ class Settings(BaseSettings):
             problems.append("CARNET_API_KEY_PEPPER must be set (the dev pepper file is refused)")
         if self.kms_backend is KmsBackend.DEV:
             problems.append("CARNET_KMS_BACKEND=dev (a local key file) is refused: use vault")
+        vault_used = self.kms_backend is KmsBackend.VAULT or self.key_store is KeyStoreBackend.VAULT
+        if vault_used and not self.vault.url.startswith("https://"):
+            problems.append("CARNET_VAULT__URL must use https in production (data keys and tokens cross it)")
         if self.vector_backend is VectorBackend.SERVER and not self.qdrant.url.startswith("https://"):
             problems.append("CARNET_QDRANT__URL must use https in production")
         if self.catalog is CatalogBackend.POSTGRES and self.postgres.sslmode is not PostgresSslMode.VERIFY_FULL:
             problems.append("CARNET_POSTGRES__SSLMODE must be verify-full in production")
         if self.extractor is ExtractorKind.MISTRAL and not self.llm.base_url.startswith("https://"):
             problems.append("CARNET_LLM__BASE_URL must use https in production (conversations go to it)")
+        if not self.tls.enabled and not self.tls.terminated_upstream and not _loopback(self.host):
+            problems.append(f"listening in clear on {self.host}: set CARNET_TLS__CERT_FILE and CARNET_TLS__KEY_FILE, "
+                            "or CARNET_TLS__TERMINATED_UPSTREAM=true when a proxy or ingress terminates TLS")
         if problems:
             raise ValueError("production settings refused: " + "; ".join(problems))
         return self

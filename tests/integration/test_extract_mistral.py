@@ -18,7 +18,7 @@ from carnet.domain import transcript
 from carnet.domain.extraction_schemas import FACTS, OBSOLETE
 from carnet.domain.intake import Message
 from carnet.errors import ExtractionFailed
-from tests.support.tls import make_tls
+from tests.support.tls import make_mtls, make_tls
 from tests.support.vllm_server import Reply, VllmStandIn, answer, fault, serving, unguided
 
 MODEL = "mistral-small-3.2"
@@ -366,4 +366,22 @@ def test_tls_with_the_configured_ca(tmp_path: Path) -> None:
         finally:
             trusting.close()
             default.close()
+    assert not stand_in.problems
+
+
+def test_mutual_tls_presents_the_client_certificate(tmp_path: Path) -> None:
+    files = make_mtls(tmp_path / "tls")
+    stand_in = VllmStandIn(served_model=MODEL)
+    with serving(stand_in, mtls=files) as base:
+        ca = files.server.ca_cert
+        with_cert = MistralExtractor(base, "vllm-test-key", MODEL, ca_cert=ca, timeout=5, backoff=0.01,
+                                     client_cert=(files.client_cert, files.client_key))
+        without = MistralExtractor(base, "vllm-test-key", MODEL, ca_cert=ca, timeout=5, backoff=0.01, max_retries=0)
+        try:
+            stand_in.push(answer(FACTS_ANSWER))
+            assert len(with_cert.extract(CALL, session_id="s", locale="fr").facts) == 2
+            assert _failure(lambda: without.extract(CALL, session_id="s", locale="fr")) in {"tls", "connection"}
+        finally:
+            with_cert.close()
+            without.close()
     assert not stand_in.problems

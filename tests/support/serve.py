@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import ssl
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -13,16 +14,18 @@ from carnet.api.server import free_port, wait_ready
 
 
 @contextmanager
-def serve_process(root: Path, env: dict[str, str], *, log_name: str = "serve.log"
-                  ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+def serve_process(root: Path, env: dict[str, str], *, log_name: str = "serve.log",
+                  tls: ssl.SSLContext | None = None) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """With ``tls`` (the client's context: CA, and client certificate under mutual TLS), the server
+    is expected on https (``env`` carries its ``CARNET_TLS__*``) and readiness is polled with it."""
     port = free_port()
     cmd = [sys.executable, "-m", "carnet.cli", "serve", "--data-dir", str(root / "data"), "--port", str(port)]
     full_env = {**os.environ, "CARNET_KEY_DIR": str(root / "keys"), "CARNET_MAINTENANCE__SCHEDULER": "false", **env}
     with (root / log_name).open("wb") as log:
         proc = subprocess.Popen(cmd, env=full_env, stdout=subprocess.DEVNULL, stderr=log)
-        base = f"http://127.0.0.1:{port}"
+        base = f"{'https' if tls is not None else 'http'}://127.0.0.1:{port}"
         try:
-            wait_ready(base, timeout=120, alive=lambda: proc.poll() is None)
+            wait_ready(base, timeout=120, alive=lambda: proc.poll() is None, verify=tls if tls is not None else True)
             yield base, proc
         finally:
             if proc.poll() is None:

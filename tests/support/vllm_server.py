@@ -59,7 +59,7 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from carnet.api.server import free_port
-from tests.support.tls import TlsFiles
+from tests.support.tls import MtlsFiles, TlsFiles
 
 # The fields of vLLM's ChatCompletionRequest; anything else is accepted and ignored.
 VLLM_FIELDS = frozenset("""
@@ -301,18 +301,25 @@ def _error(status: int, kind: str, message: str, param: str | None = None,
 
 
 @contextmanager
-def serving(stand_in: VllmStandIn, *, tls: TlsFiles | None = None) -> Iterator[str]:
-    """Serve ``stand_in`` on a free port in a background thread; yields the base URL (no ``/v1``)."""
+def serving(stand_in: VllmStandIn, *, tls: TlsFiles | None = None, mtls: MtlsFiles | None = None) -> Iterator[str]:
+    """Serve ``stand_in`` on a free port in a background thread; yields the base URL (no ``/v1``).
+    ``mtls``: HTTPS from its server files, client certificates from its CA required."""
     port = free_port()
+    tls = mtls.server if mtls is not None else tls
     config = uvicorn.Config(stand_in.app(), host="127.0.0.1", port=port, access_log=False, log_config=None,
                             lifespan="off", timeout_graceful_shutdown=1,
-                            ssl_certfile=str(tls.cert) if tls else None, ssl_keyfile=str(tls.key) if tls else None)
+                            ssl_certfile=str(tls.cert) if tls else None, ssl_keyfile=str(tls.key) if tls else None,
+                            ssl_ca_certs=str(mtls.server.ca_cert) if mtls else None,
+                            ssl_cert_reqs=ssl.CERT_REQUIRED if mtls else ssl.CERT_NONE)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="vllm-stand-in", daemon=True)
     thread.start()
     base = f"{'https' if tls else 'http'}://127.0.0.1:{port}"
     try:
-        _wait_ready(base, thread, verify=ssl.create_default_context(cafile=str(tls.ca_cert)) if tls else True)
+        verify: ssl.SSLContext | bool = ssl.create_default_context(cafile=str(tls.ca_cert)) if tls else True
+        if mtls is not None and isinstance(verify, ssl.SSLContext):
+            verify.load_cert_chain(mtls.client_cert, mtls.client_key)
+        _wait_ready(base, thread, verify=verify)
         yield base
     finally:
         server.should_exit = True

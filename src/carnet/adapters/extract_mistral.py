@@ -58,8 +58,9 @@ _M = TypeVar("_M", bound=BaseModel)
 
 class MistralExtractor:
     def __init__(self, server_url: str, api_key: str | None, model: str, *, ca_cert: Path | None = None,
-                 timeout: float = 30.0, max_tokens: int = 1024, temperature: float = 0.0, max_retries: int = 2,
-                 backoff: float = 0.5, transcript_chars: int = 12_000, observe: Observe | None = None) -> None:
+                 client_cert: tuple[Path, Path] | None = None, timeout: float = 30.0, max_tokens: int = 1024,
+                 temperature: float = 0.0, max_retries: int = 2, backoff: float = 0.5,
+                 transcript_chars: int = 12_000, observe: Observe | None = None) -> None:
         """``server_url``: vLLM's base URL without ``/v1``; ``model``: its ``--served-model-name``;
         ``timeout``: seconds per attempt; ``max_retries``: attempts after the first on transient
         failures, waiting ``backoff`` seconds then twice as long each time (plus jitter), or what a
@@ -67,8 +68,8 @@ class MistralExtractor:
         which older messages are summarized first; ``observe(operation, seconds)``: called once per
         call ("facts", "summary", "obsolete"), all its attempts and waits included, failed ones too."""
         self.stats = LlmStats()
-        self._chat = MistralChat(server_url, api_key, model, ca_cert=ca_cert, timeout=timeout, max_tokens=max_tokens,
-                                 temperature=temperature, stats=self.stats, observe=observe,
+        self._chat = MistralChat(server_url, api_key, model, ca_cert=ca_cert, client_cert=client_cert, timeout=timeout,
+                                 max_tokens=max_tokens, temperature=temperature, stats=self.stats, observe=observe,
                                  retry=CallRetry(max_retries=max_retries, backoff=backoff))
         self._budget = transcript_chars
 

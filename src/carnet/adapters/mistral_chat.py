@@ -102,8 +102,8 @@ class MistralChat:
     """The SDK client, its HTTP client (CA, timeouts) and the retry policy. Thread-safe."""
 
     def __init__(self, server_url: str, api_key: str | None, model: str, *, ca_cert: Path | None = None,
-                 timeout: float = 30.0, max_tokens: int = 1024, temperature: float = 0.0,
-                 retry: CallRetry | None = None, stats: LlmStats | None = None,
+                 client_cert: tuple[Path, Path] | None = None, timeout: float = 30.0, max_tokens: int = 1024,
+                 temperature: float = 0.0, retry: CallRetry | None = None, stats: LlmStats | None = None,
                  observe: Observe | None = None) -> None:
         self.model, self.max_tokens, self.temperature = model, max_tokens, temperature
         self.retry = retry or CallRetry()
@@ -112,7 +112,11 @@ class MistralChat:
         self.stats = stats or LlmStats()
         self._observe = observe
         self._timeout_ms = int(timeout * 1000)
-        verify: ssl.SSLContext | bool = ssl.create_default_context(cafile=str(ca_cert)) if ca_cert else True
+        verify: ssl.SSLContext | bool = True
+        if ca_cert is not None or client_cert is not None:
+            verify = ssl.create_default_context(cafile=str(ca_cert) if ca_cert is not None else None)
+            if client_cert is not None:  # mutual TLS: (certificate, key)
+                verify.load_cert_chain(client_cert[0], client_cert[1])
         self._http = httpx2.Client(verify=verify, timeout=httpx2.Timeout(timeout, connect=min(timeout, 10.0)))
         # A callable key: with ``None`` the SDK would fall back on MISTRAL_API_KEY from the environment.
         self._sdk = Mistral(api_key=lambda: api_key, server_url=server_url.rstrip("/"), client=self._http,

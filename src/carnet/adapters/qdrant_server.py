@@ -84,19 +84,26 @@ def connect(
     url: str,
     api_key: str | None,
     ca_cert: Path | None,
+    client_cert: tuple[Path, Path] | None = None,
     collection: str,
     dim: int,
     prefer_grpc: bool = False,
     timeout: int = 10,
 ) -> ServerVectorIndex:
-    """Build a ``QdrantClient`` (TLS verified against ``ca_cert`` when given) and the index on it."""
+    """Build a ``QdrantClient`` (TLS verified against ``ca_cert`` when given, else the system store;
+    ``client_cert`` is ``(cert, key)`` for mutual TLS, over REST and gRPC) and the index on it."""
     if api_key is not None and not url.startswith("https://"):
         raise ValueError("refusing to send the Qdrant API key over plain HTTP: use an https:// URL")
     tls: dict[str, Any] = {}
     grpc_options: dict[str, Any] | None = None
-    if ca_cert is not None:
-        tls["verify"] = ssl.create_default_context(cafile=str(ca_cert))
-        grpc_options = {"root_certificates": ca_cert.read_bytes()}
+    if ca_cert is not None or client_cert is not None:
+        context = ssl.create_default_context(cafile=str(ca_cert) if ca_cert is not None else None)
+        grpc_options = {"root_certificates": ca_cert.read_bytes() if ca_cert is not None else None}
+        if client_cert is not None:
+            context.load_cert_chain(client_cert[0], client_cert[1])
+            grpc_options |= {"certificate_chain": client_cert[0].read_bytes(),
+                             "private_key": client_cert[1].read_bytes()}
+        tls["verify"] = context
     client = QdrantClient(
         url=url,
         api_key=api_key,

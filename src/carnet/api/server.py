@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import ssl
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -19,15 +20,17 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(s.getsockname()[1])
 
 
-def wait_ready(base_url: str, *, timeout: float = 30.0, alive: Callable[[], bool] = lambda: True) -> None:
+def wait_ready(base_url: str, *, timeout: float = 30.0, alive: Callable[[], bool] = lambda: True,
+               verify: ssl.SSLContext | bool = True) -> None:
     """Poll ``/healthz`` until it answers or the deadline passes (no fixed sleeps); ``alive`` says
-    whether the server can still come up (a dead thread or process fails fast)."""
+    whether the server can still come up (a dead thread or process fails fast); ``verify``: for https,
+    the client's TLS context (CA, and client certificate under mutual TLS)."""
     deadline = time.monotonic() + timeout
     while True:
         if not alive():
             raise RuntimeError(f"server at {base_url} stopped before it was ready")
         try:
-            if httpx.get(f"{base_url}/healthz", timeout=1.0).status_code == 200:
+            if httpx.get(f"{base_url}/healthz", timeout=1.0, verify=verify).status_code == 200:
                 return
         except httpx.TransportError:
             pass
