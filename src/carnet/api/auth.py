@@ -28,6 +28,7 @@ def principal(
     c = container(request)
     p = authenticate(c.deps.catalog, c.pepper, credentials.credentials if credentials else None)
     request.state.key_id = p.key_id
+    request.state.tenant = p.tenant
     c.limiter.hit(p.key_id, p.rate_limit)
     return p
 

@@ -10,7 +10,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from carnet.errors import CarnetError
+from carnet.errors import AuthError, CarnetError
+from carnet.services.audit import SYSTEM_CHAIN
 
 log = structlog.get_logger(__name__)
 
@@ -19,8 +20,24 @@ def _body(code: str, message: str, **extra: object) -> dict[str, object]:
     return {"error": {"code": code, "message": message, **extra}}
 
 
-async def _carnet_error(_: Request, exc: Exception) -> JSONResponse:
+def _audit_denial(request: Request, exc: AuthError) -> None:
+    """Refused access (401, 403) goes to the audit trail (ASVS 16.3.2), queued like reads so a flood of
+    bad keys costs no disk sync per request. A refused key's tenant is unknown: the `_system` chain."""
+    container = getattr(request.app.state, "container", None)
+    if container is None:
+        return
+    audit = container.audit
+    tenant = getattr(request.state, "tenant", None) or SYSTEM_CHAIN
+    route = getattr(request.scope.get("route"), "path", "<unmatched>")
+    audit.read(audit.event(tenant=tenant, actor=getattr(request.state, "key_id", None) or "anonymous",
+                           action="access.denied", outcome="denied",
+                           detail={"code": exc.code, "method": request.method, "route": str(route)}))
+
+
+async def _carnet_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, CarnetError)
+    if isinstance(exc, AuthError):
+        _audit_denial(request, exc)
     safe = {k: v for k, v in exc.context.items() if k in ("index", "memory_id", "intake_id", "retry_after")}
     headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
     if "retry_after" in exc.context:
