@@ -1,0 +1,125 @@
+"""The Ansible collection (ansible/): its playbook parses, ansible-lint's production profile is clean,
+and what it deploys is what the rest of the repository defines (policies, units, wrapper scripts).
+
+ansible-playbook and ansible-lint run from this interpreter's bin directory, offline, with the
+collection found in ansible/ only and every cache in a temporary directory.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import jinja2
+import pytest
+
+from carnet.adapters.vault_auth import key_store_policy, transit_policy
+
+ROOT = Path(__file__).resolve().parents[2]
+ANSIBLE = ROOT / "ansible"
+COLLECTION = ANSIBLE / "ansible_collections" / "carnet" / "sovereign"
+ROLES = COLLECTION / "roles"
+BIN = Path(sys.executable).parent
+
+
+def _run(tool: str, *args: str, tmp_path: Path) -> None:
+    exe = BIN / tool
+    if not exe.exists():
+        pytest.skip(f"{tool} is not installed: run `pip install -e '.[dev]'`")
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    env = {
+        "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+        "HOME": str(home),
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        "ANSIBLE_CONFIG": str(ANSIBLE / "ansible.cfg"),
+        "ANSIBLE_COLLECTIONS_PATH": str(ANSIBLE),
+        "ANSIBLE_HOME": str(tmp_path / "ansible-home"),
+        "ANSIBLE_LOCAL_TEMP": str(tmp_path / "ansible-tmp"),
+        "ANSIBLE_NOCOLOR": "1",
+        "NO_COLOR": "1",
+        "LANG": "C.UTF-8",
+        "ANSIBLE_LINT_SKIP_SCHEMA_UPDATE": "1",
+    }
+    proc = subprocess.run([str(exe), *args], cwd=ANSIBLE, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, f"{tool} {' '.join(args)} exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+
+
+def test_site_playbook_syntax(tmp_path: Path) -> None:
+    _run("ansible-playbook", "--syntax-check", "-i", "inventory/example.yml", "playbooks/site.yml", tmp_path=tmp_path)
+
+
+def test_ansible_lint_production_profile(tmp_path: Path) -> None:
+    _run("ansible-lint", "--offline", "--profile", "production", tmp_path=tmp_path)
+    shutil.rmtree(ANSIBLE / ".ansible", ignore_errors=True)  # ansible-lint's scratch copy, if any
+
+
+def test_openbao_policies_are_carnets_own() -> None:
+    files = ROLES / "openbao" / "files"
+    assert (files / "carnet-runtime.hcl").read_text() == transit_policy() + key_store_policy()
+    assert (files / "carnet-admin.hcl").read_text() == transit_policy(admin=True)
+
+
+def _render(template: Path, **values: object) -> str:
+    env = jinja2.Environment(trim_blocks=True, keep_trailing_newline=True, undefined=jinja2.StrictUndefined)
+    return env.from_string(template.read_text()).render(**values)
+
+
+_SECRETS = [
+    ("CARNET_API_KEY_PEPPER", "api-key-pepper"),
+    ("CARNET_QDRANT__API_KEY", "qdrant-api-key"),
+    ("CARNET_POSTGRES__PASSWORD", "postgres-password"),
+    ("CARNET_VAULT__ROLE_ID", "openbao-role-id"),
+    ("CARNET_VAULT__SECRET_ID", "openbao-secret-id"),
+    ("CARNET_LLM__API_KEY", "vllm-api-key"),
+]
+
+
+@pytest.mark.parametrize("unit", sorted(p.name for p in (ROOT / "deploy" / "systemd").iterdir()))
+def test_carnet_units_render_to_the_deploy_units(unit: str) -> None:
+    """With every secret set and the defaults, the role's unit is deploy/systemd's, line for line."""
+    rendered = _render(
+        ROLES / "carnet" / "templates" / f"{unit}.j2",
+        ansible_managed="managed",
+        _carnet_credentials=[{"name": n, "file": f, "value": "x"} for n, f in _SECRETS],
+        _carnet_credentials_dir="/etc/carnet/credentials",
+        _carnet_backup_credentials=["qdrant-api-key", "postgres-password"],
+        carnet_backup_keep=7,
+        carnet_maintain_on_calendar="*-*-* 02:30:00",
+        carnet_backup_on_calendar="*-*-* 01:30:00",
+    )
+    assert rendered.splitlines()[0] == "# managed"
+    assert rendered.split("\n", 1)[1] == (ROOT / "deploy" / "systemd" / unit).read_text()
+
+
+def test_unused_backend_drops_its_credential() -> None:
+    creds = [{"name": n, "file": f, "value": "" if f == "vllm-api-key" else "x"} for n, f in _SECRETS]
+    rendered = _render(
+        ROLES / "carnet" / "templates" / "carnet-api.service.j2",
+        ansible_managed="m",
+        _carnet_credentials=creds,
+        _carnet_credentials_dir="/etc/carnet/credentials",
+    )
+    assert "LoadCredential=CARNET_API_KEY_PEPPER:" in rendered
+    assert "CARNET_LLM__API_KEY" not in rendered
+
+
+@pytest.mark.parametrize("script", ["carnet-env-from-files", "carnet-backup-snapshot"])
+def test_wrapper_scripts_are_deploys(script: str) -> None:
+    assert (ROLES / "carnet" / "files" / script).read_bytes() == (ROOT / "deploy" / "bin" / script).read_bytes()
+
+
+@pytest.mark.parametrize("role", ["carnet", "qdrant", "openbao", "vllm", "postgresql_wiring"])
+def test_role_layout(role: str) -> None:
+    for part in (
+        "tasks/main.yml",
+        "tasks/asserts.yml",
+        "defaults/main.yml",
+        "handlers/main.yml",
+        "meta/main.yml",
+        "meta/argument_specs.yml",
+    ):
+        assert (ROLES / role / part).is_file(), f"{role}/{part}"
