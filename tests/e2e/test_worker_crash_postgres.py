@@ -21,7 +21,7 @@ from pathlib import Path
 
 from pydantic import SecretStr
 
-from carnet.bootstrap import build
+from carnet.bootstrap import Container, build
 from carnet.config import CatalogBackend, PostgresSettings, Settings
 from carnet.domain.intake import IntakeStatus, Message
 from carnet.domain.records import Scope, point_id
@@ -42,6 +42,18 @@ def _worker(root: Path, n: int, env: dict[str, str]) -> subprocess.Popen[bytes]:
     cmd = [sys.executable, "-m", "carnet.cli", "worker", "--data-dir", str(data), "--threads", "2"]
     with (root / f"worker-{n}.log").open("wb") as log:  # the child keeps its own descriptor
         return subprocess.Popen(cmd, env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=log)
+
+
+def _holder(c: Container, ids: list[str], workers: list[subprocess.Popen[bytes]]) -> subprocess.Popen[bytes] | None:
+    """The worker process whose lease (``worker:<host>:<pid>:<n>``) holds an intake being processed."""
+    by_pid = {w.pid: w for w in workers}
+    for iid in ids:
+        found = c.queue.store.get("assur-nord", iid)
+        if found is not None and found.status is IntakeStatus.PROCESSING and found.lease_owner:
+            pid = int(found.lease_owner.split(":")[2])
+            if pid in by_pid:
+                return by_pid[pid]
+    return None
 
 
 def test_kill_9_one_of_three_workers_every_intake_done_once(tmp_path: Path, embedder: Embedder,
@@ -68,9 +80,11 @@ def test_kill_9_one_of_three_workers_every_intake_done_once(tmp_path: Path, embe
             workers = [_worker(tmp_path, n, env) for n in range(3)]
             try:
                 deadline = time.monotonic() + 120
-                while len(stand_in.requests) < 6 and time.monotonic() < deadline:  # all three are busy
+                victim = None
+                while victim is None and time.monotonic() < deadline:  # a worker holding an intake mid-call
+                    victim = _holder(c, ids, workers)
                     time.sleep(0.05)
-                victim = workers[0]
+                assert victim is not None, "no worker ever held an intake"
                 victim.send_signal(signal.SIGKILL)
                 victim.wait()
                 while time.monotonic() < deadline:
@@ -79,9 +93,10 @@ def test_kill_9_one_of_three_workers_every_intake_done_once(tmp_path: Path, embe
                         break
                     time.sleep(0.2)
             finally:
-                for w in workers[1:]:
+                alive = [w for w in workers if w.poll() is None]
+                for w in alive:
                     w.send_signal(signal.SIGTERM)
-                for w in workers[1:]:
+                for w in alive:
                     w.wait(timeout=60)
         final = [c.queue.store.get("assur-nord", i) for i in ids]
         assert all(i is not None and i.status is IntakeStatus.DONE for i in final), [
