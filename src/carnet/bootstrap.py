@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -49,8 +48,7 @@ from carnet.ports import (
     VectorIndex,
 )
 from carnet.services.access import AccessRecorder
-from carnet.services.audit import SYSTEM_CHAIN, AuditTrail
-from carnet.services.backup import BackupSource
+from carnet.services.audit import AuditTrail
 from carnet.services.deps import AssembleDefaults, Deps, Limits
 from carnet.services.facade import Facade
 from carnet.services.intake import IntakeQueue
@@ -58,9 +56,6 @@ from carnet.services.locks import SubjectLocks
 from carnet.services.pii import Pii
 from carnet.services.query_cache import CachedEmbedder
 from carnet.services.ratelimit import RateLimiter
-from carnet.services.rehash import Rehasher
-from carnet.services.restore import RestoreTarget
-from carnet.services.scheduler import Job, Scheduler
 from carnet.services.special import CategoryPolicy, SpecialPolicy
 from carnet.services.subjects import SubjectRegistry
 from carnet.services.worker import WorkerPool
@@ -437,99 +432,5 @@ def build_erasure_ledger(settings: Settings) -> ErasureLedger:
     from carnet.adapters.erasure_ledger import FileErasureLedger
 
     return FileErasureLedger(settings.resolved_erasure_ledger, data_dir=settings.data_dir)
-
-
-def records_index(c: Container) -> VectorIndex:
-    """The store under the sealing layer: records as stored, opened by no key (re-erasure deletes
-    records whose key is already destroyed)."""
-    from carnet.crypto.sealed_index import SealedIndex
-
-    return c.deps.index.inner if isinstance(c.deps.index, SealedIndex) else c.deps.index
-
-
-def backup_source(c: Container) -> BackupSource:
-    """What ``create_backup`` reads from a container (the server's own, or one a command opened):
-    the embedded default only. A Qdrant server and PostgreSQL have their own snapshots (docs/backup.md)."""
-    from importlib.metadata import version
-
-    from carnet.adapters.qdrant_edge import EdgeVectorIndex
-    from carnet.errors import InvalidInput
-
-    index, catalog = records_index(c), c.deps.catalog
-    if not isinstance(index, EdgeVectorIndex) or not isinstance(catalog, SqliteCatalog):
-        raise InvalidInput("`carnet backup` covers the embedded default (qdrant-edge and SQLite); "
-                           "back up a Qdrant server and PostgreSQL with their own snapshots (docs/backup.md)")
-    return BackupSource(data_dir=c.settings.data_dir, snapshot_vectors=index.snapshot,
-                        snapshot_catalog=catalog.snapshot, catalog=catalog, locks=c.deps.locks, clock=c.deps.clock,
-                        embedder_model=c.deps.embedder.model_id, dim=c.deps.embedder.dim,
-                        vector_engine=f"qdrant-edge-py {version('qdrant-edge-py')}")
-
-
-def restore_target(settings: Settings, *, kms: Kms | None = None) -> RestoreTarget:
-    """What ``restore_backup`` needs: the data dir's stores (opened raw, on the staged copy), the key
-    store and the erasure ledger. No embedder: nothing is embedded or opened."""
-    from carnet.adapters.qdrant_edge import EdgeVectorIndex, held
-    from carnet.adapters.sqlite_intakes import SqliteIntakeStore
-    from carnet.errors import InvalidInput
-
-    if settings.vector_backend is not VectorBackend.EDGE:
-        raise InvalidInput("`carnet backup restore` covers the embedded default; with a Qdrant server, recover "
-                           "its snapshot, then run `carnet backup reapply-erasures` (docs/backup.md)")
-    if settings.catalog is not CatalogBackend.SQLITE:
-        raise InvalidInput("`carnet backup restore` covers the embedded default; with PostgreSQL, pg_restore the "
-                           "catalog's dump, then run `carnet backup reapply-erasures` (docs/backup.md)")
-    return RestoreTarget(data_dir=settings.data_dir, hold=held, open_index=EdgeVectorIndex,
-                         open_catalog=SqliteCatalog, open_intakes=SqliteIntakeStore,
-                         keys=build_keyring(settings, kms or build_kms(settings)),
-                         ledger=build_erasure_ledger(settings))
-
-
-def build_scheduler(c: Container) -> Scheduler:
-    """``carnet serve``'s maintenance every N hours, and backups every M hours when set, on the
-    embedded store only (with a Qdrant server, CronJobs or timers run ``carnet maintain``). A scheduler
-    without jobs starts nothing."""
-    m = c.settings.maintenance
-    jobs: list[Job] = []
-    if m.scheduler and c.settings.vector_backend is VectorBackend.EDGE:
-        jobs.append(Job("maintain", m.interval_hours * 3600, lambda stop: _scheduled_maintain(c, stop)))
-        if m.backup_interval_hours is not None and c.settings.catalog is CatalogBackend.SQLITE:
-            jobs.append(Job("backup", m.backup_interval_hours * 3600, lambda _stop: _scheduled_backup(c)))
-    return Scheduler(jobs, state_file=c.settings.data_dir / "scheduler.json", startup_delay=m.startup_delay_seconds)
-
-
-def _scheduled_maintain(c: Container, stop: Callable[[], bool]) -> None:
-    """One pass, its counts in the audit trail (one entry per tenant)."""
-    from carnet.services.maintain import maintain, record_audit
-
-    actor = "scheduler:maintain"
-    report = maintain(c.deps, compact=c.settings.maintenance.compact, actor=actor, stop=stop)
-    record_audit(c.audit, report, actor=actor)
-
-
-def _scheduled_backup(c: Container) -> None:
-    """``create_backup`` into the backup dir, then ``prune_backups`` when a number to keep is set."""
-    from carnet.services.backup import create_backup, prune_backups
-
-    directory = c.settings.resolved_backup_dir
-    with c.audit.recorded(c.audit.event(tenant=SYSTEM_CHAIN, actor="scheduler:backup", action="backup.create")):
-        report = create_backup(source=backup_source(c), output=directory)
-    log.info("scheduled_backup_done", records=report.records, bytes=report.bytes,
-             paused_seconds=round(report.paused_seconds, 3))
-    if c.settings.maintenance.backup_keep is not None:
-        prune_backups(directory=directory, keep=c.settings.maintenance.backup_keep)
-
-
-def build_rehasher(c: Container) -> Rehasher:
-    """What ``carnet keys rehash`` needs: the container's stores, and a hasher and sparse encoder on
-    the new hash key."""
-    from carnet.adapters.sparse_hash import HashedSparseEncoder
-    from carnet.crypto.pseudonym_store import SealedPseudonymMaps
-
-    return Rehasher(
-        index=c.deps.index, catalog=c.deps.catalog, keyring=c.keyring, sealer=KeyringSubjectIdSealer(c.keyring),
-        hasher_on=lambda entry: KmsSubjectHasher.pinned(c.keyring, c.kms, entry), sparse_on=HashedSparseEncoder,
-        maps=SealedPseudonymMaps(c.deps.catalog, c.keyring), pii=c.deps.pii,
-    )
-
 
 __all__ = ["Container", "ControlPlane", "ReconcileThresholds", "build", "build_control_plane"]

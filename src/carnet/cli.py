@@ -75,7 +75,8 @@ def serve(
 
     from carnet.api.app import create_app
     from carnet.api.tls import uvicorn_tls_options
-    from carnet.bootstrap import build, build_scheduler, start_workers
+    from carnet.bootstrap import build, start_workers
+    from carnet.bootstrap_ops import build_scheduler
     from carnet.errors import CarnetError
 
     settings = _settings(data_dir, host=host, port=port)
@@ -252,7 +253,8 @@ def keys_rehash(
     Interrupted, it can be run again and finishes the work. Prints a JSON report."""
     import json
 
-    from carnet.bootstrap import build, build_rehasher
+    from carnet.bootstrap import build
+    from carnet.bootstrap_ops import build_rehasher
     from carnet.errors import StoreLocked
     from carnet.services.rehash import rehash_tenant
 

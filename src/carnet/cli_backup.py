@@ -39,7 +39,8 @@ def create(
 ) -> None:
     """Archive the vector shard and the catalog into one checksummed file. Works on the files: refuses
     while `carnet serve` holds the store (the server's own scheduler backs it up while serving)."""
-    from carnet.bootstrap import backup_source, build
+    from carnet.bootstrap import build
+    from carnet.bootstrap_ops import backup_source
     from carnet.cli import _audited, _configure_logs, _reported, _settings
     from carnet.errors import StoreLocked
     from carnet.services.backup import create_backup
@@ -72,7 +73,7 @@ def restore(
     """Replace the data dir's stores with the backup's, then erase again every subject the erasure
     ledger records since the backup. Offline: refuses while `carnet serve` holds the store. The
     replaced stores are moved aside inside the data dir (printed); delete them once checked."""
-    from carnet.bootstrap import restore_target
+    from carnet.bootstrap_ops import restore_target
     from carnet.cli import _audited, _configure_logs, _reported, _settings
     from carnet.services.backup_archive import read_manifest
     from carnet.services.restore import restore_backup
@@ -130,7 +131,8 @@ def reapply(
 ) -> None:
     """After restoring a Qdrant snapshot and a catalog dump by hand (docs/backup.md): erase again every
     subject the ledger records from SINCE on. Run it before opening traffic."""
-    from carnet.bootstrap import build, records_index
+    from carnet.bootstrap import build
+    from carnet.bootstrap_ops import records_index
     from carnet.cli import _configure_logs, _reported, _settings
     from carnet.services.reerase import reapply_erasures
 

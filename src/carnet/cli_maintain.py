@@ -137,7 +137,7 @@ def _reembed_edge(settings: Settings, new: Embedder, *, keep_old: bool,
 
     from carnet.adapters import edge_layout
     from carnet.adapters.qdrant_edge import EdgeVectorIndex, held
-    from carnet.bootstrap import records_index
+    from carnet.bootstrap_ops import records_index
     from carnet.crypto.sealed_index import SealedIndex
     from carnet.errors import Conflict
     from carnet.services.reembed import reembed

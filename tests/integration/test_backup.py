@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from carnet.bootstrap import Container, backup_source, build, build_rehasher, records_index, restore_target
+from carnet.bootstrap import Container, build
+from carnet.bootstrap_ops import backup_source, build_rehasher, records_index, restore_target
 from carnet.config import Settings
 from carnet.crypto.tenant_hasher import TENANT_ENTRY
 from carnet.domain.intake import Message

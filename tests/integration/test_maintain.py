@@ -215,7 +215,7 @@ def test_cli_maintain_refuses_while_the_store_is_held_then_reports(tmp_path: Pat
 
 
 def test_the_server_scheduler_runs_maintenance_and_backups_then_stops(tmp_path: Path, embedder: Embedder) -> None:
-    from carnet.bootstrap import build_scheduler
+    from carnet.bootstrap_ops import build_scheduler
     from carnet.services.backup import list_backups
 
     settings = settings_for(tmp_path, maintenance={"startup_delay_seconds": 0, "backup_interval_hours": 24})
@@ -242,7 +242,7 @@ def test_the_server_scheduler_runs_maintenance_and_backups_then_stops(tmp_path: 
 
 
 def test_no_scheduler_with_a_qdrant_server_or_when_disabled(tmp_path: Path, embedder: Embedder) -> None:
-    from carnet.bootstrap import build_scheduler
+    from carnet.bootstrap_ops import build_scheduler
 
     c = build(settings_for(tmp_path, maintenance={"scheduler": False}), embedder=embedder)
     try:

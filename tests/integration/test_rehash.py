@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from carnet.bootstrap import Container, build, build_rehasher
+from carnet.bootstrap import Container, build
+from carnet.bootstrap_ops import build_rehasher
 from carnet.config import Settings
 from carnet.crypto.sealed_index import SealedIndex
 from carnet.crypto.tenant_hasher import TENANT_ENTRY

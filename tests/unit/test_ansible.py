@@ -28,7 +28,7 @@ BIN = Path(sys.executable).parent
 def _run(tool: str, *args: str, tmp_path: Path) -> None:
     exe = BIN / tool
     if not exe.exists():
-        pytest.skip(f"{tool} is not installed: run `pip install -e '.[dev]'`")
+        pytest.fail(f"{tool} is not installed, though the dev extra has it: run `pip install -e '.[dev]'`")
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
     env = {

@@ -14,6 +14,7 @@ from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+from carnet.adapters.sqlite_db import immediate, open_db
 from carnet.domain.audit import AuditEntry, AuditEvent, link
 from carnet.errors import AuditUnavailable
 
@@ -46,38 +47,27 @@ class SqliteAuditLog:
     """``AuditLog`` on one SQLite file (WAL, synchronous=FULL: an acknowledged entry survives a power cut)."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(path, check_same_thread=False, timeout=10.0, isolation_level=None)
+        self._db = open_db(path, schema=_SCHEMA, synchronous="FULL")
         self._lock = threading.Lock()
-        with self._lock:
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=FULL")
-            self._db.executescript(_SCHEMA)
 
     def append(self, events: Sequence[AuditEvent]) -> list[AuditEntry]:
         """Link and store ``events`` in order, in one transaction per call."""
         written: list[AuditEntry] = []
         try:
-            with self._lock:
-                self._db.execute("BEGIN IMMEDIATE")
-                try:
-                    heads: dict[str, tuple[int, str] | None] = {}
-                    for event in events:
-                        if event.tenant not in heads:
-                            heads[event.tenant] = self._head(event.tenant)
-                        entry = link(heads[event.tenant], event)
-                        self._db.execute(f"INSERT INTO audit ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                                         _row(entry))
-                        heads[event.tenant] = (entry.seq, entry.hash)
-                        written.append(entry)
-                    for tenant, head in heads.items():
-                        assert head is not None
-                        self._db.execute("INSERT OR REPLACE INTO heads (tenant, seq, hash) VALUES (?,?,?)",
-                                         (tenant, *head))
-                except BaseException:
-                    self._db.execute("ROLLBACK")
-                    raise
-                self._db.execute("COMMIT")
+            with immediate(self._db, self._lock):
+                heads: dict[str, tuple[int, str] | None] = {}
+                for event in events:
+                    if event.tenant not in heads:
+                        heads[event.tenant] = self._head(event.tenant)
+                    entry = link(heads[event.tenant], event)
+                    self._db.execute(f"INSERT INTO audit ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                                     _row(entry))
+                    heads[event.tenant] = (entry.seq, entry.hash)
+                    written.append(entry)
+                for tenant, head in heads.items():
+                    assert head is not None
+                    self._db.execute("INSERT OR REPLACE INTO heads (tenant, seq, hash) VALUES (?,?,?)",
+                                     (tenant, *head))
         except sqlite3.Error as exc:
             raise AuditUnavailable("the audit trail cannot be written") from exc
         return written

@@ -7,10 +7,11 @@ import contextlib
 import json
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+from carnet.adapters.sqlite_db import immediate, open_db
 from carnet.domain.records import HistoryEntry, Scope
 from carnet.domain.retention import SubjectRetention
 from carnet.errors import Conflict, DependencyUnavailable
@@ -109,14 +110,9 @@ class SqliteCatalog:
     runs while ``serve`` holds the vector store)."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(path, check_same_thread=False, timeout=10.0, isolation_level=None)
+        self._db = open_db(path, schema=_SCHEMA, synchronous="NORMAL")
         self._lock = threading.Lock()
-        with self._lock:
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.executescript(_SCHEMA)
-            _add_missing_columns(self._db, "api_keys", {"rate_limit": "TEXT", "name": "TEXT"})
+        _add_missing_columns(self._db, "api_keys", {"rate_limit": "TEXT", "name": "TEXT"})
 
     def add_api_key(self, *, key_id: str, key_hash: str, tenant: str, roles: Sequence[str],
                     rate_limit: str | None = None, name: str | None = None) -> ApiKeyRecord:
@@ -316,16 +312,8 @@ class SqliteCatalog:
                                        (sealed, scope.tenant, scope.subject, version))
         return cur.rowcount == 1
 
-    @contextlib.contextmanager
-    def _transaction(self) -> Iterator[None]:
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                yield
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            self._db.execute("COMMIT")
+    def _transaction(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
+        return immediate(self._db, self._lock)
 
     def check(self) -> None:
         try:

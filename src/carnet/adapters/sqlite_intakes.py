@@ -15,6 +15,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from carnet.adapters.sqlite_db import immediate, open_db
 from carnet.domain.intake import Intake, IntakeStatus, QueueStats
 from carnet.errors import DependencyUnavailable
 
@@ -72,25 +73,14 @@ def _intake(r: Sequence[object]) -> Intake:
 
 class SqliteIntakeStore:
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(path, check_same_thread=False, timeout=10.0, isolation_level=None)
+        self._db = open_db(path, schema=_SCHEMA, synchronous="FULL")  # an acknowledged intake survives a power cut
         self._lock = threading.Lock()
-        with self._lock:
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=FULL")  # an acknowledged intake survives a power cut
-            self._db.executescript(_SCHEMA)
 
     @contextlib.contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
         try:
-            with self._lock:
-                self._db.execute("BEGIN IMMEDIATE")
-                try:
-                    yield self._db
-                except BaseException:
-                    self._db.execute("ROLLBACK")
-                    raise
-                self._db.execute("COMMIT")
+            with immediate(self._db, self._lock) as db:
+                yield db
         except sqlite3.Error as exc:
             raise DependencyUnavailable("the intake queue is unavailable") from exc
 

@@ -1,0 +1,37 @@
+"""What the SQLite adapters share: one connection per store opened the same way, and the
+``BEGIN IMMEDIATE`` transaction that serializes writers across threads and processes."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Literal
+
+
+def open_db(path: Path, *, schema: str, synchronous: Literal["NORMAL", "FULL"]) -> sqlite3.Connection:
+    """Autocommit mode (transactions are explicit), usable from several threads under the caller's
+    lock, WAL so readers never wait on a writer; ``FULL`` when an acknowledged write must survive a
+    power cut."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    db = sqlite3.connect(path, check_same_thread=False, timeout=10.0, isolation_level=None)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute(f"PRAGMA synchronous={synchronous}")
+    db.executescript(schema)
+    return db
+
+
+@contextmanager
+def immediate(db: sqlite3.Connection, lock: threading.Lock) -> Iterator[sqlite3.Connection]:
+    """One write transaction, taken at once (another process writing makes it wait, up to the
+    connection's timeout); rolled back if the block raises."""
+    with lock:
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            yield db
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
