@@ -27,6 +27,7 @@ from carnet.domain.intake import IntakeStatus, Message
 from carnet.domain.records import Scope, point_id
 from carnet.ports import Embedder
 from carnet.services.apikeys import authenticate, create_key
+from tests.support.queue import wait_drained
 from tests.support.vllm_server import VllmStandIn, answer, serving
 
 SUBJECTS, PER_SUBJECT = 32, 1  # one intake per subject: no neighbour, so no contradiction judgment call
@@ -87,11 +88,7 @@ def test_kill_9_one_of_three_workers_every_intake_done_once(tmp_path: Path, embe
                 assert victim is not None, "no worker ever held an intake"
                 victim.send_signal(signal.SIGKILL)
                 victim.wait()
-                while time.monotonic() < deadline:
-                    s = c.queue.store.stats()
-                    if s.pending == 0 and s.processing == 0:
-                        break
-                    time.sleep(0.2)
+                wait_drained(c.queue.store, timeout=max(1.0, deadline - time.monotonic()), poll=0.2)
             finally:
                 alive = [w for w in workers if w.poll() is None]
                 for w in alive:

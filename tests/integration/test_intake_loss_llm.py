@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import random
 import threading
-import time
 from collections.abc import Iterator
 
 import pytest
@@ -18,6 +17,7 @@ from carnet.domain.records import Scope
 from carnet.ports import RecordFilter
 from carnet.services.apikeys import Principal
 from carnet.services.worker import Worker, WorkerPool
+from tests.support.queue import wait_drained
 from tests.support.vllm_server import Reply, VllmStandIn, answer, fault, serving, unguided
 
 WHO = Principal("k0000000001", "assur-nord", ("agent",))
@@ -78,12 +78,7 @@ def test_200_concurrent_intakes_with_20_percent_llm_failures(container: Containe
             t.start()
         for t in clients:
             t.join()
-        deadline = time.monotonic() + 240
-        while time.monotonic() < deadline:
-            s = container.queue.store.stats()
-            if s.pending == 0 and s.processing == 0:
-                break
-            time.sleep(0.05)
+        wait_drained(container.queue.store, timeout=240)
     finally:
         pool.stop()
     final = [container.queue.store.get("assur-nord", i) for i in ids]

@@ -16,6 +16,7 @@ from carnet.services.erase import erase_subject
 from carnet.services.recall import Query
 from carnet.services.worker import Worker, WorkerPool
 from tests.support.extractors import ScriptedExtractor
+from tests.support.queue import wait_drained
 
 WHO = Principal("k0000000001", "assur-nord", ("agent", "dpo"))
 AT = datetime(2026, 11, 29, 9, 0, tzinfo=UTC)
@@ -139,12 +140,7 @@ def test_no_intake_lost_with_200_concurrent_and_20_percent_failures(container: C
             t.start()
         for t in threads:
             t.join()
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            s = container.queue.store.stats()
-            if s.pending == 0 and s.processing == 0:
-                break
-            time.sleep(0.05)
+        wait_drained(container.queue.store, timeout=120)
     finally:
         pool.stop()
     assert len(ids) == 200 == len(set(ids))
