@@ -12,4 +12,5 @@ python3 -m venv .venv
 .venv/bin/pip install --quiet 'torch==2.13.0'   # the CPU build, before anything that depends on torch
 .venv/bin/pip install --quiet -e '.[dev]'
 .venv/bin/pip install --quiet -e ./clients/python   # the Python SDK (its own distribution), for tests/e2e/test_sdk.py
+bash scripts/install-helm.sh .venv/bin             # helm, for the chart's tests (tests/unit/test_helm.py)
 exec .venv/bin/python -m pytest -q "$@"

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import jinja2
 import pytest
+import yaml
 
 from carnet.adapters.vault_auth import key_store_policy, transit_policy
 
@@ -80,16 +81,22 @@ _SECRETS = [
 
 @pytest.mark.parametrize("unit", sorted(p.name for p in (ROOT / "deploy" / "systemd").iterdir()))
 def test_carnet_units_render_to_the_deploy_units(unit: str) -> None:
-    """With every secret set and the defaults, the role's unit is deploy/systemd's, line for line."""
+    """With every secret set and the role's defaults, its unit is deploy/systemd's, line for line."""
+    defaults = yaml.safe_load((ROLES / "carnet" / "defaults" / "main.yml").read_text())
+    state = defaults["carnet_state_dir"]
     rendered = _render(
         ROLES / "carnet" / "templates" / f"{unit}.j2",
         ansible_managed="managed",
         _carnet_credentials=[{"name": n, "file": f, "value": "x"} for n, f in _SECRETS],
-        _carnet_credentials_dir="/etc/carnet/credentials",
+        _carnet_credentials_dir=f"{defaults['carnet_config_dir']}/credentials",
         _carnet_backup_credentials=["qdrant-api-key", "postgres-password"],
-        carnet_backup_keep=7,
-        carnet_maintain_on_calendar="*-*-* 02:30:00",
-        carnet_backup_on_calendar="*-*-* 01:30:00",
+        _carnet_venv=defaults["carnet_venv_dir"],
+        _carnet_home=state,
+        _carnet_etc=defaults["carnet_config_dir"],
+        _carnet_state_dirs=[f"{state}/data", f"{state}/keys", f"{state}/backups"],
+        **{name: defaults[name] for name in (
+            "carnet_user", "carnet_group", "carnet_backup_keep", "carnet_maintain_on_calendar",
+            "carnet_backup_on_calendar")},
     )
     assert rendered.splitlines()[0] == "# managed"
     assert rendered.split("\n", 1)[1] == (ROOT / "deploy" / "systemd" / unit).read_text()
@@ -102,6 +109,12 @@ def test_unused_backend_drops_its_credential() -> None:
         ansible_managed="m",
         _carnet_credentials=creds,
         _carnet_credentials_dir="/etc/carnet/credentials",
+        _carnet_venv="/opt/carnet",
+        _carnet_home="/var/lib/carnet",
+        _carnet_etc="/etc/carnet",
+        _carnet_state_dirs=["/var/lib/carnet/data"],
+        carnet_user="carnet",
+        carnet_group="carnet",
     )
     assert "LoadCredential=CARNET_API_KEY_PEPPER:" in rendered
     assert "CARNET_LLM__API_KEY" not in rendered

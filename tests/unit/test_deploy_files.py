@@ -209,9 +209,13 @@ def test_dockerfile_is_multi_stage_pinned_and_non_root() -> None:
     args = dict(v.split("=", 1) for k, v in instructions if k == "ARG" and "=" in v)
     froms = [v for k, v in instructions if k == "FROM"]
     assert len(froms) >= 2
+    stages: set[str] = set()
     for spec in froms:
         image = re.sub(r"\$\{(\w+)\}", lambda m: args[m.group(1)], spec.split()[0])
-        assert re.fullmatch(r"python:3\.11\.\d+-slim-bookworm(@sha256:[0-9a-f]{64})?", image), spec
+        # Every base is the pinned Python image, or a stage defined above (the builder picks one by SOURCE).
+        assert image in stages or re.fullmatch(r"python:3\.11\.\d+-slim-bookworm(@sha256:[0-9a-f]{64})?", image), spec
+        if " AS " in spec.upper():
+            stages.add(spec.split()[-1])
     final = instructions[max(i for i, (k, _) in enumerate(instructions) if k == "FROM"):]
     user = [v for k, v in final if k == "USER"][-1]
     uid = re.sub(r"\$\{(\w+)\}", lambda m: args[m.group(1)], user).split(":")[0]
@@ -231,3 +235,51 @@ def test_dockerfile_installs_the_pinned_torch_first() -> None:
     first_torch = next(i for i, r in enumerate(runs) if f"'{torch}'" in r)
     first_wheel = next(i for i, r in enumerate(runs) if "pip wheel" in r)
     assert first_torch < first_wheel
+
+
+def test_dockerfile_builds_from_a_checkout_or_the_bundle_offline() -> None:
+    """SOURCE picks a builder stage; the wheelhouse one asks no index and needs only what the bundle carries."""
+    instructions = _dockerfile()
+    stages = {v.split()[-1] for k, v in instructions if k == "FROM" and " AS " in v.upper()}
+    assert {"from-checkout", "from-wheelhouse"} <= stages
+    assert "FROM from-${SOURCE} AS builder" in [f"{k} {v}" for k, v in instructions]
+    start = next(i for i, (k, v) in enumerate(instructions) if k == "FROM" and v.endswith("from-wheelhouse"))
+    end = next(i for i, (k, _) in enumerate(instructions) if i > start and k == "FROM")
+    runs = " ".join(v for k, v in instructions[start:end] if k == "RUN")
+    assert "--no-index" in runs and "--upgrade" not in runs and "source=wheelhouse" in runs
+    ignore = (DEPLOY / "Dockerfile.dockerignore").read_text().splitlines()
+    assert "!wheelhouse" in ignore and "!deploy/bin/carnet-env-from-files" in ignore
+
+
+def _compose_files(compose: dict[str, Any]) -> set[str]:
+    """Every host path compose.yaml reads, relative to deploy/ (bind mounts, env files, secrets)."""
+    paths = set()
+    for service in compose["services"].values():
+        paths |= set(service.get("env_file", []))
+        for volume in service.get("volumes", []):
+            source = volume.split(":", 1)[0]
+            if source.startswith(("./", "../", "/", "$")):
+                paths.add(source)
+    paths |= {secret["file"] for secret in compose["secrets"].values()}
+    return paths
+
+
+def test_compose_reads_only_shipped_files_or_the_sites_own(compose: dict[str, Any]) -> None:
+    """A file compose.yaml mounts is either in deploy/ (and so in the air-gapped bundle, which copies those
+    parts of deploy/), or one the site provides: its certificates (./tls), secrets (./secrets) and model."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bundle", ROOT / "scripts" / "bundle.py")
+    assert spec is not None and spec.loader is not None
+    bundle = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bundle)
+    site_provided = ("./tls/", "./secrets/", "${MODELS_DIR")
+    for path in sorted(_compose_files(compose)):
+        if path.startswith(site_provided):
+            continue
+        assert path.startswith("./") and (DEPLOY / path).is_file(), path
+        assert Path(path).parts[0] in bundle.DEPLOY_PARTS, f"{path} is not copied into the bundle"
+    build = compose["services"]["carnet-api"]["build"]
+    assert (DEPLOY / build["context"] / build["dockerfile"]).resolve() == DEPLOY / "Dockerfile"
+    assert "Dockerfile" in bundle.DEPLOY_PARTS and "compose.yaml" in bundle.DEPLOY_PARTS
+    assert build["args"]["SOURCE"] == "${BUILD_SOURCE:-checkout}"
