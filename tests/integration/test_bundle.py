@@ -2,8 +2,8 @@
 Carnet installs and runs from it with the network cut.
 
 The archive is built once for the module (~1.5 min). The install test runs pip and `carnet demo` inside a
-new network namespace (`unshare --net`: loopback only, no route out), so a dependency missing from the
-wheelhouse, or anything fetched at run time, fails it.
+new network namespace (`unshare --net`, then loopback brought up: no other interface, no route out), so a
+dependency missing from the wheelhouse, or anything fetched at run time, fails it.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -46,7 +47,9 @@ def _normalized(name: str) -> str:
 
 
 def _offline(*args: str | Path, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    cmd = ["unshare", "--net", "--", *[str(a) for a in args]]
+    """``args`` in a new network namespace whose only interface is loopback (brought up: the demo serves on it)."""
+    ip = shutil.which("ip") or "/usr/sbin/ip"
+    cmd = ["unshare", "--net", "--", "sh", "-c", f'{ip} link set lo up && exec "$@"', "offline", *map(str, args)]
     return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
 
 

@@ -166,12 +166,21 @@ app.kubernetes.io/part-of: carnet
 {{- fail "vllm.enabled needs vllm.apiKey.existingSecret" -}}
 {{- end -}}
 {{- end -}}
+{{- $files := dict "vaultAgent" $v.secrets.vaultAgent.secrets "csi" $v.secrets.csi.objects -}}
+{{- if hasKey $files $v.secrets.provider -}}
+{{- $configured := index $files $v.secrets.provider -}}
+{{- range $name := include "carnet.usedSecretNames" . | fromJsonArray -}}
+{{- if not (hasKey $configured $name) -}}
+{{- fail (printf "secrets.provider=%s: %s is needed and secrets.%s has no entry for it" $v.secrets.provider $name (ternary "vaultAgent.secrets" "csi.objects" (eq $v.secrets.provider "vaultAgent"))) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
 {{- $managed := include "carnet.chartSettings" . | fromYaml -}}
 {{- range $name, $value := $v.carnet.settings -}}
 {{- if regexMatch "(API_KEY|PASSWORD|TOKEN|SECRET_ID|ROLE_ID|PEPPER|USER_PIN|DSN)$" $name -}}
 {{- fail (printf "carnet.settings.%s is a secret: it comes from an existing Secret (secrets.*), never from values" $name) -}}
 {{- end -}}
-{{- if hasKey $managed $name -}}
+{{- if or (hasKey $managed $name) (hasPrefix "CARNET_TLS__" $name) -}}
 {{- fail (printf "carnet.settings.%s is set by this chart from its own values: set those instead" $name) -}}
 {{- end -}}
 {{- end -}}
@@ -331,6 +340,19 @@ CARNET_MAINTENANCE__SCHEDULER: "false"
 {{- toJson $refs -}}
 {{- end -}}
 
+{{/* The secret settings the pods need, whatever brings them: a JSON list of names. */}}
+{{- define "carnet.usedSecretNames" -}}
+{{- $links := include "carnet.links" . | fromJson -}}
+{{- $names := list "CARNET_API_KEY_PEPPER" -}}
+{{- if hasKey $links "qdrant" -}}{{- $names = append $names "CARNET_QDRANT__API_KEY" -}}{{- end -}}
+{{- if hasKey $links "postgres" -}}{{- $names = append $names "CARNET_POSTGRES__PASSWORD" -}}{{- end -}}
+{{- if hasKey $links "llm" -}}{{- $names = append $names "CARNET_LLM__API_KEY" -}}{{- end -}}
+{{- if and (hasKey $links "vault") (eq .Values.vault.auth "approle") -}}
+{{- $names = concat $names (list "CARNET_VAULT__ROLE_ID" "CARNET_VAULT__SECRET_ID") -}}
+{{- end -}}
+{{- toJson $names -}}
+{{- end -}}
+
 {{/* The env list of a Carnet container: secrets by secretKeyRef (provider kubernetes only). */}}
 {{- define "carnet.secretEnv" -}}
 {{- if eq .Values.secrets.provider "kubernetes" -}}
@@ -359,9 +381,12 @@ vault.hashicorp.com/agent-run-as-group: "10001"
 {{- if $v.vault.namespace }}
 vault.hashicorp.com/namespace: {{ $v.vault.namespace | quote }}
 {{- end }}
+{{- $used := include "carnet.usedSecretNames" . | fromJsonArray -}}
 {{- range $name, $s := $v.secrets.vaultAgent.secrets }}
+{{- if has $name $used }}
 vault.hashicorp.com/agent-inject-secret-{{ $name }}: {{ $s.path | quote }}
 vault.hashicorp.com/agent-inject-template-{{ $name }}: {{ printf "{{- with secret %q -}}{{ .Data.data.%s }}{{- end -}}" $s.path $s.field | quote }}
+{{- end }}
 {{- end }}
 {{- with $v.secrets.vaultAgent.annotations }}
 {{ toYaml . }}
@@ -501,12 +526,14 @@ inline, the ConfigMap does not exist yet before install] */}}
     - name: {{ $name }}
       value: {{ $value | quote }}
     {{- end }}
-    {{- include "carnet.secretEnv" $ctx | nindent 4 }}
+    {{- with include "carnet.secretEnv" $ctx | trim }}
+    {{- . | nindent 4 }}
+    {{- end }}
   {{- else }}
   envFrom:
     - configMapRef:
         name: {{ include "carnet.fullname" $ctx }}-settings
-  {{- with include "carnet.secretEnv" $ctx }}
+  {{- with include "carnet.secretEnv" $ctx | trim }}
   env:
     {{- . | nindent 4 }}
   {{- end }}
