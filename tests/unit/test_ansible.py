@@ -94,9 +94,11 @@ def test_carnet_units_render_to_the_deploy_units(unit: str) -> None:
         _carnet_home=state,
         _carnet_etc=defaults["carnet_config_dir"],
         _carnet_state_dirs=[f"{state}/data", f"{state}/keys", f"{state}/backups"],
-        **{name: defaults[name] for name in (
-            "carnet_user", "carnet_group", "carnet_backup_keep", "carnet_maintain_on_calendar",
-            "carnet_backup_on_calendar")},
+        carnet_user=defaults["carnet_user"],
+        carnet_group=defaults["carnet_group"],
+        carnet_backup_keep=defaults["carnet_backup_keep"],
+        carnet_maintain_on_calendar=defaults["carnet_maintain_on_calendar"],
+        carnet_backup_on_calendar=defaults["carnet_backup_on_calendar"],
     )
     assert rendered.splitlines()[0] == "# managed"
     assert rendered.split("\n", 1)[1] == (ROOT / "deploy" / "systemd" / unit).read_text()
