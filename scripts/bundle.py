@@ -17,7 +17,7 @@ The tree holds:
     helm/           the packaged chart (`helm package`).
     ansible/        the carnet.sovereign collection (`ansible-galaxy collection build`).
     deploy/         Dockerfile, compose.yaml and its files, example settings, systemd units, Grafana dashboard.
-    docs/, SECURITY.md, README.md, INSTALL.md (docs/air-gapped.md).
+    docs/, SECURITY.md, README.md, INSTALL.md (the checks to run first, then docs/air-gapped.md).
     sbom.cdx.json   CycloneDX 1.6: every Python package of an installation from the wheelhouse (read from
                     that installation), plus the chart and the collection with their SHA-256.
     SHA256SUMS      every file above (`sha256sum --check SHA256SUMS`).
@@ -69,6 +69,18 @@ DEPLOY_PARTS = [
     "grafana",
 ]
 DOCS = ["README.md", "SECURITY.md"]
+
+
+INSTALL = """# Carnet {version}: offline installation
+
+Check the archive, then every file, before anything else:
+
+    sha256sum --check {name}.tar.sha256      # beside the archive
+    sha256sum --check --strict SHA256SUMS    # in this directory
+
+Then follow docs/air-gapped.md: a host install from wheelhouse/, the Ansible collection in ansible/,
+the Helm chart in helm/, and how to build Carnet's image from this directory with no network.
+"""
 
 
 class BundleError(RuntimeError):
@@ -263,7 +275,7 @@ def build(out: Path, pip_args: list[str]) -> Path:
         shutil.copy2(doc, tree / "docs" / doc.name)
     for doc in DOCS:
         shutil.copy2(ROOT / doc, tree / doc)
-    shutil.copy2(ROOT / "docs" / "air-gapped.md", tree / "INSTALL.md")
+    (tree / "INSTALL.md").write_text(INSTALL.format(version=version, name=name))
     _done(t)
 
     t = _step("check: install Carnet from the wheelhouse alone in a fresh venv, then read its SBOM")

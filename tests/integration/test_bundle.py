@@ -83,6 +83,7 @@ def test_it_holds_the_chart_the_collection_and_the_deploy_files(bundle: Path) ->
         "INSTALL.md",
         "SECURITY.md",
         "docs/operations.md",
+        "docs/air-gapped.md",
     ):
         assert (bundle / path).is_file(), path
     assert sorted(p.name for p in (bundle / "deploy" / "systemd").iterdir()) == sorted(
