@@ -61,3 +61,37 @@ def test_https_with_client_certificates_and_the_api_key_still_required(tmp_path:
             with pytest.raises(httpx.TransportError):  # refused in the handshake (TLS 1.3: at the first read)
                 httpx.get(f"{base}/healthz", verify=context, timeout=5)
                 pytest.fail(f"a client with {why} got through")
+
+
+def _healthcheck_command() -> list[str]:
+    """The image's HEALTHCHECK, as Docker reads it: the JSON exec form after CMD."""
+    import json
+    import re
+
+    text = (Path(__file__).resolve().parents[2] / "deploy" / "Dockerfile").read_text()
+    (cmd,) = re.findall(r"^HEALTHCHECK [^\n]*\\\n\s*CMD (\[.*\])$", text, flags=re.MULTILINE)
+    parsed: list[str] = json.loads(cmd)
+    return parsed
+
+
+def _run_healthcheck(base: str, env: dict[str, str]) -> int:
+    import subprocess
+    import sys
+
+    port = base.rsplit(":", 1)[1]
+    command = [sys.executable if a == "python" else a for a in _healthcheck_command()]
+    return subprocess.run(command, env={"CARNET_PORT": port, **env}, timeout=30).returncode
+
+
+def test_the_image_healthcheck_follows_the_listener(tmp_path: Path) -> None:
+    """The Dockerfile's HEALTHCHECK code, run as is: healthy on a clear listener and on a TLS one (the
+    loopback probe cannot verify a certificate that names the service), unhealthy when nothing listens."""
+    files = make_mtls(tmp_path / "tls")
+    with serve_process(tmp_path, {}) as (base, _):
+        assert _run_healthcheck(base, {}) == 0
+        assert _run_healthcheck(base, {"CARNET_TLS__CERT_FILE": "x"}) != 0  # https to a clear listener
+    tls_env = {"CARNET_TLS__CERT_FILE": str(files.server.cert), "CARNET_TLS__KEY_FILE": str(files.server.key)}
+    with serve_process(tmp_path, tls_env, tls=_client(files, None), log_name="tls.log") as (base, _):
+        assert _run_healthcheck(base, tls_env) == 0
+        assert _run_healthcheck(base, {}) != 0  # clear http to a TLS listener
+    assert _run_healthcheck(base, tls_env) != 0  # stopped
