@@ -138,3 +138,17 @@ def test_role_layout(role: str) -> None:
         "meta/argument_specs.yml",
     ):
         assert (ROLES / role / part).is_file(), f"{role}/{part}"
+
+
+def test_the_example_inventory_speaks_tls_everywhere() -> None:
+    """Nothing in the production example listens or connects in clear: the API hosts get their own
+    certificate (which the role turns into CARNET_TLS__*), every URL is https, no TLS-proxy statement."""
+    import yaml
+
+    text = (ANSIBLE / "inventory" / "example.yml").read_text()
+    assert "http://" not in text and "TERMINATED_UPSTREAM" not in text
+    groups = yaml.safe_load(text)["all"]["children"]["carnet"]["children"]
+    api = groups["carnet_api"]["vars"]
+    assert api["carnet_api_enabled"] is True and api["carnet_tls_cert_src"] and api["carnet_tls_key_src"]
+    tls_vars = (ROLES / "carnet" / "vars" / "main.yml").read_text()
+    assert "'CARNET_TLS__CERT_FILE': _carnet_tls_dir ~ '/carnet.pem'" in tls_vars

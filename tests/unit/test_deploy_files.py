@@ -103,14 +103,44 @@ def test_example_settings_load_and_hold_no_secret(monkeypatch: pytest.MonkeyPatc
         assert settings.workers.in_process is False and settings.maintenance.scheduler is False
 
 
-def test_compose_api_settings_load_as_it_listens(monkeypatch: pytest.MonkeyPatch, compose: dict[str, Any]) -> None:
-    """The API's env file and environment, with `--host 0.0.0.0` as its command says, pass production checks."""
+def _mounted_files(service: dict[str, Any]) -> set[str]:
+    """Container paths of the service's bind-mounted files and secrets."""
+    mounted = {v.split(":")[1] for v in service.get("volumes", []) if v.startswith("./")}
+    for secret in service.get("secrets", []):
+        name = secret if isinstance(secret, str) else secret.get("target", secret["source"])
+        mounted.add(name if name.startswith("/") else f"/run/secrets/{name}")
+    return mounted
+
+
+def test_compose_api_settings_load_as_it_listens(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, compose: dict[str, Any]
+) -> None:
+    """The API's env file and environment, with `--host 0.0.0.0` as its command says, pass production checks,
+    and it serves HTTPS itself: no clear listener, not even on the internal network. Its certificate files
+    must be mounted into the container; they stand in as empty files here."""
+    api = compose["services"]["carnet-api"]
     for name in [n for n in os.environ if n.startswith("CARNET_")]:
         monkeypatch.delenv(name)
-    for name, value in _environment(compose["services"]["carnet-api"]).items():
+    environment = _environment(api)
+    assert "CARNET_TLS__TERMINATED_UPSTREAM" not in environment
+    for name, value in environment.items():
+        if name in ("CARNET_TLS__CERT_FILE", "CARNET_TLS__KEY_FILE"):
+            assert value in _mounted_files(api), f"{name}={value} is not mounted into carnet-api"
+            value = str(tmp_path / Path(value).name)
+            Path(value).touch()
         monkeypatch.setenv(name, value)
     settings = Settings(_env_file=None, api_key_pepper="placeholder-pepper", host="0.0.0.0")  # type: ignore[call-arg]
-    assert settings.environment is Environment.PRODUCTION
+    assert settings.environment is Environment.PRODUCTION and settings.tls.enabled
+
+
+def test_the_proxy_reencrypts_and_verifies_the_api() -> None:
+    conf = (DEPLOY / "compose" / "nginx" / "nginx.conf").read_text()
+    directives = {line.strip().rstrip(";").split(None, 1)[0]: line.strip().rstrip(";").split(None, 1)[-1]
+                  for line in conf.splitlines() if line.strip() and not line.strip().startswith("#")}
+    assert directives["proxy_pass"].startswith("https://carnet-api:")
+    assert directives["proxy_ssl_verify"] == "on" and directives["proxy_ssl_name"] == "carnet-api"
+    assert directives["proxy_ssl_trusted_certificate"] == "/etc/nginx/tls/ca.pem"
+    assert "http://" not in conf
 
 
 def test_compose_images_are_pinned(compose: dict[str, Any]) -> None:
@@ -148,7 +178,7 @@ def test_compose_secrets_come_from_files(compose: dict[str, Any]) -> None:
         for item in service.get("secrets", []):
             if isinstance(item, dict) and item["target"].startswith("CARNET_"):
                 assert _known(item["target"]), f"{name}: {item['target']}"
-    targets = {item["target"] for item in compose["services"]["carnet-api"]["secrets"]}
+    targets = {item["target"] for item in compose["services"]["carnet-api"]["secrets"] if isinstance(item, dict)}
     assert {"CARNET_API_KEY_PEPPER", "CARNET_QDRANT__API_KEY", "CARNET_POSTGRES__PASSWORD",
             "CARNET_LLM__API_KEY", "CARNET_VAULT__SECRET_ID"} <= targets
 
