@@ -52,6 +52,8 @@ class Bao:
     workdir: Path
     port: int = field(default_factory=_free_port_pair)
     root_token: str = field(default_factory=lambda: secrets.token_urlsafe(24))
+    # A configuration file loaded on top of dev mode (declarative audit devices, for one).
+    config: Path | None = None
     process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -83,6 +85,8 @@ class Bao:
         }
         argv = [_bao_binary(), "server", "-dev", "-dev-tls", f"-dev-tls-cert-dir={self._generated_ca.parent}"]
         argv += [f"-dev-listen-address=127.0.0.1:{self.port}", "-dev-no-store-token"]
+        if self.config is not None:
+            argv.append(f"-config={self.config}")
         with (self.workdir / "bao.log").open("ab") as out:
             self.process = subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         self._wait_ready()
