@@ -313,3 +313,13 @@ def test_compose_reads_only_shipped_files_or_the_sites_own(compose: dict[str, An
     assert (DEPLOY / build["context"] / build["dockerfile"]).resolve() == DEPLOY / "Dockerfile"
     assert "Dockerfile" in bundle.DEPLOY_PARTS and "compose.yaml" in bundle.DEPLOY_PARTS
     assert build["args"]["SOURCE"] == "${BUILD_SOURCE:-checkout}"
+
+
+def test_openbao_declares_its_audit_device_on_a_volume(compose: dict[str, Any]) -> None:
+    """OpenBao 2.x refuses to enable an audit device through its API: compose's server declares one, on a
+    volume of its own."""
+    hcl = (DEPLOY / "compose" / "openbao" / "openbao.hcl").read_text()
+    (path,) = re.findall(r'audit "file" "[^"]+" \{\s*options \{\s*file_path = "([^"]+)"', hcl)
+    mounts = {v.split(":")[1]: v.split(":")[0] for v in compose["services"]["openbao"]["volumes"]}
+    directory = str(Path(path).parent)
+    assert directory in mounts and mounts[directory] in compose["volumes"]
