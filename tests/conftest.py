@@ -4,18 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
 from carnet.bootstrap import Container, build
 from carnet.config import Settings
 from carnet.ports import Embedder
+from tests.support.bundle_script import bundle_script
 
 if TYPE_CHECKING:
     from tests.support.postgres import Cluster
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -59,23 +59,12 @@ def postgres_dsn(postgres_cluster: Cluster) -> Iterator[str]:
         yield dsn
 
 
-def _bundle_module() -> Any:
-    """scripts/bundle.py, the air-gapped bundle's builder (a script, not a package)."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("carnet_bundle_script", ROOT / "scripts" / "bundle.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="session")
 def carnet_wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A wheelhouse as the bundle's: Carnet's wheel built from this checkout, the SDK's, and every
     dependency for CPython 3.11 on Linux x86_64 (``pip download``; ~15 s with pip's cache)."""
     wheelhouse = tmp_path_factory.mktemp("wheelhouse")
-    _bundle_module().build_wheelhouse(wheelhouse, [])
+    bundle_script().build_wheelhouse(wheelhouse, [])
     return wheelhouse
 
 
@@ -83,4 +72,4 @@ def carnet_wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def carnet_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The air-gapped bundle's archive, built by scripts/bundle.py (~1.5 min: it installs once to check)."""
     out = tmp_path_factory.mktemp("bundle")
-    return Path(_bundle_module().build(out, []))
+    return Path(bundle_script().build(out, []))

@@ -10,24 +10,18 @@ service user ``carnet-molecule``, which the scenario's cleanup removes with the 
 from __future__ import annotations
 
 import hashlib
-import os
 import secrets
 import shutil
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 import pytest
 
 from carnet.api.server import free_port
+from tests.support.molecule import COLLECTION, ansible_environment, molecule
 from tests.support.openbao import Bao, transit_server
 from tests.support.tls import make_tls
 
-ROOT = Path(__file__).resolve().parents[2]
-ANSIBLE = ROOT / "ansible"
-COLLECTION = ANSIBLE / "ansible_collections" / "carnet" / "sovereign"
-BIN = Path(sys.executable).parent
 SCENARIO = "carnet"
 _TIMEOUT_S = 600
 
@@ -52,18 +46,8 @@ def _environment(tmp_path: Path, root: Path, wheelhouse: Path, bao: Bao) -> dict
     bundle.write_text(tls.ca_cert.read_text() + bao.ca_cert.read_text())
     wheel = next(wheelhouse.glob("carnet-*-py3-none-any.whl"))
     role_id, secret_id = _approle(bao)
-    home = tmp_path / "home"
-    home.mkdir()
     return {
-        "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}",
-        "HOME": str(home),
-        "XDG_CACHE_HOME": str(tmp_path / "cache"),
-        "ANSIBLE_COLLECTIONS_PATH": str(ANSIBLE),
-        "ANSIBLE_HOME": str(tmp_path / "ansible-home"),
-        "ANSIBLE_LOCAL_TEMP": str(tmp_path / "ansible-tmp"),
-        "ANSIBLE_NOCOLOR": "1",
-        "NO_COLOR": "1",
-        "LANG": "C.UTF-8",
+        **ansible_environment(tmp_path),
         "PIP_DISABLE_PIP_VERSION_CHECK": "1",
         "MOLECULE_CARNET_ROOT": str(root),
         "MOLECULE_CARNET_PORT": str(free_port()),
@@ -82,9 +66,6 @@ def _environment(tmp_path: Path, root: Path, wheelhouse: Path, bao: Bao) -> dict
 
 @pytest.mark.slow
 def test_molecule_carnet_scenario(carnet_wheelhouse: Path, tmp_path: Path) -> None:
-    molecule = BIN / "molecule"
-    if not molecule.exists():
-        pytest.fail("molecule is not installed, though the dev extra has it: run `pip install -e '.[dev]'`")
     # Not under tmp_path: pytest's directories are root's only (0700), and the service user must reach
     # the venv and its state directory as it would under /opt and /var/lib.
     root = Path(tempfile.mkdtemp(prefix="carnet-molecule-"))
@@ -92,15 +73,7 @@ def test_molecule_carnet_scenario(carnet_wheelhouse: Path, tmp_path: Path) -> No
     try:
         with transit_server(tmp_path / "bao") as bao:
             env = _environment(tmp_path, root, carnet_wheelhouse, bao)
-            proc = subprocess.run(
-                [str(molecule), "test", "--scenario-name", SCENARIO],
-                cwd=COLLECTION,
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=_TIMEOUT_S,
-                check=False,
-            )
+            proc = molecule("test", SCENARIO, env, _TIMEOUT_S)
         assert proc.returncode == 0, f"molecule test exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
         assert not any(root.iterdir()), "the scenario's cleanup left files behind"
     finally:

@@ -11,19 +11,13 @@ role finds it), or left to the role on a server that allows it through the API, 
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.support.molecule import ansible_environment, molecule
 from tests.support.openbao import Bao
 
-ROOT = Path(__file__).resolve().parents[2]
-ANSIBLE = ROOT / "ansible"
-COLLECTION = ANSIBLE / "ansible_collections" / "carnet" / "sovereign"
-BIN = Path(sys.executable).parent
 SCENARIO = "openbao"
 _TIMEOUT_S = 300
 
@@ -64,18 +58,8 @@ def _provisioner_token(bao: Bao) -> str:
 
 
 def _environment(tmp_path: Path, bao: Bao, audit_file: Path) -> dict[str, str]:
-    home = tmp_path / "home"
-    home.mkdir()
     return {
-        "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}",
-        "HOME": str(home),
-        "XDG_CACHE_HOME": str(tmp_path / "cache"),
-        "ANSIBLE_COLLECTIONS_PATH": str(ANSIBLE),
-        "ANSIBLE_HOME": str(tmp_path / "ansible-home"),
-        "ANSIBLE_LOCAL_TEMP": str(tmp_path / "ansible-tmp"),
-        "ANSIBLE_NOCOLOR": "1",
-        "NO_COLOR": "1",
-        "LANG": "C.UTF-8",
+        **ansible_environment(tmp_path),
         "MOLECULE_OPENBAO_ADDR": bao.url,
         "MOLECULE_OPENBAO_CA": str(bao.ca_cert),
         "MOLECULE_OPENBAO_TOKEN": _provisioner_token(bao),
@@ -86,9 +70,6 @@ def _environment(tmp_path: Path, bao: Bao, audit_file: Path) -> dict[str, str]:
 @pytest.mark.slow
 @pytest.mark.parametrize("audit", ["declared", "api"])
 def test_molecule_openbao_scenario(audit: str, tmp_path: Path) -> None:
-    molecule = BIN / "molecule"
-    if not molecule.exists():
-        pytest.fail("molecule is not installed, though the dev extra has it: run `pip install -e '.[dev]'`")
     workdir = tmp_path / "bao"
     workdir.mkdir()
     audit_file = tmp_path / "audit" / "audit.log"
@@ -96,15 +77,7 @@ def test_molecule_openbao_scenario(audit: str, tmp_path: Path) -> None:
     bao = Bao(workdir, config=_server_config(workdir, audit, audit_file))
     bao.start()
     try:
-        proc = subprocess.run(
-            [str(molecule), "test", "--scenario-name", SCENARIO],
-            cwd=COLLECTION,
-            env=_environment(tmp_path, bao, audit_file),
-            capture_output=True,
-            text=True,
-            timeout=_TIMEOUT_S,
-            check=False,
-        )
+        proc = molecule("test", SCENARIO, _environment(tmp_path, bao, audit_file), _TIMEOUT_S)
     finally:
         bao.stop()
     assert proc.returncode == 0, f"molecule test exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}"

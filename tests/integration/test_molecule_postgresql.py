@@ -17,7 +17,6 @@ import pwd
 import secrets
 import shutil
 import subprocess
-import sys
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -27,12 +26,9 @@ import psycopg
 import pytest
 
 from carnet.api.server import free_port
+from tests.support.molecule import BIN, ansible_environment, molecule, tool
 from tests.support.pg_tls import write_test_pki
 
-ROOT = Path(__file__).resolve().parents[2]
-ANSIBLE = ROOT / "ansible"
-COLLECTION = ANSIBLE / "ansible_collections" / "carnet" / "sovereign"
-BIN = Path(sys.executable).parent
 SCENARIO = "postgresql_wiring"
 PG_BINDIR = Path("/usr/lib/postgresql/15/bin")  # the role's postgresql_wiring_version
 OS_USER = "postgres"  # the role's files and psql calls are the postgres user's
@@ -104,18 +100,8 @@ def _cluster() -> Iterator[_Cluster]:
 
 def _environment(tmp_path: Path, cluster: _Cluster, password: str) -> dict[str, str]:
     tls = write_test_pki(tmp_path / "pki", server_dir=tmp_path / "server-tls")
-    home = tmp_path / "home"
-    home.mkdir()
     return {
-        "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}",
-        "HOME": str(home),
-        "XDG_CACHE_HOME": str(tmp_path / "cache"),
-        "ANSIBLE_COLLECTIONS_PATH": str(ANSIBLE),
-        "ANSIBLE_HOME": str(tmp_path / "ansible-home"),
-        "ANSIBLE_LOCAL_TEMP": str(tmp_path / "ansible-tmp"),
-        "ANSIBLE_NOCOLOR": "1",
-        "NO_COLOR": "1",
-        "LANG": "C.UTF-8",
+        **ansible_environment(tmp_path),
         "MOLECULE_POSTGRESQL_DATA": str(cluster.data),
         "MOLECULE_POSTGRESQL_BINDIR": str(PG_BINDIR),
         "MOLECULE_POSTGRESQL_LOG": str(cluster.log),
@@ -155,26 +141,13 @@ def _check_logins(cluster: _Cluster, password: str, ca: str) -> None:
             psycopg.connect(f"{other} sslmode={sslmode}").close()
 
 
-def _molecule(env: dict[str, str], command: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(BIN / "molecule"), command, "--scenario-name", SCENARIO],
-        cwd=COLLECTION,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=_TIMEOUT_S,
-        check=False,
-    )
-
-
 @pytest.mark.slow
 def test_molecule_postgresql_wiring_scenario(tmp_path: Path) -> None:
-    if not (BIN / "molecule").exists():
-        pytest.fail("molecule is not installed, though the dev extra has it: run `pip install -e '.[dev]'`")
+    tool("molecule")  # before a cluster is started for nothing
     password = secrets.token_urlsafe(32)
     with _cluster() as cluster:
         env = _environment(tmp_path, cluster, password)
-        proc = _molecule(env, "test")
+        proc = molecule("test", SCENARIO, env, _TIMEOUT_S)
         assert proc.returncode == 0, f"molecule test exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
         # Drift: someone gave the role powers by hand. A converge takes them away again.
         _as_postgres(
@@ -190,7 +163,7 @@ def test_molecule_postgresql_wiring_scenario(tmp_path: Path) -> None:
             "-c",
             "ALTER ROLE carnet CREATEDB CREATEROLE",
         )
-        proc = _molecule(env, "converge")
+        proc = molecule("converge", SCENARIO, env, _TIMEOUT_S)
         assert proc.returncode == 0, f"molecule converge exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
         assert "changed=1 " in proc.stdout, proc.stdout
         _check_logins(cluster, password, env["MOLECULE_POSTGRESQL_CA"])

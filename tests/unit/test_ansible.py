@@ -7,10 +7,8 @@ collection found in ansible/ only and every cache in a temporary directory.
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import jinja2
@@ -18,35 +16,20 @@ import pytest
 import yaml
 
 from carnet.adapters.vault_auth import key_store_policy, transit_policy
+from tests.support.molecule import ANSIBLE, COLLECTION, ROOT, ansible_environment, tool
 
-ROOT = Path(__file__).resolve().parents[2]
-ANSIBLE = ROOT / "ansible"
-COLLECTION = ANSIBLE / "ansible_collections" / "carnet" / "sovereign"
 ROLES = COLLECTION / "roles"
-BIN = Path(sys.executable).parent
 
 
-def _run(tool: str, *args: str, tmp_path: Path) -> None:
-    exe = BIN / tool
-    if not exe.exists():
-        pytest.fail(f"{tool} is not installed, though the dev extra has it: run `pip install -e '.[dev]'`")
-    home = tmp_path / "home"
-    home.mkdir(exist_ok=True)
+def _run(name: str, *args: str, tmp_path: Path) -> None:
+    exe = tool(name)
     env = {
-        "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
-        "HOME": str(home),
-        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        **ansible_environment(tmp_path),
         "ANSIBLE_CONFIG": str(ANSIBLE / "ansible.cfg"),
-        "ANSIBLE_COLLECTIONS_PATH": str(ANSIBLE),
-        "ANSIBLE_HOME": str(tmp_path / "ansible-home"),
-        "ANSIBLE_LOCAL_TEMP": str(tmp_path / "ansible-tmp"),
-        "ANSIBLE_NOCOLOR": "1",
-        "NO_COLOR": "1",
-        "LANG": "C.UTF-8",
         "ANSIBLE_LINT_SKIP_SCHEMA_UPDATE": "1",
     }
     proc = subprocess.run([str(exe), *args], cwd=ANSIBLE, env=env, capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, f"{tool} {' '.join(args)} exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+    assert proc.returncode == 0, f"{name} {' '.join(args)} exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
 
 
 def test_site_playbook_syntax(tmp_path: Path) -> None:

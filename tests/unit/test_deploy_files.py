@@ -297,12 +297,9 @@ def _compose_files(compose: dict[str, Any]) -> set[str]:
 def test_compose_reads_only_shipped_files_or_the_sites_own(compose: dict[str, Any]) -> None:
     """A file compose.yaml mounts is either in deploy/ (and so in the air-gapped bundle, which copies those
     parts of deploy/), or one the site provides: its certificates (./tls), secrets (./secrets) and model."""
-    import importlib.util
+    from tests.support.bundle_script import bundle_script
 
-    spec = importlib.util.spec_from_file_location("bundle", ROOT / "scripts" / "bundle.py")
-    assert spec is not None and spec.loader is not None
-    bundle = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bundle)
+    bundle = bundle_script()
     site_provided = ("./tls/", "./secrets/", "${MODELS_DIR")
     for path in sorted(_compose_files(compose)):
         if path.startswith(site_provided):

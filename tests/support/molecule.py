@@ -1,0 +1,54 @@
+"""Running the Ansible tools of this interpreter's bin directory (ansible-lint, ansible-playbook, molecule)
+on the repository's collection, offline, with every cache in a temporary directory."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+ANSIBLE = ROOT / "ansible"
+COLLECTION = ANSIBLE / "ansible_collections" / "carnet" / "sovereign"
+BIN = Path(sys.executable).parent
+
+
+def ansible_environment(tmp_path: Path) -> dict[str, str]:
+    """A whole environment: this checkout's collection only, HOME and every Ansible cache under ``tmp_path``."""
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    return {
+        "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}",
+        "HOME": str(home),
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        "ANSIBLE_COLLECTIONS_PATH": str(ANSIBLE),
+        "ANSIBLE_HOME": str(tmp_path / "ansible-home"),
+        "ANSIBLE_LOCAL_TEMP": str(tmp_path / "ansible-tmp"),
+        "ANSIBLE_NOCOLOR": "1",
+        "NO_COLOR": "1",
+        "LANG": "C.UTF-8",
+    }
+
+
+def tool(name: str) -> Path:
+    """``name`` beside this interpreter; the test fails (never skips) when the dev install lacks it."""
+    exe = BIN / name
+    if not exe.exists():
+        pytest.fail(f"{name} is not installed, though the dev extra has it: run `pip install -e '.[dev]'`")
+    return exe
+
+
+def molecule(command: str, scenario: str, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
+    """``molecule COMMAND --scenario-name SCENARIO`` from the collection's directory, output captured."""
+    return subprocess.run(
+        [str(tool("molecule")), command, "--scenario-name", scenario],
+        cwd=COLLECTION,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
