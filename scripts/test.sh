@@ -13,4 +13,11 @@ python3 -m venv .venv
 .venv/bin/pip install --quiet -e '.[dev]'
 .venv/bin/pip install --quiet -e ./clients/python   # the Python SDK (its own distribution), for tests/e2e/test_sdk.py
 bash scripts/install-helm.sh .venv/bin             # helm, for the chart's tests (tests/unit/test_helm.py)
+# Lint, types and the import rules of docs/architecture.md (pyproject [tool.importlinter]) come first:
+# a submission that breaks them fails before the tests run.
+echo "ruff, mypy --strict, import rules…"
+.venv/bin/ruff check src tests clients/python/src
+.venv/bin/python -m mypy
+.venv/bin/lint-imports --no-cache >/dev/null || .venv/bin/lint-imports --no-cache
+# Any pytest arguments are passed on: `bash scripts/test.sh -m "not slow"` is the fast loop (docs in README).
 exec .venv/bin/python -m pytest -q "$@"
