@@ -68,15 +68,15 @@ def restore_target(settings: Settings, *, kms: Kms | None = None) -> RestoreTarg
 
 
 def build_scheduler(c: Container) -> Scheduler:
-    """``carnet serve``'s maintenance every N hours, and backups every M hours when set, on the
+    """``carnet serve``'s maintenance every N hours, and backups every M hours (24 unless turned off), on the
     embedded store only (with a Qdrant server, CronJobs or timers run ``carnet maintain``). A scheduler
     without jobs starts nothing."""
     m = c.settings.maintenance
     jobs: list[Job] = []
     if m.scheduler and c.settings.vector_backend is VectorBackend.EDGE:
         jobs.append(Job("maintain", m.interval_hours * 3600, lambda stop: _scheduled_maintain(c, stop)))
-        if m.backup_interval_hours is not None and c.settings.catalog is CatalogBackend.SQLITE:
-            jobs.append(Job("backup", m.backup_interval_hours * 3600, lambda _stop: _scheduled_backup(c)))
+        if m.backup_every_seconds and c.settings.catalog is CatalogBackend.SQLITE:  # daily by default
+            jobs.append(Job("backup", m.backup_every_seconds, lambda _stop: _scheduled_backup(c)))
     return Scheduler(jobs, state_file=c.settings.data_dir / "scheduler.json", startup_delay=m.startup_delay_seconds)
 
 

@@ -110,6 +110,13 @@ def _known(name: str) -> bool:
     return isinstance(group, type) and issubclass(group, BaseModel) and rest in group.model_fields
 
 
+def _sibling(data_dir: Path, suffix: str) -> Path:
+    """``<data dir><suffix>`` beside the data dir, however the data dir is spelled (``.``, ``./``, ``x/..``):
+    keys and backups are never inside it."""
+    base = data_dir if data_dir.name not in ("", ".", "..") else data_dir.absolute().resolve()
+    return base.with_name(base.name + suffix)
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="CARNET_",
@@ -187,7 +194,7 @@ class Settings(BaseSettings):
 
     @property
     def resolved_key_dir(self) -> Path:
-        return self.key_dir or self.data_dir.with_name(self.data_dir.name + "-keys")
+        return self.key_dir or _sibling(self.data_dir, "-keys")
 
     @property
     def resolved_erasure_ledger(self) -> Path:
@@ -195,7 +202,7 @@ class Settings(BaseSettings):
 
     @property
     def resolved_backup_dir(self) -> Path:
-        return self.backup_dir or self.data_dir.with_name(self.data_dir.name + "-backups")
+        return self.backup_dir or _sibling(self.data_dir, "-backups")
 
     @model_validator(mode="after")
     def _refuse_unknown_variables(self) -> Self:
