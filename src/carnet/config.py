@@ -82,8 +82,9 @@ __all__ = [
 ]
 
 
-# Read by clients (`carnet mcp` over stdio takes its API key from there), never by the server's settings.
-CLIENT_VARIABLES = frozenset({"CARNET_API_KEY"})
+# Read by clients (`carnet mcp` over stdio takes its API key from there, `carnet backup create` the address
+# of the server that holds the store), never by the server's settings.
+CLIENT_VARIABLES = frozenset({"CARNET_API_KEY", "CARNET_URL"})
 
 
 def _loopback(host: str) -> bool:
