@@ -330,8 +330,13 @@ def build(settings: Settings, *, embedder: Embedder | None = None, kms: Kms | No
     queue = IntakeQueue(deps.intakes, IntakeSealer(keyring))
     facade = Facade(deps, audit, queue, observe=metrics.retrieval)
     facade.wait_max_seconds = settings.workers.wait_max_seconds
-    return Container(settings, deps, plane.pepper, metrics, kms, keyring, audit, facade,
-                     RateLimiter(settings.api.rate_limit or None), queue)
+    container = Container(settings, deps, plane.pepper, metrics, kms, keyring, audit, facade,
+                          RateLimiter(settings.api.rate_limit or None), queue)
+    if settings.vector_backend is VectorBackend.EDGE and settings.catalog is CatalogBackend.SQLITE:
+        from carnet.bootstrap_ops import backup_now  # POST /admin/backup: the scheduler's job, on demand
+
+        facade.store_backup = lambda: backup_now(container)
+    return container
 
 
 def build_audit(settings: Settings, clock: Clock | None = None) -> AuditTrail:

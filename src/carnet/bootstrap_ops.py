@@ -3,6 +3,7 @@ scheduler, the hash-key rotation. Apart from ``carnet.bootstrap``, which builds 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 
 import structlog
@@ -12,9 +13,10 @@ from carnet.bootstrap import Container, build_erasure_ledger, build_keyring, bui
 from carnet.config import CatalogBackend, Settings, VectorBackend
 from carnet.crypto.subject_ids import KeyringSubjectIdSealer
 from carnet.crypto.tenant_hasher import KmsSubjectHasher
+from carnet.errors import Conflict
 from carnet.ports import Kms, VectorIndex
 from carnet.services.audit import SYSTEM_CHAIN
-from carnet.services.backup import BackupSource
+from carnet.services.backup import BackupReport, BackupSource
 from carnet.services.rehash import Rehasher
 from carnet.services.restore import RestoreTarget
 from carnet.services.scheduler import Job, Scheduler
@@ -68,15 +70,15 @@ def restore_target(settings: Settings, *, kms: Kms | None = None) -> RestoreTarg
 
 
 def build_scheduler(c: Container) -> Scheduler:
-    """``carnet serve``'s maintenance every N hours, and backups every M hours when set, on the
+    """``carnet serve``'s maintenance every N hours, and backups every M hours (24 unless turned off), on the
     embedded store only (with a Qdrant server, CronJobs or timers run ``carnet maintain``). A scheduler
     without jobs starts nothing."""
     m = c.settings.maintenance
     jobs: list[Job] = []
     if m.scheduler and c.settings.vector_backend is VectorBackend.EDGE:
         jobs.append(Job("maintain", m.interval_hours * 3600, lambda stop: _scheduled_maintain(c, stop)))
-        if m.backup_interval_hours is not None and c.settings.catalog is CatalogBackend.SQLITE:
-            jobs.append(Job("backup", m.backup_interval_hours * 3600, lambda _stop: _scheduled_backup(c)))
+        if m.backup_every_seconds and c.settings.catalog is CatalogBackend.SQLITE:  # daily by default
+            jobs.append(Job("backup", m.backup_every_seconds, lambda _stop: _scheduled_backup(c)))
     return Scheduler(jobs, state_file=c.settings.data_dir / "scheduler.json", startup_delay=m.startup_delay_seconds)
 
 
@@ -90,16 +92,47 @@ def _scheduled_maintain(c: Container, stop: Callable[[], bool]) -> None:
 
 
 def _scheduled_backup(c: Container) -> None:
-    """``create_backup`` into the backup dir, then ``prune_backups`` when a number to keep is set."""
-    from carnet.services.backup import create_backup, prune_backups
-
-    directory = c.settings.resolved_backup_dir
     with c.audit.recorded(c.audit.event(tenant=SYSTEM_CHAIN, actor="scheduler:backup", action="backup.create")):
-        report = create_backup(source=backup_source(c), output=directory)
+        report = backup_now(c, wait=True)
     log.info("scheduled_backup_done", records=report.records, bytes=report.bytes,
              paused_seconds=round(report.paused_seconds, 3))
-    if c.settings.maintenance.backup_keep is not None:
-        prune_backups(directory=directory, keep=c.settings.maintenance.backup_keep)
+
+
+_one_backup = threading.Lock()  # one store per server process: its backups run one at a time
+
+
+def backup_now(c: Container, *, wait: bool = False) -> BackupReport:
+    """The server's own backup, as its scheduler and ``POST /api/v1/admin/backup`` run it: ``create_backup``
+    into the backup dir, then ``prune_backups`` to the number to keep. One at a time: a second caller
+    waits (``wait``, the scheduler) or gets ``Conflict`` (an admin asking twice)."""
+    from carnet.services.backup import create_backup, prune_backups
+
+    if not _one_backup.acquire(blocking=wait):
+        raise Conflict("a backup is already running; ask again once it has finished")
+    try:
+        directory = c.settings.resolved_backup_dir
+        report = create_backup(source=backup_source(c), output=directory)
+        if c.settings.maintenance.backup_keep is not None:
+            prune_backups(directory=directory, keep=c.settings.maintenance.backup_keep)
+    finally:
+        _one_backup.release()
+    return report
+
+
+def store_held(settings: Settings) -> bool:
+    """Whether another process (``carnet serve``) owns the embedded shard, tested without opening it."""
+    from carnet.adapters import edge_layout
+    from carnet.adapters.qdrant_edge import held
+    from carnet.errors import StoreLocked
+
+    live = settings.data_dir / edge_layout.LIVE
+    if settings.vector_backend is not VectorBackend.EDGE or not live.is_dir():
+        return False
+    try:
+        with held(live):
+            return False
+    except StoreLocked:
+        return True
 
 
 def build_rehasher(c: Container) -> Rehasher:

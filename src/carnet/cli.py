@@ -68,7 +68,9 @@ def serve(
     data_dir: DataDir = None,
     host: Annotated[str | None, typer.Option(help="Interface to listen on (default 127.0.0.1).")] = None,
     port: Annotated[int | None, typer.Option(help="Port (default 8080).")] = None,
-    demo: Annotated[bool, typer.Option("--demo", help="Run the demo story against the server once it is up.")] = False,
+    demo: Annotated[bool, typer.Option("--demo", help=(
+        "Serve the demo's own store (./carnet-demo unless --data-dir; never CARNET_DATA_DIR), seeded with the "
+        "demo story and key the first time."))] = False,
 ) -> None:
     """Run the API server on embedded defaults. It owns the vector store while it runs."""
     import uvicorn
@@ -80,6 +82,10 @@ def serve(
     from carnet.errors import CarnetError
 
     settings = _settings(data_dir, host=host, port=port)
+    if demo:  # its own store (./carnet-demo unless --data-dir), seeded once; never the real data dir
+        from carnet.demo import demo_settings
+
+        settings = demo_settings(settings, data_dir)
     _configure_logs(settings)
     if demo and settings.tls.enabled:
         typer.echo("error: --demo talks plain http to the server; run it without CARNET_TLS__CERT_FILE", err=True)

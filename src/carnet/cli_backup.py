@@ -13,6 +13,7 @@ from typing import Annotated
 
 import typer
 
+from carnet.config import Settings
 from carnet.services.audit import SYSTEM_CHAIN
 
 backup_app = typer.Typer(help="Backups of the embedded store (vector shard and catalog; never keys), and restore.",
@@ -36,24 +37,30 @@ def create(
     output: Annotated[Path | None, typer.Option(
         help="Archive to write (.tar.gz or .tar), or a directory to name it in (default <data dir>-backups).")] = None,
     compress: Annotated[bool, typer.Option("--compress/--no-compress", help="gzip the archive.")] = True,
+    url: Annotated[str | None, typer.Option(
+        help="Ask the server at this address to back itself up (default CARNET_URL; with only CARNET_API_KEY "
+             "set, the address CARNET_HOST/CARNET_PORT serve on). The key comes from CARNET_API_KEY.")] = None,
 ) -> None:
-    """Archive the vector shard and the catalog into one checksummed file. Works on the files: refuses
-    while `carnet serve` holds the store (the server's own scheduler backs it up while serving)."""
+    """Archive the vector shard and the catalog into one checksummed file. On a stopped store, from its
+    files; while `carnet serve` holds it (or with --url), the server writes the archive into its own
+    backup dir (POST /api/v1/admin/backup, an admin key in CARNET_API_KEY)."""
     from carnet.bootstrap import build
-    from carnet.bootstrap_ops import backup_source
+    from carnet.bootstrap_ops import backup_source, store_held
     from carnet.cli import _audited, _configure_logs, _reported, _settings
     from carnet.errors import StoreLocked
     from carnet.services.backup import create_backup
 
     settings = _settings(data_dir)
     _configure_logs(settings)
+    if url is not None or store_held(settings):
+        _through_server(settings, url, local_options=output is not None or not compress)
+        return
     with _reported():
         try:
             container = build(settings)
-        except StoreLocked as exc:
-            typer.echo(f"error: {exc.message}. A running server backs itself up (its scheduler); "
-                       "or stop it first.", err=True)
-            raise typer.Exit(2) from exc
+        except StoreLocked:  # a server started meanwhile
+            _through_server(settings, url, local_options=output is not None or not compress)
+            return
         try:
             with _audited(settings, SYSTEM_CHAIN, "backup.create"):
                 report = create_backup(source=backup_source(container),
@@ -62,6 +69,27 @@ def create(
         finally:
             container.close()
     typer.echo(json.dumps(report.as_dict()))
+
+
+def _through_server(settings: Settings, url: str | None, *, local_options: bool) -> None:
+    """The running server backs up its own store (it holds it): ask it, with the key of CARNET_API_KEY."""
+    from carnet.cli_remote import KEY_ENV, URL_ENV, post, server_url
+
+    base = server_url(settings, url)
+    if base is None:
+        typer.echo(f"error: the store at {settings.data_dir} is held by another process (`carnet serve`?). To have the "
+                   f"server back up now, "
+                   f"set {KEY_ENV} to an admin key and give its address (--url or {URL_ENV}); "
+                   "or stop it first. It also backs itself up daily (CARNET_MAINTENANCE__BACKUP_INTERVAL_HOURS).",
+                   err=True)
+        raise typer.Exit(2)
+    if local_options:
+        typer.echo("note: --output and --no-compress apply to a stopped store; the server writes into its "
+                   "own backup dir", err=True)
+    _progress(f"backup: asking the server at {base}")
+    report = post(base, "/api/v1/admin/backup")
+    _progress(f"backup: {report.get('file')} written by the server into its backup dir")
+    typer.echo(json.dumps(report))
 
 
 @backup_app.command("restore")

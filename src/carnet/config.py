@@ -82,8 +82,9 @@ __all__ = [
 ]
 
 
-# Read by clients (`carnet mcp` over stdio takes its API key from there), never by the server's settings.
-CLIENT_VARIABLES = frozenset({"CARNET_API_KEY"})
+# Read by clients (`carnet mcp` over stdio takes its API key from there, `carnet backup create` the address
+# of the server that holds the store), never by the server's settings.
+CLIENT_VARIABLES = frozenset({"CARNET_API_KEY", "CARNET_URL"})
 
 
 def _loopback(host: str) -> bool:
@@ -108,6 +109,13 @@ def _known(name: str) -> bool:
         return True
     group = field.annotation
     return isinstance(group, type) and issubclass(group, BaseModel) and rest in group.model_fields
+
+
+def _sibling(data_dir: Path, suffix: str) -> Path:
+    """``<data dir><suffix>`` beside the data dir, however the data dir is spelled (``.``, ``./``, ``x/..``):
+    keys and backups are never inside it."""
+    base = data_dir if data_dir.name not in ("", ".", "..") else data_dir.absolute().resolve()
+    return base.with_name(base.name + suffix)
 
 
 class Settings(BaseSettings):
@@ -187,7 +195,7 @@ class Settings(BaseSettings):
 
     @property
     def resolved_key_dir(self) -> Path:
-        return self.key_dir or self.data_dir.with_name(self.data_dir.name + "-keys")
+        return self.key_dir or _sibling(self.data_dir, "-keys")
 
     @property
     def resolved_erasure_ledger(self) -> Path:
@@ -195,7 +203,7 @@ class Settings(BaseSettings):
 
     @property
     def resolved_backup_dir(self) -> Path:
-        return self.backup_dir or self.data_dir.with_name(self.data_dir.name + "-backups")
+        return self.backup_dir or _sibling(self.data_dir, "-backups")
 
     @model_validator(mode="after")
     def _refuse_unknown_variables(self) -> Self:

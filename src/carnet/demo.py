@@ -1,4 +1,7 @@
-"""The demo: a French call-center story about one member, told through the REST API."""
+"""The demo: a French call-center story about one member, told through the REST API.
+
+It always runs in a store of its own (``carnet demo``: a temporary one; ``carnet serve --demo`` and
+scripts/run.sh: ./carnet-demo, seeded once), never in the real data dir."""
 
 from __future__ import annotations
 
@@ -14,10 +17,12 @@ from rich.table import Table
 
 from carnet.bootstrap import Container, build
 from carnet.config import Settings
-from carnet.services.apikeys import create_key
+from carnet.ports import Catalog
+from carnet.services.apikeys import create_key, revoke_key
 
 TENANT = "demo-mutuelle"
 MEMBER = "ADH-0042"
+DEMO_DIR = Path("carnet-demo")  # `carnet serve --demo` (scripts/run.sh): its own store, never the real one
 
 FIRST_CALL: list[dict[str, Any]] = [
     {"text": "Le membre a un contrat habitation formule Confort depuis 2019.", "importance": 0.7,
@@ -82,33 +87,61 @@ def _search(console: Console, http: httpx.Client, question: str) -> None:
         console.print(f"   {res['score']:.3f}  {res['memory']['text']}")
 
 
+def demo_settings(settings: Settings, data_dir: Path | None) -> Settings:
+    """The demo's own store: ``data_dir`` when given, else ./carnet-demo, never ``CARNET_DATA_DIR`` (the
+    real store); its keys, backups, audit trail and erasure ledger beside it, not the real ones."""
+    return settings.model_copy(update={"data_dir": data_dir or DEMO_DIR, "key_dir": None, "backup_dir": None,
+                                       "audit_path": None, "erasure_ledger": None})
+
+
+def seed_key(catalog: Catalog, pepper: bytes) -> str | None:
+    """The demo tenant's key, created the first time only (then the story is told); None once seeded,
+    so a restart prints no new key and tells the story once."""
+    if catalog.api_keys(TENANT):
+        return None
+    key, _ = create_key(catalog, pepper, tenant=TENANT, roles=["agent"], name="demo")
+    return key
+
+
 def run_in_process(data_dir: Path | None) -> None:
+    """``carnet demo``: in a temporary store, or in ``data_dir``; its key lives as long as the story."""
     from carnet.api.app import create_app
     from carnet.api.server import running
 
     with tempfile.TemporaryDirectory(prefix="carnet-demo-") as tmp:
         root = data_dir or Path(tmp) / "data"
-        container = build(Settings(data_dir=root))
+        container = build(Settings(data_dir=root, key_dir=None if data_dir else Path(tmp) / "keys"))
         try:
-            key, _ = create_key(container.deps.catalog, container.pepper, tenant=TENANT, roles=["agent"])
-            with running(create_app(container)) as base:
-                tell_story(base, key, Console())
+            key, record = create_key(container.deps.catalog, container.pepper, tenant=TENANT, roles=["agent"])
+            try:
+                with running(create_app(container)) as base:
+                    tell_story(base, key, Console())
+            finally:
+                revoke_key(container.deps.catalog, key_id=record.key_id)
         finally:
             container.close()
 
 
 def run_against_server_when_ready(container: Container, settings: Settings) -> None:
-    """For ``carnet serve --demo``: tell the story in a thread once the server answers."""
+    """For ``carnet serve --demo`` (``settings`` from ``demo_settings``): the first time, create the demo
+    key and tell the story in a thread once the server answers; afterwards, say how to get a key."""
     from carnet.api.server import wait_ready
 
-    key, _ = create_key(container.deps.catalog, container.pepper, tenant=TENANT, roles=["agent"])
+    key = seed_key(container.deps.catalog, container.pepper)
     host = "127.0.0.1" if settings.host in ("0.0.0.0", "::") else settings.host
     base = f"http://{host}:{settings.port}"
 
     def story() -> None:
         wait_ready(base)
-        tell_story(base, key, Console())
-        Console().print(f"[green]Carnet écoute sur {base} (Ctrl-C pour arrêter). Clé de démo, locataire {TENANT} :")
-        Console().print(key)
+        console = Console()
+        if key is not None:
+            tell_story(base, key, console)
+            console.print(f"[green]Carnet écoute sur {base} (Ctrl-C pour arrêter). Clé de démo, locataire {TENANT} "
+                          "(affichée cette fois seulement) :")
+            console.print(key)
+            return
+        console.print(f"[green]Carnet écoute sur {base} avec la démo de {settings.data_dir} (déjà jouée). "
+                      f"Une autre clé : carnet apikey create --tenant {TENANT} --role agent "
+                      f"--data-dir {settings.data_dir}")
 
     threading.Thread(target=story, name="carnet-demo", daemon=True).start()

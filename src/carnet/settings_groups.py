@@ -279,8 +279,22 @@ class MaintenanceSettings(BaseModel):
     interval_hours: float = Field(24.0, gt=0, le=24 * 31)
     startup_delay_seconds: float = Field(300.0, ge=0)  # first pass after start-up, when one is overdue
     compact: bool = True  # vacuum deleted points after each pass (holds the process for ~1 s per 20k points)
-    backup_interval_hours: float | None = Field(None, gt=0)  # None: no scheduled backup
-    backup_keep: int | None = Field(None, ge=1)  # after a scheduled backup, prune all but this many (None: keep all)
+    # Daily by default, so a store on embedded defaults always has a recent archive; 0 (or "off") turns it off.
+    backup_interval_hours: float | None = Field(24.0, ge=0, le=24 * 31, allow_inf_nan=False)
+    backup_keep: int | None = Field(7, ge=1)  # after a scheduled backup, prune all but this many (None: keep all)
+
+    @field_validator("backup_interval_hours", mode="before")
+    @classmethod
+    def _off(cls, value: object) -> object:
+        """``off``, ``false``, ``none`` or an empty value: no scheduled backup (like 0)."""
+        if isinstance(value, str) and value.strip().lower() in ("", "off", "false", "none", "no"):
+            return None
+        return value
+
+    @property
+    def backup_every_seconds(self) -> float | None:
+        """The scheduled backup's period, or None when it is turned off."""
+        return self.backup_interval_hours * 3600 if self.backup_interval_hours else None
 
 
 class QdrantServerSettings(BaseModel):

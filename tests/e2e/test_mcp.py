@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Awaitable, Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -79,9 +81,24 @@ async def _each_tool(client: Client) -> None:
     email = _data(await client.call_tool("remember", {"subject_id": SUBJECT, "text": EMAIL, "kind": "procedure"}))
 
     hits = _data(await client.call_tool("recall", {"subject_id": SUBJECT, "query": "Où habite le membre ?", "k": 3}))
-    assert hits["results"][0]["memory"]["text"] == HOME and hits["results"][0]["score"] > 0
+    best = hits["results"][0]  # compact by default: what the model reads, and the id to act on
+    assert set(best) == {"id", "text", "score", "occurred_at"} and best["text"] == HOME and best["score"] > 0
+    assert best["id"] == home["memory"]["id"]
+    assert datetime.fromisoformat(best["occurred_at"]) == datetime.fromisoformat(at)
+    full = _data(await client.call_tool("recall", {"subject_id": SUBJECT, "query": "Où habite le membre ?",
+                                                   "format": "full"}))
+    assert full["results"][0]["memory"]["text"] == HOME and "signals" in full["results"][0]
     ctx = _data(await client.call_tool("assemble_context", {"subject_id": SUBJECT, "query": "adresse du membre"}))
-    assert "Villeurbanne" in ctx["prompt"] and ctx["stats"]["count"] >= 1
+    assert set(ctx) == {"prompt", "ids", "stats"} and "Villeurbanne" in ctx["prompt"] and ctx["stats"]["count"] >= 1
+    assert home["memory"]["id"] in ctx["ids"] and len(ctx["ids"]) == ctx["stats"]["count"]
+    around = len(json.dumps(ctx, ensure_ascii=False)) - len(json.dumps(ctx["prompt"], ensure_ascii=False))
+    assert around < 200 + 45 * len(ctx["ids"])  # the prompt, its ids and counts: no record JSON
+    whole = _data(await client.call_tool("assemble_context", {"subject_id": SUBJECT, "query": "adresse du membre",
+                                                              "format": "full"}))
+    assert whole["prompt"] == ctx["prompt"] and [r["memory"]["id"] for r in whole["memories"]] == [
+        i for i in ctx["ids"] if i in {r["memory"]["id"] for r in whole["memories"]}]
+    bad = _error(await client.call_tool("recall", {"subject_id": SUBJECT, "query": "q", "format": "xml"}))
+    assert bad["code"] == "invalid_request" and "xml" not in json.dumps(bad)
 
     listed = _data(await client.call_tool("list_memories", {"subject_id": SUBJECT}))
     assert {m["id"] for m in listed["items"]} == {home["memory"]["id"], email["memory"]["id"]}

@@ -249,3 +249,21 @@ def test_no_scheduler_with_a_qdrant_server_or_when_disabled(tmp_path: Path, embe
         assert build_scheduler(c).runs == {}
     finally:
         c.close()
+
+
+def test_a_default_embedded_server_schedules_a_daily_backup(tmp_path: Path, embedder: Embedder) -> None:
+    """Issue 13 (defect 10): nothing to set for a store on embedded defaults to have backups; 0 turns them off."""
+    from carnet.bootstrap_ops import build_scheduler
+
+    c = build(settings_for(tmp_path), embedder=embedder)
+    try:
+        scheduler = build_scheduler(c)
+        assert set(scheduler.runs) == {"maintain", "backup"}
+        assert scheduler.first_due()["backup"] <= time.time() + 24 * 3600 + 1
+    finally:
+        c.close()
+    c = build(settings_for(tmp_path, maintenance={"backup_interval_hours": 0}), embedder=embedder)
+    try:
+        assert set(build_scheduler(c).runs) == {"maintain"}
+    finally:
+        c.close()

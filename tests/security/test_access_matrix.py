@@ -48,6 +48,7 @@ ROUTES = [
     Route("PUT", "/api/v1/subjects/{s}/relationship-end", frozenset({"dpo"}), {"ended_at": "2026-06-30T00:00:00Z"}),
     Route("GET", "/api/v1/audit", frozenset({"dpo", "admin"}), subject_route=False),
     Route("POST", "/api/v1/admin/maintain", frozenset({"admin"}), {"dry_run": True}, subject_route=False),
+    Route("POST", "/api/v1/admin/backup", frozenset({"admin"}), subject_route=False),
     Route("GET", "/api/v1/audit/verify", frozenset({"dpo", "admin"}), subject_route=False),
     Route("GET", "/api/v1/admin/apikeys", frozenset({"admin"}), subject_route=False),
     Route("POST", "/api/v1/admin/apikeys", frozenset({"admin"}), {"roles": ["agent"]}, subject_route=False),

@@ -303,6 +303,8 @@ CARNET_MAINTENANCE__INTERVAL_HOURS: {{ $v.maintenance.intervalHours | toString |
 {{- if $v.backup.enabled }}
 CARNET_MAINTENANCE__BACKUP_INTERVAL_HOURS: {{ $v.backup.intervalHours | toString | quote }}
 CARNET_MAINTENANCE__BACKUP_KEEP: {{ $v.backup.keep | toString | quote }}
+{{- else }}
+CARNET_MAINTENANCE__BACKUP_INTERVAL_HOURS: "0"
 {{- end }}
 {{- else }}
 CARNET_MAINTENANCE__SCHEDULER: "false"

@@ -177,6 +177,15 @@ class MaintainOut(BaseModel):
     tenants: dict[str, MaintainTenantOut]
 
 
+class BackupOut(BaseModel):
+    file: str = Field(examples=["carnet-backup-20260501T020000123456Z.tar.gz"])  # in the server's backup dir
+    created_at: str
+    records: int
+    bytes: int
+    paused_seconds: float
+    seconds: float
+
+
 class ReadyOut(BaseModel):
     status: Literal["ready", "not_ready"]
     checks: dict[str, str]

@@ -1,5 +1,5 @@
-"""Administration of a tenant (role ``admin``): its API keys and maintenance. An admin key acts on its
-own tenant only."""
+"""Administration of a tenant (role ``admin``): its API keys, maintenance, and backups of the store. An
+admin key acts on its own tenant only (a backup covers the whole store but gives the caller nothing of it)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from fastapi import APIRouter, Path, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from carnet.api.auth import Api, Ctr, Who
-from carnet.api.responses import ApiKeysOut, MaintainOut, NewApiKeyOut
+from carnet.api.responses import ApiKeysOut, BackupOut, MaintainOut, NewApiKeyOut
 from carnet.ports import ApiKeyRecord
 from carnet.services.apikeys import create_key, revoke_key
 
@@ -39,6 +39,15 @@ class MaintainBody(BaseModel):
 def maintain(who: Who, api: Api, body: MaintainBody | None = None) -> dict[str, object]:
     """Retention and decay for the key's tenant now (the scheduler and `carnet maintain` also compact)."""
     return api.maintain(who, dry_run=body.dry_run if body else False).as_dict()
+
+
+@router.post("/backup", response_model=BackupOut)
+def backup(who: Who, api: Api) -> dict[str, object]:
+    """A backup of the whole embedded store now (what the server's scheduler does daily), written by the
+    server into its backup dir and pruned to ``CARNET_MAINTENANCE__BACKUP_KEEP``; `carnet backup create`
+    asks for one while the server holds the store. The answer names the archive, not where it is."""
+    report = api.backup(who)
+    return {"file": report.path.name, **{k: v for k, v in report.as_dict().items() if k != "path"}}
 
 
 @router.get("/apikeys", response_model=ApiKeysOut)

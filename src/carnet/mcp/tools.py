@@ -1,16 +1,19 @@
 """The five tools an LLM agent sees.
 
 Each tool is an argument model, whose JSON schema is the tool's input schema (so its descriptions
-are written for the model reading them), and a function of the facade, whose result has the REST
-API's shape (``memory_json``, ``ranked_json``). Arguments are checked by the model before the call,
-and again by the services, which own the limits (text length, ``k``...).
+are written for the model reading them), and a function of the facade. A result lands in the model's
+context, so the reading tools answer compactly by default: ``assemble_context`` the rendered prompt and
+the ids of the records in it, ``recall`` and ``list_memories`` each record's id, text and date (and score);
+``"format": "full"`` gives the REST API's shape (``context_json``, ``ranked_json``, ``memory_json``).
+Arguments are checked by the model before the call, and again by the services, which own the limits
+(text length, ``k``...).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 from uuid import UUID
 
 from mcp_types import ToolAnnotations
@@ -18,6 +21,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
 from carnet.api.schemas import context_json, memory_json, outcome_json, ranked_json
 from carnet.domain.records import Kind
+from carnet.mcp.compact import compact_context, compact_memory, compact_ranked
 from carnet.services import recall
 from carnet.services.apikeys import Principal
 from carnet.services.assemble import budgets
@@ -42,6 +46,11 @@ class ToolArgs(BaseModel):
     subject_id: SubjectId
 
 
+Format = Annotated[Literal["compact", "full"], Field(description=(
+    "compact (default): what you need to read and act on (texts, ids, dates); full: every field of each "
+    "record (status, scores, provenance, retention...), much longer."))]
+
+
 class RememberArgs(ToolArgs):
     text: str = Field(min_length=1, description=(
         "One self-contained statement about the person, as a full sentence that makes sense on its own later "
@@ -60,6 +69,7 @@ class RememberArgs(ToolArgs):
 class RecallArgs(ToolArgs):
     query: Query
     k: int = Field(10, ge=1, description="How many memories to return at most.")
+    format: Format = "compact"
 
 
 class AssembleArgs(ToolArgs):
@@ -70,6 +80,7 @@ class AssembleArgs(ToolArgs):
                                                                "server's).")
     min_relevance: float | None = Field(None, ge=0, le=1, description="Leave out memories less relevant than "
                                                                      "this, 0 to 1 (default: the server's).")
+    format: Format = "compact"
 
 
 class ForgetArgs(ToolArgs):
@@ -80,6 +91,7 @@ class ListArgs(ToolArgs):
     kind: Kind | None = Field(None, description="Only this kind of memory (default: all kinds).")
     limit: int = Field(50, ge=1, le=500, description="Page size.")
     cursor: UUID | None = Field(None, description="The next_cursor of the previous page, to get the next one.")
+    format: Format = "compact"
 
 
 def _remember(api: Facade, who: Principal, a: RememberArgs) -> Json:
@@ -91,14 +103,14 @@ def _remember(api: Facade, who: Principal, a: RememberArgs) -> Json:
 
 def _recall(api: Facade, who: Principal, a: RecallArgs) -> Json:
     ranked = api.search(who, subject_id=a.subject_id, query=recall.Query(text=a.query, k=a.k))
-    return {"results": [ranked_json(r) for r in ranked]}
+    return {"results": [ranked_json(r) if a.format == "full" else compact_ranked(r) for r in ranked]}
 
 
 def _assemble(api: Facade, who: Principal, a: AssembleArgs) -> Json:
     b = budgets(api.deps, overrides={"max_memories": a.max_memories, "max_episodes": a.max_episodes,
                                      "max_procedures": a.max_procedures, "min_relevance": a.min_relevance})
     ctx = api.assemble(who, subject_id=a.subject_id, query=a.query, budget=b)
-    return context_json(ctx)
+    return context_json(ctx) if a.format == "full" else compact_context(ctx)
 
 
 def _forget(api: Facade, who: Principal, a: ForgetArgs) -> Json:
@@ -109,7 +121,8 @@ def _forget(api: Facade, who: Principal, a: ForgetArgs) -> Json:
 def _list(api: Facade, who: Principal, a: ListArgs) -> Json:
     page = api.list_memories(who, subject_id=a.subject_id, kind=a.kind, limit=a.limit,
                              cursor=str(a.cursor) if a.cursor else None)
-    return {"items": [memory_json(m) for m in page.items], "next_cursor": page.next_cursor}
+    shown = memory_json if a.format == "full" else compact_memory
+    return {"items": [shown(m) for m in page.items], "next_cursor": page.next_cursor}
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,13 +145,14 @@ TOOLS: dict[str, Tool] = {t.name: t for t in (
         "pseudonymised before anything is indexed."),
          RememberArgs, _remember, ToolAnnotations(destructive_hint=False, open_world_hint=False)),
     Tool("recall", "Recall", (
-        "Search a person's memories by meaning and keywords: the best matches first, each with its score. Use it "
-        "for a specific question; superseded and deleted memories are left out."),
+        "Search a person's memories by meaning and keywords: the best matches first, each with its id, text, date "
+        "and score. Use it for a specific question; superseded and deleted memories are left out."),
          RecallArgs, _recall, _READ),
     Tool("assemble_context", "Assemble context", (
         "Get what to know about a person before answering: the relevant facts, recent episodes and standing "
-        "procedures for this query, within a budget, ready to read in `prompt`. Call it at the start of a "
-        "conversation turn about that person; use recall for a targeted search."),
+        "procedures for this query, within a budget, ready to read in `prompt` (`ids`: the memories it holds, "
+        "for forget_memory). Call it at the start of a conversation turn about that person; use recall for a "
+        "targeted search."),
          AssembleArgs, _assemble, _READ),
     Tool("forget_memory", "Forget a memory", (
         "Delete one memory for good, when the person asks you to forget it or it is wrong. It cannot be undone "

@@ -14,13 +14,14 @@ from datetime import datetime
 from carnet.domain.intake import Intake, Message
 from carnet.domain.records import HistoryEntry, Kind, Memory, Scope, Status
 from carnet.domain.retention import SubjectRetention
-from carnet.errors import LegalHold, SubjectNotFound
+from carnet.errors import InvalidInput, LegalHold, SubjectNotFound
 from carnet.ports import RecordFilter
 from carnet.services import export as export_service
 from carnet.services import intake, memories, recall, rectify, retention
 from carnet.services.apikeys import Principal
 from carnet.services.assemble import Budgets, Context, assemble
 from carnet.services.audit import AuditTrail
+from carnet.services.backup import BackupReport
 from carnet.services.deps import Deps
 from carnet.services.erase import ErasureReceipt, erase_subject
 from carnet.services.intake import IntakeQueue
@@ -42,6 +43,7 @@ class Facade:
         self.on_intake: Callable[[], None] = lambda: None  # wakes in-process workers
         self.wait_max_seconds = 10.0  # seconds a `wait=true` status request may hold
         self._observe: Observe = observe or (lambda tenant, operation, scores: None)
+        self.store_backup: Callable[[], BackupReport] | None = None  # the server's own (bootstrap_ops.backup_now)
 
     def _scope(self, who: Principal, subject_id: str) -> Scope:
         return scope_for(self.deps, who.tenant, subject_id)
@@ -199,6 +201,16 @@ class Facade:
             report = maintain(self.deps, tenant=who.tenant, dry_run=dry_run, compact=False, actor=who.key_id)
         record_audit(self.audit, report, actor=who.key_id)
         return report
+
+    def backup(self, who: Principal) -> BackupReport:
+        """A backup of the whole embedded store now, written by this server into its own backup dir (the
+        scheduler's job): nothing of it reaches the caller. Role admin; audited in the caller's tenant."""
+        who.require(ADMIN)
+        if self.store_backup is None:
+            raise InvalidInput("this server does not back up its store itself (a Qdrant server and PostgreSQL "
+                               "have their own snapshots: docs/backup.md)")
+        with self.audit.recorded(self.audit.event(tenant=who.tenant, actor=who.key_id, action="backup.create")):
+            return self.store_backup()
 
     def erase(self, who: Principal, *, subject_id: str) -> ErasureReceipt:
         """Erasure of an unknown subject is a 404 (like every route of another tenant's subjects)."""
