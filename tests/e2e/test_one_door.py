@@ -228,3 +228,24 @@ def test_no_route_checks_roles_or_writes_audit_entries_itself() -> None:
         source = module.read_text(encoding="utf-8")
         for forbidden in (".require(", "audit.record", "audit.event", "audit.read("):
             assert forbidden not in source, (module.name, forbidden)
+
+
+def test_cli_maintain_and_audit_export_go_through_the_door(tmp_path: Path, stored: Settings,
+                                                           embedder: Embedder) -> None:
+    """`carnet maintain` (and the scheduler, through the same method) records its intent like
+    `POST /admin/maintain`; `carnet audit export` records the reading like `GET /api/v1/audit`."""
+    result = _cli(tmp_path, "maintain", "--dry-run", "--no-compact")
+    assert result.exit_code == 0, result.output
+    out = tmp_path / "siem.jsonl"
+    result = _cli(tmp_path, "audit", "export", "--tenant", TENANT, "--output", str(out))
+    assert result.exit_code == 0, result.output
+    exported = len(out.read_text().splitlines())
+    c = build(stored, embedder=embedder)
+    try:
+        store_wide = [(e.action, e.outcome, e.actor) for e in _entries(c, "_system")]
+        tenant = [(e.action, e.actor, e.detail.get("count")) for e in _entries(c)]
+    finally:
+        c.close()
+    assert store_wide == [("admin.maintain", "ok", "cli:maintain")]
+    assert ("retention.maintain", "cli:maintain", None) in tenant
+    assert tenant[-1] == ("audit.read", "cli:audit", exported)

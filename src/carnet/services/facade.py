@@ -29,7 +29,7 @@ from carnet.services.deps import Deps
 from carnet.services.door import Door
 from carnet.services.erase import ErasureReceipt, erase_subject
 from carnet.services.intake import IntakeQueue
-from carnet.services.maintain import MaintainReport, maintain, record_audit
+from carnet.services.maintain import MaintainReport, Progress, StopFlag, maintain, record_audit
 from carnet.services.remember import NewMemory, Outcome, check_items, remember
 from carnet.services.scope import scope_for
 
@@ -215,6 +215,17 @@ class Facade:
         store for a while: it is left to `carnet maintain` and the scheduler."""
         with self.door.write(who, "admin.maintain", (ADMIN,), detail={"dry_run": dry_run}):
             report = maintain(self.deps, tenant=who.tenant, dry_run=dry_run, compact=False, actor=who.key_id)
+        record_audit(self.audit, report, actor=who.key_id)
+        return report
+
+    def maintain_store(self, who: Principal, *, dry_run: bool = False, compact: bool = True,
+                       progress: Progress | None = None, stop: StopFlag | None = None) -> MaintainReport:
+        """Every tenant, then compaction: ``carnet maintain`` and the scheduler, as a local operator of
+        the store-wide chain (``operator("_system", ...)``). The same door and entries as ``maintain``:
+        ``admin.maintain`` before the pass, one ``retention.maintain`` per tenant after it."""
+        with self.door.write(who, "admin.maintain", (ADMIN,), detail={"dry_run": dry_run, "compact": compact}):
+            report = maintain(self.deps, dry_run=dry_run, compact=compact, actor=who.key_id, progress=progress,
+                              stop=stop)
         record_audit(self.audit, report, actor=who.key_id)
         return report
 
