@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -169,14 +169,18 @@ def apikey_list(
 
 @contextmanager
 def _audited(settings: Settings, tenant: str, action: str,
-             detail: dict[str, str | int | bool] | None = None) -> Iterator[None]:
-    """An admin command's audit entry, stored before it runs (and a ``failed`` one if it fails)."""
+             detail: dict[str, str | int | bool] | None = None, *,
+             check: Callable[[], object] | None = None) -> Iterator[None]:
+    """An admin command through the door, as a local operator (actor ``cli:<noun>``): ``check`` refuses
+    it with one ``refused`` entry; otherwise its entry is stored before it runs (and a ``failed`` one
+    if it fails)."""
     from carnet.bootstrap import build_audit
+    from carnet.services.door import Door, operator
 
+    who = operator(tenant, "cli:" + action.split(".")[0], "admin")
     audit = build_audit(settings)
     try:
-        with audit.recorded(audit.event(tenant=tenant, actor="cli:" + action.split(".")[0], action=action,
-                                        detail=detail)):
+        with Door(audit).write(who, action, ("admin",), check=check, detail=detail):
             yield
     finally:
         audit.stop()
@@ -302,15 +306,17 @@ def tenant_shred(
     import json
 
     from carnet.bootstrap import build_erasure_ledger
+    from carnet.errors import InvalidInput
     from carnet.services.keys import shred_tenant
 
-    if confirm != tenant:
-        typer.echo(f"refused: this destroys every record of tenant {tenant!r} for good; "
-                   f"repeat the tenant name with --confirm {tenant}", err=True)
-        raise typer.Exit(2)
+    def confirmed() -> None:  # refused like any rule: one `refused` entry in the tenant's chain
+        if confirm != tenant:
+            raise InvalidInput(f"refused: this destroys every record of tenant {tenant!r} for good; "
+                               f"repeat the tenant name with --confirm {tenant}")
+
     settings = _settings(data_dir)
     _configure_logs(settings)
-    with _reported(), _audited(settings, tenant, "tenant.shred"):
+    with _reported(), _audited(settings, tenant, "tenant.shred", check=confirmed):
         kms, keyring = _keyring(settings)
         receipt = shred_tenant(kms, keyring, tenant=tenant, ledger=build_erasure_ledger(settings))
     typer.echo(json.dumps(receipt.as_dict()))

@@ -249,3 +249,13 @@ def test_cli_maintain_and_audit_export_go_through_the_door(tmp_path: Path, store
     assert store_wide == [("admin.maintain", "ok", "cli:maintain")]
     assert ("retention.maintain", "cli:maintain", None) in tenant
     assert tenant[-1] == ("audit.read", "cli:audit", exported)
+
+
+def test_a_tenant_shred_without_confirmation_is_refused_once(tmp_path: Path, embedder: Embedder) -> None:
+    result = _cli(tmp_path, "tenant", "shred", "--tenant", TENANT, "--confirm", "banque-sud")
+    assert result.exit_code == 2 and f"--confirm {TENANT}" in result.output
+    c = build(_settings(tmp_path), embedder=embedder)
+    try:
+        assert [(e.action, e.outcome, e.actor) for e in _entries(c)] == [("tenant.shred", "refused", "cli:tenant")]
+    finally:
+        c.close()
