@@ -10,6 +10,8 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from mcp import Client
 from typer.testing import CliRunner
 
@@ -19,6 +21,7 @@ from carnet.bootstrap import Container, build
 from carnet.cli import app as cli
 from carnet.config import Settings
 from carnet.domain.audit import AuditEvent
+from carnet.errors import CarnetError
 from carnet.mcp import build_server
 from carnet.mcp.auth import with_key
 from carnet.ports import Embedder
@@ -259,3 +262,31 @@ def test_a_tenant_shred_without_confirmation_is_refused_once(tmp_path: Path, emb
         assert [(e.action, e.outcome, e.actor) for e in _entries(c)] == [("tenant.shred", "refused", "cli:tenant")]
     finally:
         c.close()
+
+
+_CALLS: dict[str, tuple[frozenset[str], Any]] = {
+    "memory.list": (frozenset({"agent", "dpo"}), lambda f, who: f.list_memories(who, subject_id="X-9")),
+    "memory.write": (frozenset({"agent"}), lambda f, who: f.remember(who, subject_id="X-9", items=[])),
+    "subject.export": (frozenset({"dpo"}), lambda f, who: f.export(who, subject_id="X-9")),
+    "subject.erase": (frozenset({"dpo"}), lambda f, who: f.erase(who, subject_id="X-9")),
+    "subject.hold": (frozenset({"dpo"}), lambda f, who: f.legal_hold(who, subject_id="X-9", hold=True)),
+    "apikey.create": (frozenset({"admin"}), lambda f, who: f.admin.create_key(who, roles=["root"])),
+    "apikey.revoke": (frozenset({"admin"}), lambda f, who: f.admin.revoke_key(who, key_id="0123456789ab")),
+}
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(roles=st.sets(st.sampled_from(["agent", "dpo", "admin"]), max_size=3),
+       action=st.sampled_from(sorted(_CALLS)))
+def test_any_refusal_through_the_facade_is_one_refused_entry(container: Container, roles: set[str],
+                                                            action: str) -> None:
+    """Whatever the roles and the action (each call here is refused: unknown subject, empty batch,
+    bad role, unknown key), one new entry, `refused`, with `forbidden` exactly when a role is missing."""
+    allowed, call = _CALLS[action]
+    who = Principal(f"k-{len(roles)}", TENANT, tuple(sorted(roles)))
+    before = len(_entries(container))
+    with pytest.raises(CarnetError) as refused:
+        call(container.facade, who)
+    new = _entries(container)[before:]
+    assert [(e.action, e.outcome, e.detail) for e in new] == [(action, "refused", {"error": refused.value.code})]
+    assert (refused.value.code == "forbidden") == (not allowed & roles)
