@@ -78,6 +78,7 @@ def _count(settings: Settings, embedder: Embedder, subject: str) -> int:
         c.close()
 
 
+@pytest.mark.slow  # builds the stack and runs the CLI (which loads its own embedder)
 def test_cli_erasure_of_a_held_subject_is_refused(tmp_path: Path, stored: Settings, embedder: Embedder) -> None:
     before = _ledger(stored)
     result = _cli(tmp_path, "subject", "erase", "--tenant", TENANT, "--subject", HELD)
@@ -93,6 +94,7 @@ def test_cli_erasure_of_a_held_subject_is_refused(tmp_path: Path, stored: Settin
         c.close()
 
 
+@pytest.mark.slow  # builds the stack and runs the CLI (which loads its own embedder)
 def test_cli_erasure_of_an_unknown_subject_is_refused_like_rest(tmp_path: Path, stored: Settings) -> None:
     before = _ledger(stored)
     result = _cli(tmp_path, "subject", "erase", "--tenant", TENANT, "--subject", "NOBODY-1")
@@ -102,6 +104,7 @@ def test_cli_erasure_of_an_unknown_subject_is_refused_like_rest(tmp_path: Path, 
     assert _ledger(stored) == before
 
 
+@pytest.mark.slow  # builds the stack and runs the CLI (which loads its own embedder)
 def test_cli_and_rest_erasure_leave_the_same_audit_entries(tmp_path: Path, stored: Settings,
                                                            embedder: Embedder) -> None:
     c = build(stored, embedder=embedder)
@@ -233,6 +236,7 @@ def test_no_route_checks_roles_or_writes_audit_entries_itself() -> None:
             assert forbidden not in source, (module.name, forbidden)
 
 
+@pytest.mark.slow  # builds the stack and runs the CLI (which loads its own embedder)
 def test_cli_maintain_and_audit_export_go_through_the_door(tmp_path: Path, stored: Settings,
                                                            embedder: Embedder) -> None:
     """`carnet maintain` (and the scheduler, through the same method) records its intent like
@@ -254,6 +258,7 @@ def test_cli_maintain_and_audit_export_go_through_the_door(tmp_path: Path, store
     assert tenant[-1] == ("audit.read", "cli:audit", exported)
 
 
+@pytest.mark.slow  # builds the stack and runs the CLI (which loads its own embedder)
 def test_a_tenant_shred_without_confirmation_is_refused_once(tmp_path: Path, embedder: Embedder) -> None:
     result = _cli(tmp_path, "tenant", "shred", "--tenant", TENANT, "--confirm", "banque-sud")
     assert result.exit_code == 2 and f"--confirm {TENANT}" in result.output
@@ -275,6 +280,7 @@ _CALLS: dict[str, tuple[frozenset[str], Any]] = {
 }
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(roles=st.sets(st.sampled_from(["agent", "dpo", "admin"]), max_size=3),
        action=st.sampled_from(sorted(_CALLS)))
