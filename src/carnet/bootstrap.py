@@ -328,7 +328,7 @@ def build(settings: Settings, *, embedder: Embedder | None = None, kms: Kms | No
     metrics = metrics_for(deps.embedder, keyring, {"access_stats": access.pending, "audit_reads": audit.pending},
                           intakes=deps.intakes)
     queue = IntakeQueue(deps.intakes, IntakeSealer(keyring))
-    facade = Facade(deps, audit, queue, observe=metrics.retrieval)
+    facade = Facade(deps, audit, queue, pepper=plane.pepper, observe=metrics.retrieval)
     facade.wait_max_seconds = settings.workers.wait_max_seconds
     container = Container(settings, deps, plane.pepper, metrics, kms, keyring, audit, facade,
                           RateLimiter(settings.api.rate_limit or None), queue)

@@ -83,12 +83,11 @@ def build_scheduler(c: Container) -> Scheduler:
 
 
 def _scheduled_maintain(c: Container, stop: Callable[[], bool]) -> None:
-    """One pass, its counts in the audit trail (one entry per tenant)."""
-    from carnet.services.maintain import maintain, record_audit
+    """One pass through the facade's door, as ``carnet maintain`` (its counts: one entry per tenant)."""
+    from carnet.services.door import operator
 
-    actor = "scheduler:maintain"
-    report = maintain(c.deps, compact=c.settings.maintenance.compact, actor=actor, stop=stop)
-    record_audit(c.audit, report, actor=actor)
+    c.facade.maintain_store(operator(SYSTEM_CHAIN, "scheduler:maintain", "admin"),
+                            compact=c.settings.maintenance.compact, stop=stop)
 
 
 def _scheduled_backup(c: Container) -> None:

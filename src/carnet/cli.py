@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -14,6 +14,7 @@ from carnet.config import Settings
 
 if TYPE_CHECKING:
     from carnet.bootstrap import ControlPlane
+    from carnet.services.admin import Admin
     from carnet.services.audit import AuditTrail
 
 app = typer.Typer(help="Carnet: sovereign long-term memory for LLM assistants.", no_args_is_help=True)
@@ -126,14 +127,13 @@ def apikey_create(
     data_dir: DataDir = None,
 ) -> None:
     """Create an API key. The key is printed once, as the last line; only its hash is stored."""
-    from carnet.services.apikeys import create_key
+    from carnet.services.door import operator
 
     settings = _settings(data_dir)
-    with _reported(), _control_plane(settings) as (plane, audit):
-        event = audit.event(tenant=tenant, actor="cli:apikey", action="apikey.create", detail={"roles": ",".join(role)})
-        with audit.recorded(event):
-            key, record = create_key(plane.catalog, plane.pepper, tenant=tenant, roles=role, rate_limit=rate_limit,
-                                     name=name)
+    with _reported():
+        who = operator(tenant, "cli:apikey", "admin")
+        with _admin(settings) as admin:
+            key, record = admin.create_key(who, roles=role, rate_limit=rate_limit, name=name)
     typer.echo(f"created key {record.key_id} for tenant {record.tenant} with roles {', '.join(record.roles)}")
     typer.echo("store it now: it cannot be shown again")
     typer.echo(key)
@@ -145,14 +145,15 @@ def apikey_revoke(
     data_dir: DataDir = None,
 ) -> None:
     """Revoke a key at once: the next request with it gets 401. Works while `carnet serve` runs."""
-    from carnet.services.apikeys import revoke_key
+    from carnet.services.apikeys import key_owner
+    from carnet.services.audit import SYSTEM_CHAIN
+    from carnet.services.door import operator
 
     settings = _settings(data_dir)
-    with _reported(), _control_plane(settings) as (plane, audit):
-        owner = next((k.tenant for k in plane.catalog.api_keys() if k.key_id == key_id), None)
-        event = audit.event(tenant=owner or "-", actor="cli:apikey", action="apikey.revoke", targets=(key_id,))
-        with audit.recorded(event):
-            revoke_key(plane.catalog, key_id=key_id)
+    with _reported(), _admin(settings) as admin:
+        # the key's own tenant acts on it; an unknown key is refused in the store-wide chain
+        who = operator(key_owner(admin.catalog, key_id) or SYSTEM_CHAIN, "cli:apikey", "admin")
+        admin.revoke_key(who, key_id=key_id)
     typer.echo(f"revoked key {key_id}")
 
 
@@ -174,18 +175,33 @@ def apikey_list(
 
 @contextmanager
 def _audited(settings: Settings, tenant: str, action: str,
-             detail: dict[str, str | int | bool] | None = None) -> Iterator[None]:
-    """An admin command's audit entry, stored before it runs (and a ``failed`` one if it fails)."""
+             detail: dict[str, str | int | bool] | None = None, *,
+             check: Callable[[], object] | None = None) -> Iterator[None]:
+    """An admin command through the door, as a local operator (actor ``cli:<noun>``): ``check`` refuses
+    it with one ``refused`` entry; otherwise its entry is stored before it runs (and a ``failed`` one
+    if it fails)."""
     from carnet.bootstrap import build_audit
+    from carnet.services.door import Door, operator
 
+    who = operator(tenant, "cli:" + action.split(".")[0], "admin")
     audit = build_audit(settings)
     try:
-        with audit.recorded(audit.event(tenant=tenant, actor="cli:" + action.split(".")[0], action=action,
-                                        detail=detail)):
+        with Door(audit).write(who, action, ("admin",), check=check, detail=detail):
             yield
     finally:
         audit.stop()
         audit.log.close()
+
+
+@contextmanager
+def _admin(settings: Settings) -> Iterator[Admin]:
+    """Key administration through the same door as ``/api/v1/admin/apikeys`` (roles, checks, audit),
+    on the control plane only: it works beside a running `carnet serve`."""
+    from carnet.services.admin import Admin
+    from carnet.services.door import Door
+
+    with _control_plane(settings) as (plane, audit):
+        yield Admin(Door(audit), plane.catalog, plane.pepper)
 
 
 @contextmanager
@@ -296,15 +312,17 @@ def tenant_shred(
     import json
 
     from carnet.bootstrap import build_erasure_ledger
+    from carnet.errors import InvalidInput
     from carnet.services.keys import shred_tenant
 
-    if confirm != tenant:
-        typer.echo(f"refused: this destroys every record of tenant {tenant!r} for good; "
-                   f"repeat the tenant name with --confirm {tenant}", err=True)
-        raise typer.Exit(2)
+    def confirmed() -> None:  # refused like any rule: one `refused` entry in the tenant's chain
+        if confirm != tenant:
+            raise InvalidInput(f"refused: this destroys every record of tenant {tenant!r} for good; "
+                               f"repeat the tenant name with --confirm {tenant}")
+
     settings = _settings(data_dir)
     _configure_logs(settings)
-    with _reported(), _audited(settings, tenant, "tenant.shred"):
+    with _reported(), _audited(settings, tenant, "tenant.shred", check=confirmed):
         kms, keyring = _keyring(settings)
         receipt = shred_tenant(kms, keyring, tenant=tenant, ledger=build_erasure_ledger(settings))
     typer.echo(json.dumps(receipt.as_dict()))
@@ -317,15 +335,19 @@ def subject_erase(
     data_dir: DataDir = None,
 ) -> None:
     """Erase a subject: records, history, then its data key; prints a JSON receipt of what was
-    deleted and verified. Works on the files directly: refuses while `carnet serve` holds the store."""
+    deleted and verified. The same rules as `DELETE /api/v1/subjects/<id>` (it is the same service
+    call, as a local dpo): an unknown subject, or one under legal hold, is refused (exit code 2) and
+    nothing is erased. Works on the files directly: refuses while `carnet serve` holds the store."""
     import json
 
     from carnet.bootstrap import build
     from carnet.errors import CarnetError, StoreLocked
-    from carnet.services.erase import erase_subject
+    from carnet.services.door import operator
 
     settings = _settings(data_dir)
     _configure_logs(settings)
+    with _reported():
+        who = operator(tenant, "cli:subject", "dpo")
     try:
         container = build(settings)
     except StoreLocked as exc:
@@ -333,10 +355,7 @@ def subject_erase(
                    "(DELETE /api/v1/subjects/<id> with a dpo key).", err=True)
         raise typer.Exit(2) from exc
     try:
-        event = container.audit.event(tenant=tenant, actor="cli:subject", action="subject.erase",
-                                      subject=container.deps.hasher.subject_hash(tenant, subject))
-        with container.audit.recorded(event):
-            receipt = erase_subject(container.deps, tenant=tenant, subject_id=subject)
+        receipt = container.facade.erase(who, subject_id=subject)
     except CarnetError as exc:
         typer.echo(f"error: {exc.message}", err=True)
         raise typer.Exit(2) from exc

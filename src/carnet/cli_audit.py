@@ -1,9 +1,14 @@
-"""``carnet audit verify`` and ``carnet audit export``: check the hash chains, hand them to a SIEM."""
+"""``carnet audit verify`` and ``carnet audit export``: check the hash chains, hand them to a SIEM.
+
+Both act as a local operator of each tenant through the same door as ``GET /api/v1/audit`` and
+``/api/v1/audit/verify``: an export is recorded (``audit.read``, with its count) in each chain it
+read, once written out; a verification changes nothing."""
 
 from __future__ import annotations
 
 import json
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Annotated
 
@@ -65,15 +70,32 @@ def export(
     data_dir: DataDir = None,
 ) -> None:
     """Write entries as JSON lines (tenant, seq, at, actor, action, subject hash, targets, outcome,
-    detail, prev_hash, hash), in chain order: a SIEM can re-verify the chain it receives."""
+    detail, prev_hash, hash), in chain order: a SIEM can re-verify the chain it receives. Each chain
+    read gets an ``audit.read`` entry (actor ``cli:audit``) once its entries are written."""
+    from carnet.bootstrap import SystemClock
+    from carnet.cli import _reported
+    from carnet.services.admin import ADMIN
+    from carnet.services.audit import AuditTrail
+    from carnet.services.door import Door, operator
+
     log = _open(data_dir)
+    door = Door(AuditTrail(log, SystemClock()))
     count = 0
     sink = output.open("w", encoding="utf-8") if output else sys.stdout
+
+    def write(t: str) -> int:
+        n = 0
+        for entry in log.entries(t, after_seq=after_seq):
+            sink.write(json.dumps(entry.as_dict(), ensure_ascii=False) + "\n")
+            n += 1
+        return n
+
     try:
-        for t in [tenant] if tenant else log.tenants():
-            for entry in log.entries(t, after_seq=after_seq):
-                sink.write(json.dumps(entry.as_dict(), ensure_ascii=False) + "\n")
-                count += 1
+        with _reported():
+            for t in [tenant] if tenant else log.tenants():
+                count += door.read(operator(t, "cli:audit", ADMIN), "audit.read", (ADMIN,),
+                                   partial(write, t), seen=lambda _: (),
+                                   detail=lambda n: {"after_seq": after_seq, "count": n}, at_once=True)
     finally:
         if output:
             sink.close()

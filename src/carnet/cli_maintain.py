@@ -62,7 +62,8 @@ def maintain_command(
     holds respected), deleting records physically with a metadata-only history entry each, then
     compact the store. Says what it removed, per tenant and reason (no subject, no text)."""
     from carnet.cli import _configure_logs, _reported, _settings
-    from carnet.services.maintain import maintain, record_audit
+    from carnet.services.audit import SYSTEM_CHAIN
+    from carnet.services.door import operator
 
     settings = _settings(data_dir)
     _configure_logs(settings)
@@ -70,9 +71,8 @@ def maintain_command(
         container = _open(settings, offline_hint="A running server maintains itself (its scheduler, or "
                                                  "POST /api/v1/admin/maintain); or stop it first.")
         try:
-            report = maintain(container.deps, dry_run=dry_run, compact=compact, actor="cli:maintain",
-                              progress=_progress("maintain"))
-            record_audit(container.audit, report, actor="cli:maintain")
+            report = container.facade.maintain_store(operator(SYSTEM_CHAIN, "cli:maintain", "admin"),
+                                                     dry_run=dry_run, compact=compact, progress=_progress("maintain"))
         finally:
             container.close()
     typer.echo(json.dumps(report.as_dict(), indent=2) if as_json else _summary(report))

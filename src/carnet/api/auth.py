@@ -1,7 +1,7 @@
 """Bearer API keys. The tenant of every request is the key's tenant, never anything in the request.
 
 Authentication (401) comes first, then the key's request budget (429); roles (403) are checked by
-the facade for each use case, and by the admin routes."""
+the facade's door for each use case, admin routes included (``carnet.services.door``)."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from carnet.errors import AuthError, CarnetError
+from carnet.errors import AuthError, CarnetError, Forbidden
 from carnet.services.audit import SYSTEM_CHAIN
 
 log = structlog.get_logger(__name__)
@@ -21,7 +21,8 @@ def _body(code: str, message: str, **extra: object) -> dict[str, object]:
 
 
 def _audit_denial(request: Request, exc: AuthError) -> None:
-    """Refused access (401, 403) goes to the audit trail (ASVS 16.3.2), queued like reads so a flood of
+    """Refused authentication (401) goes to the audit trail (ASVS 16.3.2; a 403 is recorded by the facade's
+    door, once, as the refused action), queued like reads so a flood of
     bad keys costs no disk sync per request. A refused key's tenant is unknown: the `_system` chain."""
     container = getattr(request.app.state, "container", None)
     if container is None:
@@ -36,7 +37,7 @@ def _audit_denial(request: Request, exc: AuthError) -> None:
 
 async def _carnet_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, CarnetError)
-    if isinstance(exc, AuthError):
+    if isinstance(exc, AuthError) and not isinstance(exc, Forbidden):  # a 403 is the door's, recorded once
         _audit_denial(request, exc)
     safe = {k: v for k, v in exc.context.items() if k in ("index", "memory_id", "intake_id", "retry_after")}
     headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None

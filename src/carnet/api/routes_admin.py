@@ -1,5 +1,7 @@
 """Administration of a tenant (role ``admin``): its API keys, maintenance, and backups of the store. An
-admin key acts on its own tenant only (a backup covers the whole store but gives the caller nothing of it)."""
+admin key acts on its own tenant only (a backup covers the whole store but gives the caller nothing of it).
+Roles and audit entries are the facade's (``Facade.admin``, ``Facade.maintain``, ``Facade.backup``), as
+for every other route: nothing is checked or recorded here."""
 
 from __future__ import annotations
 
@@ -8,10 +10,9 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from carnet.api.auth import Api, Ctr, Who
+from carnet.api.auth import Api, Who
 from carnet.api.responses import ApiKeysOut, BackupOut, MaintainOut, NewApiKeyOut
 from carnet.ports import ApiKeyRecord
-from carnet.services.apikeys import create_key, revoke_key
 
 router = APIRouter(prefix="/api/v1/admin", tags=["admin"])
 
@@ -51,28 +52,19 @@ def backup(who: Who, api: Api) -> dict[str, object]:
 
 
 @router.get("/apikeys", response_model=ApiKeysOut)
-def list_keys(who: Who, c: Ctr) -> dict[str, Any]:
-    who.require("admin")
-    return {"items": [_key_json(r) for r in c.deps.catalog.api_keys(who.tenant)]}
+def list_keys(who: Who, api: Api) -> dict[str, Any]:
+    return {"items": [_key_json(r) for r in api.admin.list_keys(who)]}
 
 
 @router.post("/apikeys", status_code=201, response_model=NewApiKeyOut)
-def new_key(body: NewKey, who: Who, c: Ctr) -> dict[str, Any]:
+def new_key(body: NewKey, who: Who, api: Api) -> dict[str, Any]:
     """A new key of the caller's tenant. The key is in this answer only: store it now."""
-    who.require("admin")
-    event = c.audit.event(tenant=who.tenant, actor=who.key_id, action="apikey.create",
-                          detail={"roles": ",".join(body.roles)})
-    with c.audit.recorded(event):
-        key, record = create_key(c.deps.catalog, c.pepper, tenant=who.tenant, roles=body.roles,
-                                 rate_limit=body.rate_limit, name=body.name)
+    key, record = api.admin.create_key(who, roles=body.roles, rate_limit=body.rate_limit, name=body.name)
     return {**_key_json(record), "key": key}
 
 
 @router.delete("/apikeys/{key_id}", status_code=204)
-def revoke(key_id: Annotated[str, Path(pattern=r"^[0-9a-f]{12}$")], who: Who, c: Ctr) -> Response:
+def revoke(key_id: Annotated[str, Path(pattern=r"^[0-9a-f]{12}$")], who: Who, api: Api) -> Response:
     """Revoke at once: the next request with that key gets 401."""
-    who.require("admin")
-    event = c.audit.event(tenant=who.tenant, actor=who.key_id, action="apikey.revoke", targets=(key_id,))
-    with c.audit.recorded(event):
-        revoke_key(c.deps.catalog, key_id=key_id, tenant=who.tenant)
+    api.admin.revoke_key(who, key_id=key_id)
     return Response(status_code=204)

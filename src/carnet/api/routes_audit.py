@@ -1,4 +1,5 @@
-"""The caller's tenant audit trail (roles ``dpo`` or ``admin``): read it as JSON lines, verify its chain."""
+"""The caller's tenant audit trail (roles ``dpo`` or ``admin``): read it as JSON lines, verify its chain.
+Roles and the ``audit.read`` entry are the facade's (``Facade.admin``), as for every other route."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from fastapi.responses import StreamingResponse
 
-from carnet.api.auth import Ctr, Who
+from carnet.api.auth import Api, Who
 from carnet.api.responses import VerdictOut
 from carnet.domain.audit import AuditEntry
 
@@ -22,14 +23,10 @@ router = APIRouter(prefix="/api/v1/audit", tags=["audit"])
         '{"tenant": "assur-nord", "seq": 1, "at": "2026-11-29T10:00:00+00:00", "actor": "3f9a0c1d2e4b", '
         '"action": "memory.write", "subject": "9c1e…", "targets": [], "outcome": "ok", "detail": {"count": 1}, '
         '"prev_hash": "000…", "hash": "5d2…"}\n')}}}})
-def audit_entries(who: Who, c: Ctr, after_seq: Annotated[int, Query(ge=0)] = 0,
+def audit_entries(who: Who, api: Api, after_seq: Annotated[int, Query(ge=0)] = 0,
                   limit: Annotated[int, Query(ge=1, le=100_000)] = 10_000) -> StreamingResponse:
     """Entries after ``after_seq`` (for a SIEM that pulls incrementally)."""
-    who.require("dpo", "admin")
-    c.audit.flush()
-    entries = c.audit.log.entries(who.tenant, after_seq=after_seq)
-    c.audit.record(c.audit.event(tenant=who.tenant, actor=who.key_id, action="audit.read",
-                                 detail={"after_seq": after_seq}))
+    entries = api.admin.audit_entries(who, after_seq=after_seq)
     return StreamingResponse(_lines(entries, limit), media_type="application/x-ndjson")
 
 
@@ -41,7 +38,6 @@ def _lines(entries: Iterator[AuditEntry], limit: int) -> Iterator[bytes]:
 
 
 @router.get("/verify", response_model=VerdictOut)
-def verify(who: Who, c: Ctr) -> dict[str, Any]:
+def verify(who: Who, api: Api) -> dict[str, Any]:
     """Walks the tenant's chain; ``problems`` names every altered, missing or reordered entry."""
-    who.require("dpo", "admin")
-    return c.audit.verify(who.tenant).as_dict()
+    return api.admin.audit_verify(who).as_dict()

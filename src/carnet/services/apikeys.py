@@ -39,8 +39,10 @@ def hash_key(pepper: bytes, key: str) -> str:
     return hmac.new(pepper, key.encode(), hashlib.sha256).hexdigest()
 
 
-def create_key(catalog: Catalog, pepper: bytes, *, tenant: str, roles: Sequence[str],
-               rate_limit: str | None = None, name: str | None = None) -> tuple[str, ApiKeyRecord]:
+def check_key_request(*, tenant: str, roles: Sequence[str], rate_limit: str | None = None,
+                      name: str | None = None) -> None:
+    """What ``create_key`` refuses (``InvalidInput``), checked without creating anything: the door
+    runs it before the audit entry of the creation is written."""
     if not TENANT.match(tenant):
         raise InvalidInput("tenant must be 1-63 characters of lowercase letters, digits, '_' and '-'")
     unknown = [r for r in roles if r not in ROLES]
@@ -50,6 +52,11 @@ def create_key(catalog: Catalog, pepper: bytes, *, tenant: str, roles: Sequence[
         parse_rate(rate_limit)
     if name is not None and not _NAME.match(name):
         raise InvalidInput("name must be 1-64 characters of letters, digits, '.', '_' and '-'")
+
+
+def create_key(catalog: Catalog, pepper: bytes, *, tenant: str, roles: Sequence[str],
+               rate_limit: str | None = None, name: str | None = None) -> tuple[str, ApiKeyRecord]:
+    check_key_request(tenant=tenant, roles=roles, rate_limit=rate_limit, name=name)
     key_id = secrets.token_hex(6)
     key = f"crn_{key_id}_{secrets.token_urlsafe(32)}"
     record = catalog.add_api_key(key_id=key_id, key_hash=hash_key(pepper, key), tenant=tenant,
@@ -61,7 +68,24 @@ def revoke_key(catalog: Catalog, *, key_id: str, tenant: str | None = None) -> N
     """Revoke at once: the next request with that key gets 401. ``tenant`` confines an admin key to
     its own tenant's keys (another tenant's key is "not found", like an unknown one)."""
     if not re.fullmatch(r"[0-9a-f]{12}", key_id) or not catalog.revoke_api_key(key_id, tenant=tenant):
-        raise NotFound(f"no API key {key_id}" if re.fullmatch(r"[0-9a-f]{12}", key_id) else "no such API key")
+        raise _no_key(key_id)
+
+
+def key_owner(catalog: Catalog, key_id: str) -> str | None:
+    """The tenant of key ``key_id`` (revoked or not), or None for an unknown (or malformed) id."""
+    if not re.fullmatch(r"[0-9a-f]{12}", key_id):
+        return None
+    return next((k.tenant for k in catalog.api_keys() if k.key_id == key_id), None)
+
+
+def check_key_exists(catalog: Catalog, *, key_id: str, tenant: str) -> None:
+    """``NotFound`` unless ``key_id`` is a key of ``tenant`` (another tenant's key is not found either)."""
+    if not any(k.key_id == key_id for k in catalog.api_keys(tenant)):
+        raise _no_key(key_id)
+
+
+def _no_key(key_id: str) -> NotFound:
+    return NotFound(f"no API key {key_id}" if re.fullmatch(r"[0-9a-f]{12}", key_id) else "no such API key")
 
 
 def authenticate(catalog: Catalog, pepper: bytes, key: str | None) -> Principal:

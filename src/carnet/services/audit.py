@@ -3,9 +3,11 @@
 A write (remember, rectify, delete, erase, export, key and admin operations) appends its entry
 synchronously before the operation runs: if the entry cannot be stored the operation is refused
 (``AuditUnavailable``), so nothing changes without a trace. Should the operation then fail, a second
-entry records the failure. Reads (search, assemble, list, get) are queued and appended in batches by
-a background thread, so the assemble hot path never waits on a disk sync; a read the process had
-queued when it was killed is the only thing that can be lost, and ``dropped`` counts any overflow.
+entry records the failure; a refusal found before the operation (role, input, unknown subject, legal
+hold: ``carnet.services.door``) never opens an entry here, it is recorded once as ``refused``.
+Reads (search, assemble, list, get) are queued and appended in batches by a background thread, so
+the assemble hot path never waits on a disk sync; a read the process had queued when it was killed
+is the only thing that can be lost, and ``dropped`` counts any overflow.
 """
 
 from __future__ import annotations

@@ -1,9 +1,12 @@
 """The in-process facade: every use case as a caller (a ``Principal``) may run it.
 
-REST, MCP and the Python in-process API all go through here, so the three things every call needs
-happen in one place and cannot be forgotten by an entrypoint: the role check, the special-category
-policy of the caller's key, and the audit entry (writes recorded before they happen, reads queued).
-The tenant always comes from the principal, never from the request.
+REST, MCP, the CLI (as a local ``operator``), the scheduler and the Python in-process API all go
+through here, so what every call needs happens in one place and cannot be forgotten by an
+entrypoint: each method passes through the ``Door`` (the role, the action's rules such as an unknown
+subject or a legal hold, then the audit entry: writes recorded before they happen, reads queued,
+a refusal recorded once as ``refused``), and the special-category policy of the caller's key
+applies. Key and audit-trail administration is ``self.admin`` (``carnet.services.admin``), behind
+the same door. The tenant always comes from the principal, never from the request.
 """
 
 from __future__ import annotations
@@ -18,15 +21,17 @@ from carnet.errors import InvalidInput, LegalHold, SubjectNotFound
 from carnet.ports import RecordFilter
 from carnet.services import export as export_service
 from carnet.services import intake, memories, recall, rectify, retention
+from carnet.services.admin import Admin
 from carnet.services.apikeys import Principal
 from carnet.services.assemble import Budgets, Context, assemble
 from carnet.services.audit import AuditTrail
 from carnet.services.backup import BackupReport
 from carnet.services.deps import Deps
+from carnet.services.door import Door
 from carnet.services.erase import ErasureReceipt, erase_subject
 from carnet.services.intake import IntakeQueue
-from carnet.services.maintain import MaintainReport, maintain, record_audit
-from carnet.services.remember import NewMemory, Outcome, remember
+from carnet.services.maintain import MaintainReport, Progress, StopFlag, maintain, record_audit
+from carnet.services.remember import NewMemory, Outcome, check_items, remember
 from carnet.services.scope import scope_for
 
 AGENT, DPO, ADMIN = "agent", "dpo", "admin"
@@ -36,10 +41,13 @@ Observe = Callable[[str, str, list[float]], None]  # (tenant, operation, scores 
 
 
 class Facade:
-    def __init__(self, deps: Deps, audit: AuditTrail, queue: IntakeQueue, *, observe: Observe | None = None) -> None:
+    def __init__(self, deps: Deps, audit: AuditTrail, queue: IntakeQueue, *, pepper: bytes,
+                 observe: Observe | None = None) -> None:
         self.deps = deps
         self.audit = audit
         self.queue = queue
+        self.door = Door(audit)
+        self.admin = Admin(self.door, deps.catalog, pepper)
         self.on_intake: Callable[[], None] = lambda: None  # wakes in-process workers
         self.wait_max_seconds = 10.0  # seconds a `wait=true` status request may hold
         self._observe: Observe = observe or (lambda tenant, operation, scores: None)
@@ -48,31 +56,40 @@ class Facade:
     def _scope(self, who: Principal, subject_id: str) -> Scope:
         return scope_for(self.deps, who.tenant, subject_id)
 
+    def _subject(self, who: Principal, subject_id: str) -> Callable[[], Scope]:
+        """The subject's scope, for the door to compute once the role has passed."""
+        return lambda: self._scope(who, subject_id)
+
     def _hidden(self, who: Principal) -> tuple[str, ...]:
         return self.deps.special.hidden_for(who.tenant, who.roles)
 
-    def _read(self, who: Principal, action: str, scope: Scope, ids: Sequence[str]) -> None:
-        self.audit.read(self.audit.event(tenant=who.tenant, actor=who.key_id, action=action, subject=scope.subject,
-                                         targets=tuple(ids), detail={"count": len(ids)}))
+    def _known(self, who: Principal, subject_id: str) -> None:
+        """``SubjectNotFound`` unless the subject was ever written to (or still has records)."""
+        scope = self._scope(who, subject_id)
+        if not self.deps.catalog.is_registered(scope) and not self.deps.index.count(
+                scope, where=RecordFilter(statuses=None)):
+            raise SubjectNotFound()
+
+    def _erasable(self, who: Principal, subject_id: str) -> None:
+        """The rules of erasure, checked before its audit entry: the subject is known, not held."""
+        self._known(who, subject_id)
+        if self.deps.catalog.is_registered(self._scope(who, subject_id)) and retention.retention_status(
+                self.deps, tenant=who.tenant, subject_id=subject_id).legal_hold:
+            raise LegalHold()
 
     # ---- agent: write and read a subject's memories -------------------------------------------
 
     def remember(self, who: Principal, *, subject_id: str, items: Sequence[NewMemory]) -> list[Outcome]:
-        who.require(AGENT)
-        scope = self._scope(who, subject_id)
-        event = self.audit.event(tenant=who.tenant, actor=who.key_id, action="memory.write", subject=scope.subject,
-                                 detail={"count": len(items)})
-        with self.audit.recorded(event):
+        with self.door.write(who, "memory.write", (AGENT,), scope=self._subject(who, subject_id),
+                             check=lambda: check_items(self.deps, who.tenant, items), detail={"count": len(items)}):
             return remember(self.deps, tenant=who.tenant, subject_id=subject_id, items=items, actor=who.key_id)
 
     def submit_messages(self, who: Principal, *, subject_id: str, session_id: str | None,
                         messages: Sequence[Message], idempotency_key: str | None) -> Intake:
         """Queue raw messages for extraction (durable, sealed) and return at once."""
-        who.require(AGENT)
-        scope = self._scope(who, subject_id)
-        event = self.audit.event(tenant=who.tenant, actor=who.key_id, action="intake.submit", subject=scope.subject,
-                                 detail={"messages": len(messages)})
-        with self.audit.recorded(event):
+        with self.door.write(who, "intake.submit", (AGENT,), scope=self._subject(who, subject_id),
+                             check=lambda: intake.check_messages(self.deps, messages),
+                             detail={"messages": len(messages)}):
             found = intake.submit(self.deps, self.queue, tenant=who.tenant, subject_id=subject_id,
                                   session_id=session_id, messages=messages, idempotency_key=idempotency_key,
                                   actor=who.key_id)
@@ -80,102 +97,107 @@ class Facade:
         return found
 
     def intake_status(self, who: Principal, *, intake_id: str) -> Intake:
-        who.require(AGENT, DPO)
+        self.door.allow(who, "intake.status", (AGENT, DPO))
         return intake.status(self.queue, tenant=who.tenant, intake_id=intake_id)
 
     def search(self, who: Principal, *, subject_id: str, query: recall.Query) -> list[recall.Ranked]:
-        who.require(AGENT)
-        q = recall.Query(query.text, query.k, query.kinds, query.include_superseded, query.min_relevance,
-                         self._hidden(who))
-        ranked = recall.search(self.deps, tenant=who.tenant, subject_id=subject_id, query=q)
+        def run() -> list[recall.Ranked]:
+            q = recall.Query(query.text, query.k, query.kinds, query.include_superseded, query.min_relevance,
+                             self._hidden(who))
+            return recall.search(self.deps, tenant=who.tenant, subject_id=subject_id, query=q)
+
+        ranked = self.door.read(who, "memory.search", (AGENT,), run, scope=self._subject(who, subject_id),
+                                seen=lambda found: [r.memory.id for r in found])
         self._observe(who.tenant, "search", [r.score for r in ranked])
-        self._read(who, "memory.search", self._scope(who, subject_id), [r.memory.id for r in ranked])
         return ranked
 
     def assemble(self, who: Principal, *, subject_id: str, query: str, budget: Budgets) -> Context:
-        who.require(AGENT)
-        ctx = assemble(self.deps, tenant=who.tenant, subject_id=subject_id, query=query, budget=budget,
-                       hidden_special=self._hidden(who))
-        chosen = (*ctx.memories, *ctx.episodes, *ctx.procedures)
-        self._observe(who.tenant, "assemble", [r.score for r in chosen])
-        ids = [r.memory.id for r in chosen]
-        self._read(who, "context.assemble", self._scope(who, subject_id), ids)
+        def run() -> Context:
+            return assemble(self.deps, tenant=who.tenant, subject_id=subject_id, query=query, budget=budget,
+                            hidden_special=self._hidden(who))
+
+        def chosen(ctx: Context) -> list[recall.Ranked]:
+            return [*ctx.memories, *ctx.episodes, *ctx.procedures]
+
+        ctx = self.door.read(who, "context.assemble", (AGENT,), run, scope=self._subject(who, subject_id),
+                             seen=lambda found: [r.memory.id for r in chosen(found)])
+        self._observe(who.tenant, "assemble", [r.score for r in chosen(ctx)])
         return ctx
 
     def list_memories(self, who: Principal, *, subject_id: str, kind: Kind | None = None,
                       status: Status | None = Status.ACTIVE, category: str | None = None, limit: int = 50,
                       cursor: str | None = None) -> memories.Page:
-        who.require(AGENT, DPO)
-        page = memories.list_memories(self.deps, tenant=who.tenant, subject_id=subject_id, kind=kind, status=status,
-                                      category=category, limit=limit, cursor=cursor, hidden_special=self._hidden(who))
-        self._read(who, "memory.list", self._scope(who, subject_id), [m.id for m in page.items])
-        return page
+        return self.door.read(
+            who, "memory.list", (AGENT, DPO), lambda: memories.list_memories(
+                self.deps, tenant=who.tenant, subject_id=subject_id, kind=kind, status=status, category=category,
+                limit=limit, cursor=cursor, hidden_special=self._hidden(who)),
+            scope=self._subject(who, subject_id), seen=lambda page: [m.id for m in page.items])
 
     def lookup(self, who: Principal, *, subject_id: str, identifier: str, limit: int = 50,
                include_superseded: bool = False) -> list[Memory]:
-        who.require(AGENT)
-        found = memories.lookup(self.deps, tenant=who.tenant, subject_id=subject_id, identifier=identifier,
-                                limit=limit, include_superseded=include_superseded, hidden_special=self._hidden(who))
-        self._read(who, "memory.lookup", self._scope(who, subject_id), [m.id for m in found])
-        return found
+        return self.door.read(
+            who, "memory.lookup", (AGENT,), lambda: memories.lookup(
+                self.deps, tenant=who.tenant, subject_id=subject_id, identifier=identifier, limit=limit,
+                include_superseded=include_superseded, hidden_special=self._hidden(who)),
+            scope=self._subject(who, subject_id), seen=lambda found: [m.id for m in found])
 
     def get_memory(self, who: Principal, *, subject_id: str, memory_id: str) -> Memory:
-        who.require(AGENT, DPO)
-        m = memories.get_memory(self.deps, tenant=who.tenant, subject_id=subject_id, memory_id=memory_id,
-                                hidden_special=self._hidden(who))
-        self._read(who, "memory.get", m.scope, [m.id])
-        return m
+        return self.door.read(
+            who, "memory.get", (AGENT, DPO), lambda: memories.get_memory(
+                self.deps, tenant=who.tenant, subject_id=subject_id, memory_id=memory_id,
+                hidden_special=self._hidden(who)),
+            scope=self._subject(who, subject_id), seen=lambda m: [m.id])
 
     def forget(self, who: Principal, *, subject_id: str, memory_id: str) -> None:
         """Delete one record (an agent relaying "forget that", or a DPO)."""
-        who.require(AGENT, DPO)
-        scope = self._scope(who, subject_id)
-        memories.get_memory(self.deps, tenant=who.tenant, subject_id=subject_id, memory_id=memory_id,
-                            hidden_special=self._hidden(who))
-        event = self.audit.event(tenant=who.tenant, actor=who.key_id, action="memory.delete", subject=scope.subject,
-                                 targets=(memory_id,))
-        with self.audit.recorded(event):
+        def exists() -> None:
+            memories.get_memory(self.deps, tenant=who.tenant, subject_id=subject_id, memory_id=memory_id,
+                                hidden_special=self._hidden(who))
+
+        with self.door.write(who, "memory.delete", (AGENT, DPO), scope=self._subject(who, subject_id),
+                             check=exists, targets=(memory_id,)):
             rectify.forget(self.deps, tenant=who.tenant, subject_id=subject_id, memory_id=memory_id,
                            actor=who.key_id)
 
     # ---- dpo: the data subject's rights ---------------------------------------------------------
 
     def history(self, who: Principal, *, subject_id: str, memory_id: str) -> list[HistoryEntry]:
-        who.require(DPO)
-        entries = memories.memory_history(self.deps, tenant=who.tenant, subject_id=subject_id, memory_id=memory_id)
-        self._read(who, "memory.history", self._scope(who, subject_id), [memory_id])
-        return entries
+        return self.door.read(
+            who, "memory.history", (DPO,), lambda: memories.memory_history(
+                self.deps, tenant=who.tenant, subject_id=subject_id, memory_id=memory_id),
+            scope=self._subject(who, subject_id), seen=lambda _: [memory_id])
 
     def rectify(self, who: Principal, *, subject_id: str, memory_id: str,
                 correction: rectify.Correction) -> Memory:
-        who.require(DPO)
-        scope = self._scope(who, subject_id)
-        event = self.audit.event(tenant=who.tenant, actor=who.key_id, action="memory.rectify",
-                                 subject=scope.subject, targets=(memory_id,),
-                                 detail={"fields": ",".join(correction.fields())})
-        with self.audit.recorded(event):
+        def valid() -> None:
+            rectify.check_correction(self.deps, who.tenant, correction)
+            memories.get_memory(self.deps, tenant=who.tenant, subject_id=subject_id, memory_id=memory_id)
+
+        with self.door.write(who, "memory.rectify", (DPO,), scope=self._subject(who, subject_id), check=valid,
+                             targets=(memory_id,), detail={"fields": ",".join(correction.fields())}):
             return rectify.rectify(self.deps, tenant=who.tenant, subject_id=subject_id, memory_id=memory_id,
                                    correction=correction, actor=who.key_id)
 
     def export(self, who: Principal, *, subject_id: str) -> export_service.SubjectExport:
-        who.require(DPO)
-        found = export_service.export_subject(self.deps, tenant=who.tenant, subject_id=subject_id)
-        self.audit.record(self.audit.event(tenant=who.tenant, actor=who.key_id, action="subject.export",
-                                           subject=found.scope.subject, detail={"count": found.count}))
-        return found
+        return self.door.read(
+            who, "subject.export", (DPO,), lambda: export_service.export_subject(
+                self.deps, tenant=who.tenant, subject_id=subject_id),
+            scope=self._subject(who, subject_id), seen=lambda _: (), detail=lambda found: {"count": found.count},
+            at_once=True)
 
     def retention(self, who: Principal, *, subject_id: str) -> SubjectRetention:
-        who.require(DPO)
+        self.door.allow(who, "subject.retention", (DPO,))
         return retention.retention_status(self.deps, tenant=who.tenant, subject_id=subject_id)
 
     def legal_hold(self, who: Principal, *, subject_id: str, hold: bool, reference: str | None = None
                    ) -> SubjectRetention:
         """A held subject loses nothing to retention, decay or erasure until the hold is lifted."""
-        who.require(DPO)
-        scope = self._scope(who, subject_id)
-        event = self.audit.event(tenant=who.tenant, actor=who.key_id, subject=scope.subject,
-                                 action="subject.hold" if hold else "subject.release")
-        with self.audit.recorded(event):
+        def valid() -> None:
+            retention.check_reference(reference)
+            retention.retention_status(self.deps, tenant=who.tenant, subject_id=subject_id)  # a known subject
+
+        with self.door.write(who, "subject.hold" if hold else "subject.release", (DPO,),
+                             scope=self._subject(who, subject_id), check=valid):
             if hold:
                 return retention.set_legal_hold(self.deps, tenant=who.tenant, subject_id=subject_id,
                                                 reference=reference)
@@ -183,50 +205,52 @@ class Facade:
 
     def relationship_end(self, who: Principal, *, subject_id: str, ended_at: datetime | None) -> SubjectRetention:
         """Starts (or, with None, stops) the clock of the classes counted from the end of the relationship."""
-        who.require(DPO)
-        scope = self._scope(who, subject_id)
-        event = self.audit.event(tenant=who.tenant, actor=who.key_id, subject=scope.subject,
-                                 action="subject.relationship_end", detail={"open": ended_at is None})
-        with self.audit.recorded(event):
+        with self.door.write(who, "subject.relationship_end", (DPO,), scope=self._subject(who, subject_id),
+                             check=lambda: retention.retention_status(self.deps, tenant=who.tenant,
+                                                                      subject_id=subject_id),
+                             detail={"open": ended_at is None}):
             return retention.set_relationship_end(self.deps, tenant=who.tenant, subject_id=subject_id,
                                                   ended_at=ended_at)
 
     def maintain(self, who: Principal, *, dry_run: bool = False) -> MaintainReport:
         """Retention and decay for the caller's tenant only. Compaction is store-wide and pauses the
         store for a while: it is left to `carnet maintain` and the scheduler."""
-        who.require(ADMIN)
-        event = self.audit.event(tenant=who.tenant, actor=who.key_id, action="admin.maintain",
-                                 detail={"dry_run": dry_run})
-        with self.audit.recorded(event):
+        with self.door.write(who, "admin.maintain", (ADMIN,), detail={"dry_run": dry_run}):
             report = maintain(self.deps, tenant=who.tenant, dry_run=dry_run, compact=False, actor=who.key_id)
+        record_audit(self.audit, report, actor=who.key_id)
+        return report
+
+    def maintain_store(self, who: Principal, *, dry_run: bool = False, compact: bool = True,
+                       progress: Progress | None = None, stop: StopFlag | None = None) -> MaintainReport:
+        """Every tenant, then compaction: ``carnet maintain`` and the scheduler, as a local operator of
+        the store-wide chain (``operator("_system", ...)``). The same door and entries as ``maintain``:
+        ``admin.maintain`` before the pass, one ``retention.maintain`` per tenant after it."""
+        with self.door.write(who, "admin.maintain", (ADMIN,), detail={"dry_run": dry_run, "compact": compact}):
+            report = maintain(self.deps, dry_run=dry_run, compact=compact, actor=who.key_id, progress=progress,
+                              stop=stop)
         record_audit(self.audit, report, actor=who.key_id)
         return report
 
     def backup(self, who: Principal) -> BackupReport:
         """A backup of the whole embedded store now, written by this server into its own backup dir (the
         scheduler's job): nothing of it reaches the caller. Role admin; audited in the caller's tenant."""
-        who.require(ADMIN)
+        with self.door.write(who, "backup.create", (ADMIN,), check=self._backs_up):
+            assert self.store_backup is not None  # checked by _backs_up before the entry
+            return self.store_backup()
+
+    def _backs_up(self) -> None:
         if self.store_backup is None:
             raise InvalidInput("this server does not back up its store itself (a Qdrant server and PostgreSQL "
                                "have their own snapshots: docs/backup.md)")
-        with self.audit.recorded(self.audit.event(tenant=who.tenant, actor=who.key_id, action="backup.create")):
-            return self.store_backup()
 
     def erase(self, who: Principal, *, subject_id: str) -> ErasureReceipt:
-        """Erasure of an unknown subject is a 404 (like every route of another tenant's subjects)."""
-        who.require(DPO)
-        scope = self._scope(who, subject_id)
-        if not self.deps.catalog.is_registered(scope) and not self.deps.index.count(
-                scope, where=RecordFilter(statuses=None)):
-            raise SubjectNotFound()
-        if self.deps.catalog.is_registered(scope) and retention.retention_status(
-                self.deps, tenant=who.tenant, subject_id=subject_id).legal_hold:
-            raise LegalHold()
-        event = self.audit.event(tenant=who.tenant, actor=who.key_id, action="subject.erase", subject=scope.subject)
-        with self.audit.recorded(event):
+        """Erasure of an unknown subject is a 404 (like every route of another tenant's subjects), of a
+        held one a 409 ``legal_hold``: refused before anything is written, the ledger included."""
+        with self.door.write(who, "subject.erase", (DPO,), scope=self._subject(who, subject_id),
+                             check=lambda: self._erasable(who, subject_id)) as scope:
             receipt = erase_subject(self.deps, tenant=who.tenant, subject_id=subject_id)
         self.audit.record(self.audit.event(
-            tenant=who.tenant, actor=who.key_id, action="subject.erased", subject=scope.subject,
+            tenant=who.tenant, actor=who.key_id, action="subject.erased", subject=scope.subject if scope else None,
             outcome="ok" if receipt.complete else "incomplete",
             detail={"records_deleted": receipt.records_deleted, "catalog_rows_deleted": receipt.catalog_rows_deleted,
                     "data_key_destroyed": receipt.data_key_destroyed}))

@@ -57,6 +57,12 @@ def status(queue: IntakeQueue, *, tenant: str, intake_id: str) -> Intake:
     return found
 
 
+def check_messages(deps: Deps, messages: Sequence[Message]) -> None:
+    """What ``submit`` refuses (``InvalidInput``), checked without writing anything (the door runs it
+    before the audit entry)."""
+    _validate(deps, messages)
+
+
 def _validate(deps: Deps, messages: Sequence[Message]) -> None:
     if not messages:
         raise InvalidInput("no message to take in")

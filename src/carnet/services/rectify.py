@@ -77,6 +77,14 @@ def _stored(deps: Deps, scope: Scope, memory_id: str) -> Memory:
     return found[0]
 
 
+def check_correction(deps: Deps, tenant: str, c: Correction) -> None:
+    """What ``rectify`` refuses in the correction itself, checked without writing anything (the door
+    runs it before the audit entry)."""
+    if not c.fields():
+        raise InvalidInput("nothing to change: give at least one field")
+    _validate(deps, tenant, c)
+
+
 def _validate(deps: Deps, tenant: str, c: Correction) -> None:
     if c.text is not None and not c.text.strip():
         raise InvalidInput("text is empty")

@@ -90,6 +90,12 @@ def remember(deps: Deps, *, tenant: str, subject_id: str, items: Sequence[NewMem
     return [outcomes.get(i) or Outcome("unchanged", stored[aliases.get(i, i)]) for i in ids]
 
 
+def check_items(deps: Deps, tenant: str, items: Sequence[NewMemory]) -> None:
+    """What ``remember`` refuses (``InvalidInput``), checked without writing anything: the facade's
+    door runs it before the write's audit entry."""
+    _validate(deps, tenant, items)
+
+
 def _validate(deps: Deps, tenant: str, items: Sequence[NewMemory]) -> None:
     if not items:
         raise InvalidInput("no memory to remember")

@@ -32,11 +32,16 @@ def retention_status(deps: Deps, *, tenant: str, subject_id: str) -> SubjectRete
     return deps.catalog.subject_retention(_known(deps, tenant, subject_id))
 
 
-def set_legal_hold(deps: Deps, *, tenant: str, subject_id: str, reference: str | None = None) -> SubjectRetention:
-    """Place (or re-place, with a new reference) a legal hold on the subject."""
+def check_reference(reference: str | None) -> None:
+    """A hold's reference is a case reference, never free text (``InvalidInput``)."""
     if reference is not None and not _REFERENCE.match(reference):
         raise InvalidInput("reference must be 1-64 letters, digits and . _ : / - (a case reference, "
                            "never personal data)")
+
+
+def set_legal_hold(deps: Deps, *, tenant: str, subject_id: str, reference: str | None = None) -> SubjectRetention:
+    """Place (or re-place, with a new reference) a legal hold on the subject."""
+    check_reference(reference)
     scope = _known(deps, tenant, subject_id)
     with deps.locks.for_scope(scope):
         deps.catalog.set_legal_hold(scope, held=True, at=deps.clock.now(), reference=reference)
