@@ -11,7 +11,11 @@ chunked bodies) gets it:
    (``CARNET_API__UNAUTHENTICATED_RATE_LIMIT``; the address as ``carnet.api.client_address`` reads
    it) and gets 401, or 429 ``rate_limited`` with ``Retry-After`` once that budget is spent. A valid
    key never spends from an address's budget, so a client sharing an address (a NAT, a proxy) with a
-   flood keeps working. The refusal is counted in ``carnet_http_refused_total{reason}`` and in the
+   flood keeps working. A 429 of that budget is held back for ``OVER_BUDGET_DELAY`` first: a client
+   that ignores ``Retry-After`` and loops then sends one request a second per connection instead
+   of as many as the loopback carries (the server reads nothing of its body meanwhile: the
+   transport's buffer fills and TCP pushes back), at the cost of one sleeping coroutine. The
+   refusal is counted in ``carnet_http_refused_total{reason}`` and in the
    ``RefusalTally``, which audits it in aggregate (one entry per source and window), never one entry
    per request.
 3. A valid key spends one request of the key's budget (429 otherwise), as before.
@@ -24,6 +28,7 @@ from __future__ import annotations
 
 import json
 
+import anyio
 import anyio.to_thread
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -36,6 +41,7 @@ from carnet.services.apikeys import Principal, authenticate, well_formed
 from carnet.services.ratelimit import RateLimiter
 
 _GATED = ("/api/v1", "/mcp")
+OVER_BUDGET_DELAY = 1.0  # seconds a 429 of the unauthenticated budget waits before it is sent
 
 
 def gated(path: str) -> bool:
@@ -94,6 +100,8 @@ class AuthGate:
             refusal = limited
         self._refused.labels("address_budget" if isinstance(refusal, RateLimited) else "unauthenticated").inc()
         self._c.refusals.note(source, rate_limited=isinstance(refusal, RateLimited))
+        if isinstance(refusal, RateLimited):
+            await anyio.sleep(OVER_BUDGET_DELAY)
         await _answer(send, refusal)
 
 
