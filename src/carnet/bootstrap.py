@@ -56,6 +56,7 @@ from carnet.services.locks import SubjectLocks
 from carnet.services.pii import Pii
 from carnet.services.query_cache import CachedEmbedder
 from carnet.services.ratelimit import RateLimiter
+from carnet.services.refusals import RefusalTally
 from carnet.services.special import CategoryPolicy, SpecialPolicy
 from carnet.services.subjects import SubjectRegistry
 from carnet.services.worker import WorkerPool
@@ -93,12 +94,14 @@ class Container:
     facade: Facade
     limiter: RateLimiter
     queue: IntakeQueue
+    refusals: RefusalTally  # unauthenticated requests, audited per source and window (carnet.api.gate)
     workers: WorkerPool | None = None  # started by `carnet serve` / `carnet worker` (start_workers)
 
     def close(self) -> None:
         if self.workers is not None:
             self.workers.stop()
         self.deps.access.stop()
+        self.refusals.close()
         self.audit.stop()
         self.audit.log.close()
         self.deps.index.close()
@@ -331,7 +334,8 @@ def build(settings: Settings, *, embedder: Embedder | None = None, kms: Kms | No
     facade = Facade(deps, audit, queue, pepper=plane.pepper, observe=metrics.retrieval)
     facade.wait_max_seconds = settings.workers.wait_max_seconds
     container = Container(settings, deps, plane.pepper, metrics, kms, keyring, audit, facade,
-                          RateLimiter(settings.api.rate_limit or None), queue)
+                          RateLimiter(settings.api.rate_limit or None), queue,
+                          RefusalTally(audit, deps.clock, pepper=plane.pepper))
     if settings.vector_backend is VectorBackend.EDGE and settings.catalog is CatalogBackend.SQLITE:
         from carnet.bootstrap_ops import backup_now  # POST /admin/backup: the scheduler's job, on demand
 

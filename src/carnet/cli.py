@@ -110,8 +110,10 @@ def serve(
     if settings.workers.in_process:  # intakes: the embedded shard has one owner, so its workers live here
         container.facade.on_intake = start_workers(container).wake
     try:
+        # proxy_headers=False: the client's address is the peer's, or what CARNET_API__TRUSTED_PROXIES
+        # allow X-Forwarded-For to say (carnet.api.client_address), never uvicorn's own default trust.
         uvicorn.run(application, host=settings.host, port=settings.port, access_log=False, log_config=None,
-                    **uvicorn_tls_options(settings.tls))  # CARNET_TLS__*: https (and client certificates)
+                    proxy_headers=False, **uvicorn_tls_options(settings.tls))  # CARNET_TLS__*: https
     finally:
         scheduler.stop()
         container.close()

@@ -108,6 +108,9 @@ class Metrics:
         self.intake_seconds = Histogram(
             "carnet_intake_to_done_seconds", "From an intake's arrival to its memories being searchable",
             buckets=(0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300, 1800), registry=registry)
+        self.refused = Counter(
+            "carnet_http_refused", "Requests refused before their body is read: unauthenticated (401), "
+            "address_budget (429, unauthenticated), key_budget (429)", ["reason"], registry=registry)
         self.kms_seconds = Histogram(
             "carnet_kms_request_duration_seconds", "KMS latency on the request path", ["operation"],
             buckets=_LATENCY_BUCKETS, registry=registry)

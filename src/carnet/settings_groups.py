@@ -215,8 +215,24 @@ class ApiSettings(BaseModel):
     max_body_bytes: int = Field(5 * 1024 * 1024, ge=1024)
     # Each key's request budget when the key has none of its own ("N/second", "N/minute"); "" = unlimited.
     rate_limit: str = "300/second"
+    # Each client address's budget of requests that fail authentication (401), then 429; "" = unlimited.
+    unauthenticated_rate_limit: str = "60/minute"
+    # Proxies (addresses or networks) whose X-Forwarded-For names the client; none by default.
+    trusted_proxies: list[str] = Field(default_factory=list)
 
-    @field_validator("rate_limit")
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _proxies(cls, v: list[str]) -> list[str]:
+        import ipaddress
+
+        for net in v:
+            try:
+                ipaddress.ip_network(net, strict=False)
+            except ValueError as exc:
+                raise ValueError("trusted_proxies must be IP addresses or networks like 10.0.0.0/8") from exc
+        return v
+
+    @field_validator("rate_limit", "unauthenticated_rate_limit")
     @classmethod
     def _rate(cls, v: str) -> str:
         if v:

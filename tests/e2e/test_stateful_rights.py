@@ -145,7 +145,9 @@ class Rights(RuleBasedStateMachine):
         """A schema-valid body whose date is drawn over the whole range the schema allows (any aware
         date-time, offsets of ±14 h): the schema generator alone seldom reaches the edges."""
         case = self._draw(data, "remember")
-        body = dict(case.body) if isinstance(case.body, dict) and "text" in case.body else {"text": "Le membre a appelé."}
+        plain = {"text": "Le membre a appelé."}
+        generated = case.body if isinstance(case.body, dict) and "text" in case.body else plain
+        body = dict(generated)
         body["occurred_at"] = at
         subject_id = self.ids[subject]
         r = self._call(tenant, "POST", MEMORIES.format(subject_id=subject_id), json=body)

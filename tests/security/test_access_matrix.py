@@ -184,6 +184,7 @@ def test_refused_access_is_audited_without_the_key(container: Container, base: s
         assert dpo.post("/api/v1/subjects/X-1/memories", json={"text": "x"}).status_code == 403
         refused = httpx.get(f"{base}/api/v1/subjects/X-1/memories", headers={"Authorization": "Bearer crn_nope"})
         assert refused.status_code == 401
+        container.refusals.close()  # 401s are audited per source and window (tests/security/test_unauthenticated.py)
         container.audit.flush()
         denied = [e.event for e in container.audit.log.entries("assur-nord")]
         assert [(e.action, e.outcome, e.detail) for e in denied] == [

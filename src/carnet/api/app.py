@@ -21,6 +21,7 @@ from carnet.api import (
     routes_subjects,
 )
 from carnet.api.body_limit import BodyLimit
+from carnet.api.gate import AuthGate
 from carnet.api.openapi import DESCRIPTION, error_responses
 from carnet.bootstrap import Container
 from carnet.mcp.http import McpHttp
@@ -48,6 +49,10 @@ def create_app(container: Container) -> FastAPI:
         app.include_router(module.router)
     app.router.routes.append(mcp.route)
     observe = container.metrics.request_seconds
+    # Outermost last: the access log, then the gate (authentication before any of the body is read),
+    # then the body limit (which reads chunked bodies), then the app.
+    app.add_middleware(BodyLimit, max_bytes=container.settings.api.max_body_bytes)
+    app.add_middleware(AuthGate, container=container)
 
     @app.middleware("http")
     async def access_log_and_latency(
@@ -63,5 +68,4 @@ def create_app(container: Container) -> FastAPI:
                  ms=round(elapsed * 1000, 2), key_id=getattr(request.state, "key_id", None))
         return response
 
-    app.add_middleware(BodyLimit, max_bytes=container.settings.api.max_body_bytes)
     return app

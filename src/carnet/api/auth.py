@@ -1,7 +1,9 @@
 """Bearer API keys. The tenant of every request is the key's tenant, never anything in the request.
 
-Authentication (401) comes first, then the key's request budget (429); roles (403) are checked by
-the facade's door for each use case, admin routes included (``carnet.services.door``)."""
+Authentication (401) and the key's request budget (429) are the gate's (``carnet.api.gate``),
+before the body is read; this dependency hands routes the principal the gate stored, and fails
+closed when there is none. Roles (403) are checked by the facade's door for each use case, admin
+routes included (``carnet.services.door``)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,9 @@ from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from carnet.bootstrap import Container
-from carnet.services.apikeys import Principal, authenticate
+from carnet.errors import Unauthenticated
+from carnet.mcp.auth import STATE_KEY
+from carnet.services.apikeys import Principal
 from carnet.services.facade import Facade
 
 _bearer = HTTPBearer(auto_error=False, description="An API key: `Authorization: Bearer crn_<id>_<secret>`.")
@@ -23,13 +27,12 @@ def container(request: Request) -> Container:
 
 
 def principal(
-    request: Request, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)] = None
+    request: Request, _credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)] = None
 ) -> Principal:
-    c = container(request)
-    p = authenticate(c.deps.catalog, c.pepper, credentials.credentials if credentials else None)
-    request.state.key_id = p.key_id
-    request.state.tenant = p.tenant
-    c.limiter.hit(p.key_id, p.rate_limit)
+    """The gate's principal (``_credentials`` only declares the bearer scheme in the OpenAPI schema)."""
+    p = request.scope.get("state", {}).get(STATE_KEY)
+    if not isinstance(p, Principal):
+        raise Unauthenticated("missing or malformed API key")
     return p
 
 

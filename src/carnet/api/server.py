@@ -44,7 +44,8 @@ def running(app: FastAPI, *, host: str = "127.0.0.1", port: int | None = None) -
     """Serve ``app`` in a background thread, with its lifespan (``/mcp`` needs it); yields the base URL;
     stops the server on exit."""
     port = port or free_port(host)
-    config = uvicorn.Config(app, host=host, port=port, access_log=False, log_config=None, lifespan="on")
+    config = uvicorn.Config(app, host=host, port=port, access_log=False, log_config=None, lifespan="on",
+                            proxy_headers=False)  # client addresses: carnet.api.client_address
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="carnet-http", daemon=True)
     thread.start()

@@ -1,10 +1,11 @@
 """``/mcp`` inside the FastAPI app: MCP over streamable HTTP on the REST port, behind the same keys.
 
 ``carnet serve`` then serves REST and MCP from one process, the one owner of the embedded shard.
-In front of the SDK's session manager sits a gate that, for every HTTP request, reads
-``Authorization: Bearer <key>``, authenticates it (401) and spends one request of the key's budget
-(429), exactly as the REST dependency ``carnet.api.auth.principal`` does. Its refusals are raised as
-Carnet errors, so the app's one handler answers them in the REST shape.
+Every HTTP request to ``/mcp`` has passed the app's gate (``carnet.api.gate``) first, as REST
+requests do: it authenticated the key (401) and spent one request of its budget (429) before
+anything of the body was read, and left the principal in the request's ASGI state, where the tools
+read it (``carnet.mcp.auth.from_request``). A request that reaches this endpoint without one is
+refused (fail closed).
 
 The session manager runs stateless with JSON responses: each POST carries one JSON-RPC message and
 is authenticated on its own, nothing about a client is kept between requests (a revoked key stops
@@ -19,18 +20,16 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-import anyio.to_thread
 from mcp.server import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-from starlette.datastructures import Headers
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from carnet.bootstrap import Container
-from carnet.errors import DependencyUnavailable
-from carnet.mcp.auth import STATE_KEY, bearer, from_request
+from carnet.errors import DependencyUnavailable, Unauthenticated
+from carnet.mcp.auth import STATE_KEY, from_request
 from carnet.mcp.server import build_server
-from carnet.services.apikeys import Principal, authenticate
+from carnet.services.apikeys import Principal
 
 PATH = "/mcp"
 
@@ -61,13 +60,6 @@ class McpHttp:
         manager = self._manager
         if manager is None:
             raise DependencyUnavailable("the MCP endpoint is not running: the app was started without its lifespan")
-        key = bearer(Headers(scope=scope).get("authorization"))
-        p: Principal = await anyio.to_thread.run_sync(self._authenticate, key)
-        state = scope.setdefault("state", {})
-        state["key_id"] = p.key_id  # the access log's, as REST sets it
-        state[STATE_KEY] = p
-        self._container.limiter.hit(p.key_id, p.rate_limit)
+        if not isinstance(scope.get("state", {}).get(STATE_KEY), Principal):  # not through the gate
+            raise Unauthenticated("missing or malformed API key")
         await manager.handle_request(scope, receive, send)
-
-    def _authenticate(self, key: str | None) -> Principal:
-        return authenticate(self._container.deps.catalog, self._container.pepper, key)

@@ -88,8 +88,13 @@ def _no_key(key_id: str) -> NotFound:
     return NotFound(f"no API key {key_id}" if re.fullmatch(r"[0-9a-f]{12}", key_id) else "no such API key")
 
 
+def well_formed(key: str | None) -> bool:
+    """Whether ``key`` looks like a Carnet key at all (no lookup: a malformed key costs nothing)."""
+    return bool(key) and _KEY.match(key or "") is not None
+
+
 def authenticate(catalog: Catalog, pepper: bytes, key: str | None) -> Principal:
-    if not key or not _KEY.match(key):
+    if not key or not well_formed(key):
         raise Unauthenticated("missing or malformed API key")
     record = catalog.find_api_key(hash_key(pepper, key))
     if record is None or record.revoked:
