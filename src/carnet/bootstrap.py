@@ -327,6 +327,8 @@ def build(settings: Settings, *, embedder: Embedder | None = None, kms: Kms | No
     audit = build_audit(settings, deps.clock)
     metrics = metrics_for(deps.embedder, keyring, {"access_stats": access.pending, "audit_reads": audit.pending},
                           intakes=deps.intakes)
+    metrics.watch_background("access", lambda: access.guard.errors)
+    metrics.watch_background("audit", lambda: audit.guard.errors)
     queue = IntakeQueue(deps.intakes, IntakeSealer(keyring))
     facade = Facade(deps, audit, queue, observe=metrics.retrieval)
     facade.wait_max_seconds = settings.workers.wait_max_seconds
@@ -423,6 +425,7 @@ def start_workers(c: Container, *, extractor: Extractor | None = None, prefix: s
                                        lease_seconds=w.lease_seconds, hooks=c.metrics.worker_hooks(ext.name)),
                       threads=w.threads, poll_seconds=w.poll_seconds)
     c.workers = pool
+    c.metrics.watch_background("worker", pool.errors)
     pool.start()
     return pool
 
