@@ -89,8 +89,10 @@ def maintain(deps: Deps, *, tenant: str | None = None, dry_run: bool = False, co
                             stop=stop):
             report.interrupted = True
             break
-    if report.totals() and not dry_run:
-        deps.embedder.clear()  # cached query embeddings may hold words of what was deleted
+    if not dry_run:
+        for name, tenant_report in report.tenants.items():
+            if tenant_report.deleted:
+                deps.embedder.clear(name)  # cached query embeddings may hold words of what was deleted
     if compact and not dry_run and not report.interrupted:
         report.compacted = deps.index.compact()
     report.finished_at = deps.clock.now()
