@@ -19,6 +19,7 @@ The embedded shard has one owner process, so its forgetting must run inside it (
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -123,7 +124,8 @@ class Scheduler:
             return
         tmp = self._state_file.with_name(self._state_file.name + ".tmp")
         try:
-            tmp.write_text(json.dumps(last), encoding="utf-8")
+            with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8") as f:
+                f.write(json.dumps(last))
             tmp.replace(self._state_file)
         except OSError as exc:  # losing it only makes the next start run the jobs earlier
             log.warning("scheduler_state_not_saved", error=type(exc).__name__)
