@@ -77,7 +77,8 @@ class DevKms:
         key_dir = key_dir.absolute()
         if data_dir is not None and key_dir.resolve().is_relative_to(data_dir.resolve()):
             raise KmsRejected("the dev KMS key directory must not be the data directory or inside it")
-        private_dir(key_dir)
+        if not key_dir.exists():  # created private, its parents too; an existing loose one is refused below
+            private_dir(key_dir)
         _refuse_loose_mode(key_dir, "key directory")
         self._path = key_dir / KEY_FILE
         self._lock_path = key_dir / _LOCK_FILE
