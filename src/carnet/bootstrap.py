@@ -47,6 +47,7 @@ from carnet.ports import (
     PiiDetector,
     VectorIndex,
 )
+from carnet.private_fs import private_dir, restrict_umask
 from carnet.services.access import AccessRecorder
 from carnet.services.audit import AuditTrail
 from carnet.services.deps import AssembleDefaults, Deps, Limits
@@ -111,7 +112,7 @@ class Container:
 
 def build_control_plane(settings: Settings) -> ControlPlane:
     """The catalog and the API-key pepper: all `carnet apikey create` needs (not the vector store)."""
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    private_dir(settings.data_dir)
     if settings.api_key_pepper is not None:
         pepper = settings.api_key_pepper.get_secret_value().encode()
     else:  # development only: production settings refuse to start without a pepper
@@ -277,10 +278,12 @@ def build_retention(settings: Settings) -> RetentionPolicy:
 
 
 def build(settings: Settings, *, embedder: Embedder | None = None, kms: Kms | None = None) -> Container:
-    """The whole object graph. ``embedder`` and ``kms`` may be given ready (tests, benchmarks)."""
+    """The whole object graph. ``embedder`` and ``kms`` may be given ready (tests, benchmarks).
+    Tightens the process umask (``private_fs``): what the stores create is private to this user."""
     from carnet.adapters.sparse_hash import HashedSparseEncoder
     from carnet.bench.calibrate import load_calibration
 
+    restrict_umask()
     plane = build_control_plane(settings)
     emb = embedder or build_embedder(settings)
     calibration = load_calibration(emb.model_id, settings.calibration_dir or CALIBRATION_DIR,
@@ -330,6 +333,8 @@ def build(settings: Settings, *, embedder: Embedder | None = None, kms: Kms | No
     audit = build_audit(settings, deps.clock)
     metrics = metrics_for(deps.embedder, keyring, {"access_stats": access.pending, "audit_reads": audit.pending},
                           intakes=deps.intakes)
+    metrics.watch_background("access", lambda: access.guard.errors)
+    metrics.watch_background("audit", lambda: audit.guard.errors)
     queue = IntakeQueue(deps.intakes, IntakeSealer(keyring))
     facade = Facade(deps, audit, queue, pepper=plane.pepper, observe=metrics.retrieval)
     facade.wait_max_seconds = settings.workers.wait_max_seconds
@@ -432,6 +437,7 @@ def start_workers(c: Container, *, extractor: Extractor | None = None, prefix: s
                                        lease_seconds=w.lease_seconds, hooks=c.metrics.worker_hooks(ext.name)),
                       threads=w.threads, poll_seconds=w.poll_seconds)
     c.workers = pool
+    c.metrics.watch_background("worker", pool.errors)
     pool.start()
     return pool
 

@@ -79,7 +79,10 @@ def build_scheduler(c: Container) -> Scheduler:
         jobs.append(Job("maintain", m.interval_hours * 3600, lambda stop: _scheduled_maintain(c, stop)))
         if m.backup_every_seconds and c.settings.catalog is CatalogBackend.SQLITE:  # daily by default
             jobs.append(Job("backup", m.backup_every_seconds, lambda _stop: _scheduled_backup(c)))
-    return Scheduler(jobs, state_file=c.settings.data_dir / "scheduler.json", startup_delay=m.startup_delay_seconds)
+    scheduler = Scheduler(jobs, state_file=c.settings.data_dir / "scheduler.json",
+                          startup_delay=m.startup_delay_seconds)
+    c.metrics.watch_background("scheduler", lambda: scheduler.guard.errors)
+    return scheduler
 
 
 def _scheduled_maintain(c: Container, stop: Callable[[], bool]) -> None:

@@ -27,6 +27,17 @@ app.add_typer(tenant_app, name="tenant")
 subject_app = typer.Typer(help="Data subjects: erasure (GDPR art. 17).", no_args_is_help=True)
 app.add_typer(subject_app, name="subject")
 
+
+
+@app.callback()
+def _entry() -> None:
+    # Before any command: what Carnet (and the libraries it drives) creates is private to this user,
+    # even when run by hand under umask 022 (carnet.private_fs).
+    from carnet.private_fs import restrict_umask
+
+    restrict_umask()
+
+
 DataDir = Annotated[Path | None, typer.Option("--data-dir", help="Data directory (default ./carnet-data).")]
 
 

@@ -85,6 +85,8 @@ __all__ = [
 # Read by clients (`carnet mcp` over stdio takes its API key from there, `carnet backup create` the address
 # of the server that holds the store), never by the server's settings.
 CLIENT_VARIABLES = frozenset({"CARNET_API_KEY", "CARNET_URL"})
+# The API-key pepper is an HMAC key: production wants as many bytes as the hash gives (SHA-256).
+MIN_PEPPER_BYTES = 32
 
 
 def _loopback(host: str) -> bool:
@@ -220,6 +222,12 @@ class Settings(BaseSettings):
         problems = []
         if self.api_key_pepper is None:
             problems.append("CARNET_API_KEY_PEPPER must be set (the dev pepper file is refused)")
+        elif len(self.api_key_pepper.get_secret_value().encode()) < MIN_PEPPER_BYTES:
+            problems.append(f"CARNET_API_KEY_PEPPER must be at least {MIN_PEPPER_BYTES} bytes "
+                            "(32 random bytes, base64: `openssl rand -base64 32`)")
+        if not self.pii.enabled:
+            problems.append("CARNET_PII__ENABLED=false is refused: personal data would be embedded and indexed "
+                            "unmasked (it exists for benchmark comparisons only)")
         if self.kms_backend is KmsBackend.DEV:
             problems.append("CARNET_KMS_BACKEND=dev (a local key file) is refused: use vault")
         vault_used = self.kms_backend is KmsBackend.VAULT or self.key_store is KeyStoreBackend.VAULT

@@ -79,12 +79,31 @@ class _LlmCollector(Collector):
         yield failures
 
 
+class _BackgroundCollector(Collector):
+    """``carnet_background_errors_total{thread}``: units of background work that raised (each logged by
+    its error code or type, then retried with backoff). ``thread`` is a fixed name: access, audit,
+    worker, scheduler."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, Callable[[], int]] = {}
+
+    def collect(self) -> Iterator[Metric]:
+        family = CounterMetricFamily("carnet_background_errors",
+                                     "Background work that raised (logged by type, retried with backoff)",
+                                     labels=["thread"])
+        for thread, count in sorted(self.counts.items()):
+            family.add_metric([thread], count())
+        yield family
+
+
 class Metrics:
     """The histograms the edge and the facade observe, on one registry per container (never the
     global one: tests build several containers in one process)."""
 
     def __init__(self, registry: CollectorRegistry) -> None:
         self.registry = registry
+        self._background = _BackgroundCollector()
+        registry.register(self._background)
         self.request_seconds = Histogram(
             "carnet_http_request_duration_seconds", "HTTP request latency by route template",
             ["method", "route", "status"], buckets=_LATENCY_BUCKETS, registry=registry)
@@ -114,6 +133,10 @@ class Metrics:
         self.kms_seconds = Histogram(
             "carnet_kms_request_duration_seconds", "KMS latency on the request path", ["operation"],
             buckets=_LATENCY_BUCKETS, registry=registry)
+
+    def watch_background(self, thread: str, errors: Callable[[], int]) -> None:
+        """Report a background thread's error count (its ``Resilient`` guard) as ``thread``."""
+        self._background.counts[thread] = errors
 
     def watch_llm(self, extractor: str, stats: LlmStats) -> None:
         self.registry.register(_LlmCollector(extractor, stats))

@@ -37,6 +37,8 @@ def test_metrics_by_route_template_and_tenant_without_subjects(container: Contai
     hits = re.search(r"carnet_data_key_cache_hits_total ([0-9.]+)", text)
     assert hits and float(hits.group(1)) > 0
     assert 'carnet_queue_depth{queue="audit_reads"}' in text
+    for thread in ("access", "audit"):  # each background thread's errors are counted (none here)
+        assert f'carnet_background_errors_total{{thread="{thread}"}} 0.0' in text
 
 
 def test_readyz_names_the_failing_dependency(container: Container) -> None:

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -189,6 +190,33 @@ def test_a_failing_subject_is_counted_and_the_pass_goes_on(c: Container, monkeyp
     report = maintain(c.deps)
     assert report.tenants["acme"].failed == 1 and report.tenants["acme"].deleted == {"retention": 1}
     assert maintain(c.deps, stop=lambda: True).interrupted
+
+
+@pytest.mark.parametrize("error", [RuntimeError("bug"), ValueError("year 0 is out of range")])
+def test_any_exception_on_a_subject_or_tenant_is_counted_and_later_ones_are_processed(
+        c: Container, monkeypatch: pytest.MonkeyPatch, error: Exception) -> None:
+    for tenant, subject in (("acme", "S1"), ("acme", "S2"), ("beta", "S3"), ("gamma", "S4")):
+        tell(c, subject, "Appel du prospect.", tenant=tenant, occurred_at=NOW - timedelta(days=1200),
+             retention="call_note" if tenant == "acme" else "prospect")
+    broken = scope_for(c.deps, "acme", "S1")
+    subject_retention, registered_subjects = c.deps.catalog.subject_retention, c.deps.catalog.registered_subjects
+
+    def flaky_subject(scope: Scope) -> SubjectRetention:
+        if scope == broken:
+            raise error
+        return subject_retention(scope)
+
+    def flaky_tenant(tenant: str) -> list[Any]:
+        if tenant == "beta":
+            raise error
+        return registered_subjects(tenant)
+
+    monkeypatch.setattr(c.deps.catalog, "subject_retention", flaky_subject)
+    monkeypatch.setattr(c.deps.catalog, "registered_subjects", flaky_tenant)
+    report = maintain(c.deps)
+    assert report.tenants["acme"].as_dict() == {"subjects": 2, "held": 0, "failed": 1, "deleted": {"retention": 1}}
+    assert report.tenants["beta"].failed == 1
+    assert report.tenants["gamma"].deleted == {"retention": 1} and report.compacted
 
 
 def test_cli_maintain_refuses_while_the_store_is_held_then_reports(tmp_path: Path, embedder: Embedder) -> None:

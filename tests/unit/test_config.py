@@ -18,13 +18,34 @@ def test_a_mistyped_variable_is_refused(monkeypatch: pytest.MonkeyPatch, name: s
         Settings()
 
 
+PEPPER = "p3pper-of-32-random-bytes-base64"  # 32 bytes, the production minimum
+
+
 def test_production_refuses_dev_only_material() -> None:
     with pytest.raises(ValidationError, match="API_KEY_PEPPER"):
         Settings(environment=Environment.PRODUCTION)
     with pytest.raises(ValidationError, match="KMS_BACKEND=dev"):
-        Settings(environment=Environment.PRODUCTION, api_key_pepper="a-long-random-pepper")
-    s = Settings(environment=Environment.PRODUCTION, api_key_pepper="a-long-random-pepper", kms_backend="vault")
+        Settings(environment=Environment.PRODUCTION, api_key_pepper=PEPPER)
+    s = Settings(environment=Environment.PRODUCTION, api_key_pepper=PEPPER, kms_backend="vault")
     assert s.environment is Environment.PRODUCTION
+
+
+@pytest.mark.parametrize("pepper", ["x", "a-long-random-pepper", "p" * 31, "é" * 15])
+def test_production_refuses_a_short_pepper_without_echoing_it(pepper: str) -> None:
+    with pytest.raises(ValidationError, match="at least 32 bytes") as refused:
+        Settings(environment=Environment.PRODUCTION, api_key_pepper=pepper, kms_backend="vault")
+    assert len(pepper) < 5 or pepper not in str(refused.value)  # the value itself is never echoed
+
+
+def test_a_short_pepper_is_still_accepted_in_development() -> None:
+    assert Settings(api_key_pepper="x").api_key_pepper is not None
+
+
+def test_production_refuses_pii_detection_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CARNET_PII__ENABLED", "false")
+    with pytest.raises(ValidationError, match="CARNET_PII__ENABLED=false is refused"):
+        Settings(environment=Environment.PRODUCTION, api_key_pepper=PEPPER, kms_backend="vault")
+    assert Settings().pii.enabled is False  # development keeps it for benchmark comparisons
 
 
 def test_pii_patterns_and_special_categories_come_from_json_and_are_checked(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -10,7 +10,8 @@ from carnet.adapters.extract_mistral import MistralExtractor
 from carnet.bootstrap import build_extractor
 from carnet.config import Environment, ExtractorKind, Settings
 
-PRODUCTION = {"environment": Environment.PRODUCTION, "api_key_pepper": "a-long-random-pepper", "kms_backend": "vault"}
+PRODUCTION = {"environment": Environment.PRODUCTION, "api_key_pepper": "p3pper-of-32-random-bytes-base64",
+              "kms_backend": "vault"}
 
 
 def test_llm_settings_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -13,7 +13,8 @@ from carnet.api.tls import uvicorn_tls_options
 from carnet.config import Environment, Settings, TlsSettings, TlsVersion
 from tests.support.tls import TlsFiles, make_tls
 
-PRODUCTION = {"environment": Environment.PRODUCTION, "api_key_pepper": "a-long-random-pepper", "kms_backend": "vault"}
+PRODUCTION = {"environment": Environment.PRODUCTION, "api_key_pepper": "p3pper-of-32-random-bytes-base64",
+              "kms_backend": "vault"}
 
 
 @pytest.fixture(scope="module")

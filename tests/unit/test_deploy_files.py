@@ -94,7 +94,7 @@ def test_example_settings_load_and_hold_no_secret(monkeypatch: pytest.MonkeyPatc
     for name, value in values.items():
         monkeypatch.setenv(name, value)
     # What the secret files would provide (placeholders, for the production checks to pass).
-    settings = Settings(_env_file=None, api_key_pepper="placeholder-pepper")  # type: ignore[call-arg]
+    settings = Settings(_env_file=None, api_key_pepper="placeholder-pepper-of-32-bytes-long")  # type: ignore[call-arg]
     if settings.environment is Environment.PRODUCTION:
         for url in (settings.qdrant.url, settings.vault.url, settings.llm.base_url):
             assert url.startswith("https://")
@@ -129,7 +129,7 @@ def test_compose_api_settings_load_as_it_listens(
             value = str(tmp_path / Path(value).name)
             Path(value).touch()
         monkeypatch.setenv(name, value)
-    settings = Settings(_env_file=None, api_key_pepper="placeholder-pepper", host="0.0.0.0")  # type: ignore[call-arg]
+    settings = Settings(_env_file=None, api_key_pepper="placeholder-pepper-of-32-bytes-long", host="0.0.0.0")  # type: ignore[call-arg]
     assert settings.environment is Environment.PRODUCTION and settings.tls.enabled
 
 

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import structlog
 
+from carnet.private_fs import private_dir
+
 log = structlog.get_logger(__name__)
 
 _MASTER = "dev-master.key"
@@ -21,7 +23,7 @@ _MASTER = "dev-master.key"
 
 def load_or_create_master(key_dir: Path) -> bytes:
     """Read the 32-byte key, creating it (mode 0600, directory 0700) on first use."""
-    key_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    private_dir(key_dir)
     path = key_dir / _MASTER
     if not path.exists():
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

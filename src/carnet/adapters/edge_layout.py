@@ -54,7 +54,7 @@ def read_model(shard: Path) -> ShardModel | None:
 
 def write_model(shard: Path, model: ShardModel) -> None:
     tmp = shard / (MODEL_FILE + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
+    with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8") as f:
         f.write(json.dumps({"model_id": model.model_id, "dim": model.dim}) + "\n")
         f.flush()
         os.fsync(f.fileno())

@@ -35,6 +35,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from carnet.errors import InvalidInput, KmsRejected, UnwrapFailed
 from carnet.ports import WrappedKey
+from carnet.private_fs import private_dir
 
 log = structlog.get_logger(__name__)
 
@@ -76,7 +77,8 @@ class DevKms:
         key_dir = key_dir.absolute()
         if data_dir is not None and key_dir.resolve().is_relative_to(data_dir.resolve()):
             raise KmsRejected("the dev KMS key directory must not be the data directory or inside it")
-        key_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if not key_dir.exists():  # created private, its parents too; an existing loose one is refused below
+            private_dir(key_dir)
         _refuse_loose_mode(key_dir, "key directory")
         self._path = key_dir / KEY_FILE
         self._lock_path = key_dir / _LOCK_FILE

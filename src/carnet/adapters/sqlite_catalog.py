@@ -16,6 +16,7 @@ from carnet.domain.records import HistoryEntry, Scope
 from carnet.domain.retention import SubjectRetention
 from carnet.errors import Conflict, DependencyUnavailable
 from carnet.ports import ApiKeyRecord, RegisteredSubject
+from carnet.private_fs import private_file
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS api_keys (
@@ -282,7 +283,7 @@ class SqliteCatalog:
     def snapshot(self, target: Path) -> None:
         """SQLite's online backup (``Connection.backup``) into the new file ``target``: one consistent
         copy, taken while other processes keep reading and writing the catalog."""
-        copy = sqlite3.connect(target)
+        copy = sqlite3.connect(private_file(target))
         try:
             with self._lock:
                 self._db.backup(copy)

@@ -10,12 +10,16 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal
 
+from carnet.private_fs import private_dir, private_file, tighten_existing
+
 
 def open_db(path: Path, *, schema: str, synchronous: Literal["NORMAL", "FULL"]) -> sqlite3.Connection:
     """Autocommit mode (transactions are explicit), usable from several threads under the caller's
     lock, WAL so readers never wait on a writer; ``FULL`` when an acknowledged write must survive a
     power cut."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)
+    private_file(path)  # SQLite gives its -wal and -shm files the database file's mode
+    tighten_existing(path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm"))
     db = sqlite3.connect(path, check_same_thread=False, timeout=10.0, isolation_level=None)
     db.execute("PRAGMA journal_mode=WAL")
     db.execute(f"PRAGMA synchronous={synchronous}")

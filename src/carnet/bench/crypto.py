@@ -81,7 +81,7 @@ def run(*, memories: int, subjects: int, pairs: int, queries: int, json_out: boo
                     for name in ("sealed", "plain")}
         kms = CountingKms(build_kms(settings["sealed"]))
         sealed = build(settings["sealed"], kms=kms)
-        plain_c = build(settings["plain"], embedder=sealed.deps.embedder)
+        plain_c = build(settings["plain"], embedder=sealed.deps.embedder.inner)
         try:
             assert isinstance(sealed.deps.index, SealedIndex) and isinstance(plain_c.deps.index, SealedIndex)
             arms = {"sealed": sealed.deps, "plain": dataclasses.replace(plain_c.deps, index=plain_c.deps.index.inner)}

@@ -1,35 +1,62 @@
-"""Access statistics, updated off the hot path: reads enqueue, a background thread writes in batches."""
+"""Access statistics, updated off the hot path: reads enqueue, a background thread writes in batches.
+
+A batch the store fails to take (any exception) is held and merged into the next flush, up to
+``max_attempts`` flushes and ``max_pending`` held ids in all; past that it is dropped and counted in
+``dropped``. The thread itself never dies of a failure (``services.resilient``): it logs the error's
+type, counts it, and backs off before the next flush.
+"""
 
 from __future__ import annotations
 
 import queue
 import threading
 from collections import defaultdict
+from dataclasses import dataclass, field
 from datetime import datetime
 
 import structlog
 
 from carnet.domain.records import Scope
-from carnet.errors import CarnetError
 from carnet.ports import AccessUpdate, VectorIndex
 from carnet.services.locks import SubjectLocks
+from carnet.services.resilient import Resilient
 
 log = structlog.get_logger(__name__)
+
+
+@dataclass(slots=True)
+class _Batch:
+    updates: dict[str, AccessUpdate] = field(default_factory=dict)
+    attempts: int = 0  # flushes that already failed to write it
+
+    def add(self, update: AccessUpdate) -> None:
+        prev = self.updates.get(update.memory_id)
+        if prev is None:
+            self.updates[update.memory_id] = update
+        else:
+            self.updates[update.memory_id] = AccessUpdate(memory_id=update.memory_id,
+                                                          count_delta=prev.count_delta + update.count_delta,
+                                                          at=max(prev.at, update.at))
 
 
 class AccessRecorder:
     """Collects (scope, ids, at) from searches and flushes them every ``interval`` seconds.
 
-    Losing a few counts on a crash is acceptable (they only nudge ranking); blocking a read is not."""
+    Losing a few counts is acceptable (they only nudge ranking); blocking a read is not."""
 
     def __init__(self, *, index: VectorIndex, locks: SubjectLocks, interval: float = 0.5,
-                 max_pending: int = 100_000) -> None:
+                 max_pending: int = 100_000, max_attempts: int = 5, guard: Resilient | None = None) -> None:
         self._index = index
         self._locks = locks
         self._interval = interval
+        self._max_pending = max_pending
+        self._max_attempts = max_attempts
         self._queue: queue.Queue[tuple[Scope, list[str], datetime]] = queue.Queue(maxsize=max_pending)
+        self._held: dict[Scope, _Batch] = {}  # batches a failed flush kept for the next one
+        self._flush_lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
+        self.guard = guard or Resilient("access", base_seconds=interval, max_seconds=max(60.0, interval))
         self.dropped = 0
 
     def start(self) -> None:
@@ -38,7 +65,7 @@ class AccessRecorder:
             self._thread.start()
 
     def pending(self) -> int:
-        return self._queue.qsize()
+        return self._queue.qsize() + sum(len(b.updates) for b in self._held.values())
 
     def record(self, scope: Scope, ids: list[str], at: datetime) -> None:
         if not ids:
@@ -49,32 +76,51 @@ class AccessRecorder:
             self.dropped += 1
 
     def flush(self) -> None:
-        """Write everything queued so far (used at shutdown and by tests)."""
-        batch: dict[Scope, dict[str, AccessUpdate]] = defaultdict(dict)
-        while True:
-            try:
-                item = self._queue.get_nowait()
-            except queue.Empty:
-                break
-            scope, ids, at = item
-            for mid in ids:
-                prev = batch[scope].get(mid)
-                count = prev.count_delta + 1 if prev else 1
-                batch[scope][mid] = AccessUpdate(memory_id=mid, count_delta=count, at=at)
-        for scope, updates in batch.items():
-            try:
-                with self._locks.for_scope(scope):
-                    self._index.record_access(scope, list(updates.values()))
-            except CarnetError as exc:
-                log.warning("access_stats_failed", error=exc.code)
+        """Write everything queued so far and what earlier failures held (at shutdown, by the thread,
+        by tests). Every scope is tried; one that fails is held for the next flush, and the first
+        failure is raised once all were tried."""
+        with self._flush_lock:
+            first: Exception | None = None
+            for scope, batch in self._take().items():
+                try:
+                    with self._locks.for_scope(scope):
+                        self._index.record_access(scope, list(batch.updates.values()))
+                except Exception as exc:  # held for the next flush; the thread's guard logs and counts it
+                    self._hold(scope, batch)
+                    first = first or exc
+            if first is not None:
+                raise first
 
     def stop(self) -> None:
         if self._thread is not None:
             self._stopping.set()
             self._thread.join(timeout=5)
             self._thread = None
-        self.flush()
+        self.guard.run(self.flush)
+
+    def _take(self) -> dict[Scope, _Batch]:
+        batches: dict[Scope, _Batch] = defaultdict(_Batch)
+        for scope, held in self._held.items():
+            batches[scope] = held
+        self._held = {}
+        while True:
+            try:
+                scope, ids, at = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            for mid in ids:
+                batches[scope].add(AccessUpdate(memory_id=mid, count_delta=1, at=at))
+        return dict(batches)
+
+    def _hold(self, scope: Scope, batch: _Batch) -> None:
+        batch.attempts += 1
+        held = sum(len(b.updates) for b in self._held.values())
+        if batch.attempts >= self._max_attempts or held + len(batch.updates) > self._max_pending:
+            self.dropped += len(batch.updates)
+            log.warning("access_stats_dropped", records=len(batch.updates), attempts=batch.attempts)
+            return
+        self._held[scope] = batch
 
     def _run(self) -> None:
-        while not self._stopping.wait(self._interval):
-            self.flush()
+        while not self._stopping.wait(self._interval + self.guard.backoff()):
+            self.guard.run(self.flush)

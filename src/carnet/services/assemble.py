@@ -65,7 +65,7 @@ def assemble(deps: Deps, *, tenant: str, subject_id: str, query: str, budget: Bu
     validate_query(deps, Query(text=query))
     now = deps.clock.now()
     prepared = pii.for_query(deps.pii, scope, query)
-    qvec = deps.embedder.embed_query(query_text(prepared.pseudo_text, locale=deps.locale))
+    qvec = deps.embedder.embed_query(query_text(prepared.pseudo_text, locale=deps.locale), tenant=scope.tenant)
     facts = rank(deps, scope, Query(query, k=budget.memories.max_items * 2, kinds=(Kind.FACT,),
                                     min_relevance=budget.min_relevance, hidden_special=hidden_special),
                  qvec, now, prepared=prepared, reveal=False)

@@ -7,7 +7,9 @@ entry records the failure; a refusal found before the operation (role, input, un
 hold: ``carnet.services.door``) never opens an entry here, it is recorded once as ``refused``.
 Reads (search, assemble, list, get) are queued and appended in batches by a background thread, so
 the assemble hot path never waits on a disk sync; a read the process had queued when it was killed
-is the only thing that can be lost, and ``dropped`` counts any overflow.
+is the only thing that can be lost, and ``dropped`` counts any overflow. Whatever the log raises, the
+batch is kept for the next flush and the thread goes on (``services.resilient``: logged by type,
+counted, backed off).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import structlog
 from carnet.domain.audit import AuditEvent, DetailValue, Verdict, verify
 from carnet.errors import CarnetError
 from carnet.ports import AuditLog, Clock
+from carnet.services.resilient import Resilient
 
 log = structlog.get_logger(__name__)
 
@@ -31,15 +34,18 @@ SYSTEM_CHAIN = "_system"
 
 
 class AuditTrail:
-    def __init__(self, log_: AuditLog, clock: Clock, *, interval: float = 0.5, max_pending: int = 100_000) -> None:
+    def __init__(self, log_: AuditLog, clock: Clock, *, interval: float = 0.5, max_pending: int = 100_000,
+                 guard: Resilient | None = None) -> None:
         self.log = log_
         self._clock = clock
         self._interval = interval
+        self._max_pending = max_pending
         self._queue: queue.Queue[AuditEvent] = queue.Queue(maxsize=max_pending)
         self._pending: list[AuditEvent] = []
         self._flush_lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
+        self.guard = guard or Resilient("audit", base_seconds=interval, max_seconds=max(60.0, interval))
         self.dropped = 0
 
     def event(self, *, tenant: str, actor: str, action: str, subject: str | None = None,
@@ -85,19 +91,24 @@ class AuditTrail:
             log.error("audit_read_dropped", action=event.action)
 
     def flush(self) -> None:
+        """Append the queued reads now; if the log cannot take them they are kept for the next flush."""
+        try:
+            self._write()
+        except CarnetError as exc:  # kept for the next flush
+            log.warning("audit_flush_failed", error=exc.code, pending=self.pending())
+
+    def _write(self) -> None:
+        """Move queued reads to the batch (at most ``max_pending`` held: beyond, the queue fills and
+        ``read`` counts what it drops) and append the batch; raises what the log raises, the batch kept."""
         with self._flush_lock:
-            while True:
+            while len(self._pending) < self._max_pending:
                 try:
                     self._pending.append(self._queue.get_nowait())
                 except queue.Empty:
                     break
             if not self._pending:
                 return
-            try:
-                self.log.append(self._pending)
-            except CarnetError as exc:  # kept for the next flush
-                log.warning("audit_flush_failed", error=exc.code, pending=len(self._pending))
-                return
+            self.log.append(self._pending)
             self._pending = []
 
     def start(self) -> None:
@@ -110,11 +121,11 @@ class AuditTrail:
             self._stopping.set()
             self._thread.join(timeout=5)
             self._thread = None
-        self.flush()
+        self.guard.run(self._write)
 
     def _run(self) -> None:
-        while not self._stopping.wait(self._interval):
-            self.flush()
+        while not self._stopping.wait(self._interval + self.guard.backoff()):
+            self.guard.run(self._write)
 
     def verify(self, tenant: str) -> Verdict:
         self.flush()

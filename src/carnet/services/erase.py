@@ -55,7 +55,7 @@ def erase_subject(deps: Deps, *, tenant: str, subject_id: str) -> ErasureReceipt
         deps.subjects.forget(scope)
         deps.pii.maps.forget(scope)
         destroyed = deps.keys.shred(scope.tenant, scope.subject)
-        deps.embedder.clear()  # cached query embeddings may come from this subject's calls
+        deps.embedder.clear(scope.tenant)  # cached query embeddings may come from this subject's calls
         verified = _verify(deps, scope)
     return ErasureReceipt(tenant, scope.subject, deps.clock.now(), records, rows, destroyed, verified)
 

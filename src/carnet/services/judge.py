@@ -49,7 +49,7 @@ def supersede_obsolete(deps: Deps, extractor: Extractor, scope: Scope, outcomes:
 
 def _neighbours(deps: Deps, scope: Scope, fact: Memory) -> list[Memory]:
     """The subject's live facts nearest to ``fact`` (itself excluded), with their pseudonymised texts."""
-    qvec = deps.embedder.embed_query(query_text(fact.pseudo_text, locale=deps.locale))
+    qvec = deps.embedder.embed_query(query_text(fact.pseudo_text, locale=deps.locale), tenant=scope.tenant)
     where = RecordFilter(kinds=(Kind.FACT,), statuses=(Status.ACTIVE,), not_expired_at=deps.clock.now())
     hits = deps.index.hybrid_search(scope, dense=qvec, sparse=None, limit=NEIGHBOURS + 1, where=where)
     found = [c.memory for c in hits.dense if c.memory.id != fact.id][:NEIGHBOURS]

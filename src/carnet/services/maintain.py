@@ -10,7 +10,9 @@ history entry (``deleted`` by ``maintain``, the reason and the class name; never
 store is compacted so deleted payloads leave its segment files (``VectorIndex.compact``).
 
 The report counts deletions per tenant and reason; it names no subject and holds no text. A subject
-the store fails on is counted as failed and the pass goes on; a dry run changes nothing.
+the pass fails on, whatever the exception (a store error, a damaged record, a bug), is counted as
+failed, logged by error code or type, and the pass goes on with the next subject and the next tenant;
+a tenant whose subjects cannot even be listed counts one failure. A dry run changes nothing.
 """
 
 from __future__ import annotations
@@ -24,10 +26,10 @@ import structlog
 from carnet.domain.audit import DetailValue
 from carnet.domain.records import HistoryEntry, Memory, RetentionClass, Scope
 from carnet.domain.retention import doomed
-from carnet.errors import CarnetError
 from carnet.ports import RecordFilter
 from carnet.services.audit import AuditTrail
 from carnet.services.deps import Deps
+from carnet.services.resilient import error_label
 
 log = structlog.get_logger(__name__)
 
@@ -87,8 +89,10 @@ def maintain(deps: Deps, *, tenant: str | None = None, dry_run: bool = False, co
                             stop=stop):
             report.interrupted = True
             break
-    if report.totals() and not dry_run:
-        deps.embedder.clear()  # cached query embeddings may hold words of what was deleted
+    if not dry_run:
+        for name, tenant_report in report.tenants.items():
+            if tenant_report.deleted:
+                deps.embedder.clear(name)  # cached query embeddings may hold words of what was deleted
     if compact and not dry_run and not report.interrupted:
         report.compacted = deps.index.compact()
     report.finished_at = deps.clock.now()
@@ -110,17 +114,22 @@ def record_audit(audit: AuditTrail, report: MaintainReport, *, actor: str) -> No
 def _tenant_pass(deps: Deps, tenant: str, report: TenantReport, *, dry_run: bool, actor: str,
                  progress: Progress | None, stop: StopFlag | None) -> bool:
     """``False`` when stopped before the end."""
-    subjects = deps.catalog.registered_subjects(tenant)
-    classes = deps.retention.classes(tenant)
+    try:
+        subjects = deps.catalog.registered_subjects(tenant)
+        classes = deps.retention.classes(tenant)
+    except Exception as exc:  # this tenant is counted as failed; the next tenants are still processed
+        report.failed += 1
+        log.error("maintain_tenant_failed", tenant=tenant, error=error_label(exc))
+        return True
     report.subjects = len(subjects)
     for n, registered in enumerate(subjects, 1):
         if stop is not None and stop():
             return False
         try:
             _subject_pass(deps, registered.scope, classes, report, dry_run=dry_run, actor=actor)
-        except CarnetError as exc:  # one subject's failure does not stop the others; it is counted
+        except Exception as exc:  # one subject's failure, whatever it is, does not stop the others: counted
             report.failed += 1
-            log.warning("maintain_subject_failed", tenant=tenant, error=exc.code)
+            log.warning("maintain_subject_failed", tenant=tenant, error=error_label(exc))
         if progress is not None:
             progress(tenant, n, len(subjects))
     return True

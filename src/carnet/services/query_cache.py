@@ -1,4 +1,5 @@
-"""An LRU cache in front of the query embedder, with hit/miss counters (reported by the benchmarks)."""
+"""An LRU cache in front of the query embedder, one per tenant, with hit/miss counters (reported by
+the benchmarks and ``/metrics``)."""
 
 from __future__ import annotations
 
@@ -12,16 +13,24 @@ from carnet.ports import Embedder, Vector
 class CachedEmbedder:
     """Wraps an ``Embedder``: passages go straight through (batched by the caller), queries are cached.
 
-    The cache is keyed by the query text, which may carry personal data: it lives in memory only and
-    is bounded; ``clear()`` empties it (called on erasure)."""
+    Each tenant has its own LRU of ``size`` entries: a tenant's question never hits, evicts or is
+    cleared by another tenant's, so the time of an answer tells a tenant nothing about what another
+    asked. The cache is keyed by the (pseudonymised) query text, which may still carry personal data:
+    it lives in memory only and is bounded; ``clear(tenant)`` empties a tenant's (erasure, forget,
+    retention), ``clear()`` all of them."""
 
     def __init__(self, inner: Embedder, *, size: int) -> None:
         self._inner = inner
         self._size = size
-        self._cache: OrderedDict[str, Vector] = OrderedDict()
+        self._caches: dict[str, OrderedDict[str, Vector]] = {}
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
+
+    @property
+    def inner(self) -> Embedder:
+        """The embedder behind the cache (to share one model between containers)."""
+        return self._inner
 
     @property
     def model_id(self) -> str:
@@ -34,21 +43,23 @@ class CachedEmbedder:
     def embed_passages(self, texts: Sequence[str]) -> Vector:
         return self._inner.embed_passages(texts)
 
-    def embed_query(self, text: str) -> Vector:
+    def embed_query(self, text: str, *, tenant: str) -> Vector:
         if self._size:
             with self._lock:
-                hit = self._cache.get(text)
-                if hit is not None:
-                    self._cache.move_to_end(text)
+                cache = self._caches.get(tenant)
+                hit = None if cache is None else cache.get(text)
+                if cache is not None and hit is not None:
+                    cache.move_to_end(text)
                     self.hits += 1
                     return hit
         vec = self._inner.embed_query(text)
         with self._lock:
             self.misses += 1
             if self._size:
-                self._cache[text] = vec
-                if len(self._cache) > self._size:
-                    self._cache.popitem(last=False)
+                cache = self._caches.setdefault(tenant, OrderedDict())
+                cache[text] = vec
+                if len(cache) > self._size:
+                    cache.popitem(last=False)
         return vec
 
     def hit_rate(self) -> float:
@@ -58,6 +69,10 @@ class CachedEmbedder:
     def reset_stats(self) -> None:
         self.hits = self.misses = 0
 
-    def clear(self) -> None:
+    def clear(self, tenant: str | None = None) -> None:
+        """Drop ``tenant``'s cached query embeddings (every tenant's when ``None``)."""
         with self._lock:
-            self._cache.clear()
+            if tenant is None:
+                self._caches.clear()
+            else:
+                self._caches.pop(tenant, None)

@@ -41,7 +41,7 @@ def search(deps: Deps, *, tenant: str, subject_id: str, query: Query) -> list[Ra
     validate_query(deps, query)
     now = deps.clock.now()
     prepared = pii.for_query(deps.pii, scope, query.text)
-    qvec = deps.embedder.embed_query(query_text(prepared.pseudo_text, locale=deps.locale))
+    qvec = deps.embedder.embed_query(query_text(prepared.pseudo_text, locale=deps.locale), tenant=scope.tenant)
     ranked = rank(deps, scope, query, qvec, now, prepared=prepared)
     if not ranked:
         ensure_subject_exists(deps, scope)

@@ -67,7 +67,7 @@ def forget(deps: Deps, *, tenant: str, subject_id: str, memory_id: str, actor: s
         deps.index.delete(scope, [memory_id])
         deps.catalog.append_history(scope, [HistoryEntry(memory_id, deps.clock.now(), "deleted", actor,
                                                          {"reason": reason})])
-    deps.embedder.clear()  # a cached query embedding may hold words of the deleted text
+    deps.embedder.clear(scope.tenant)  # a cached query embedding may hold words of the deleted text
 
 
 def _stored(deps: Deps, scope: Scope, memory_id: str) -> Memory:

@@ -7,9 +7,11 @@ The embedded shard has one owner process, so its forgetting must run inside it (
 - Each job's last run is kept in a small state file (``<data dir>/scheduler.json``): a server that
   restarts more often than the interval still runs every job on time, and one that was down past a
   job's time runs it ``startup_delay`` seconds after it starts (not in the middle of start-up).
-- Jobs run one after the other, never two at once. A job that fails is logged (its error code or
-  exception type, never a message that could carry data) and retried at its next time; the thread
-  never dies of it and the server never sees it.
+- Jobs run one after the other, never two at once. A job that fails, whatever it raises, is logged
+  (its error code or exception type, never a message that could carry data), counted
+  (``carnet_background_errors_total{thread="scheduler"}``) and retried after a backoff that doubles
+  from ``retry_seconds`` up to the job's own interval (``services.resilient``); the thread never dies
+  of it and the server never sees it.
 - ``stop()`` sets a flag the jobs poll between subjects (``maintain(stop=...)``), then waits for the
   thread a bounded time: shutdown is never held hostage by a long pass.
 """
@@ -17,6 +19,7 @@ The embedded shard has one owner process, so its forgetting must run inside it (
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -25,7 +28,7 @@ from pathlib import Path
 
 import structlog
 
-from carnet.errors import CarnetError
+from carnet.services.resilient import Resilient
 
 log = structlog.get_logger(__name__)
 
@@ -41,7 +44,7 @@ class Job:
 
 class Scheduler:
     def __init__(self, jobs: Sequence[Job], *, state_file: Path | None = None, startup_delay: float = 300.0,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time, retry_seconds: float = 60.0) -> None:
         if len({j.name for j in jobs}) != len(jobs):
             raise ValueError("job names must be unique")
         self._jobs = list(jobs)
@@ -52,6 +55,8 @@ class Scheduler:
         self._thread: threading.Thread | None = None
         self.runs: dict[str, int] = {j.name: 0 for j in jobs}  # finished runs, failed ones included
         self.failures: dict[str, int] = {j.name: 0 for j in jobs}
+        longest = max((j.every_seconds for j in jobs), default=retry_seconds)
+        self.guard = Resilient("scheduler", base_seconds=retry_seconds, max_seconds=max(retry_seconds, longest))
 
     def start(self) -> None:
         if self._thread is None and self._jobs:
@@ -84,25 +89,25 @@ class Scheduler:
             job = min(self._jobs, key=lambda j: due[j.name])
             if self._stopping.wait(max(0.0, due[job.name] - self._clock())):
                 return
-            self._run(job)
-            last[job.name] = self._clock()
-            due[job.name] = last[job.name] + job.every_seconds
-            self._save_state(last)
+            if self._run(job):
+                last[job.name] = self._clock()
+                due[job.name] = last[job.name] + job.every_seconds
+                self._save_state(last)
+            else:  # retried sooner than its next time, never later
+                due[job.name] = self._clock() + min(job.every_seconds, self.guard.backoff())
 
-    def _run(self, job: Job) -> None:
+    def _run(self, job: Job) -> bool:
         started = time.perf_counter()
         try:
-            job.run(self.stopping)
-        except CarnetError as exc:
-            self.failures[job.name] += 1
-            log.warning("scheduled_job_failed", job=job.name, error=exc.code)
-        except Exception as exc:  # the edge of a background thread: logged, counted, retried next time
-            self.failures[job.name] += 1
-            log.error("scheduled_job_failed", job=job.name, error=type(exc).__name__)
-        else:
-            log.info("scheduled_job_done", job=job.name, seconds=round(time.perf_counter() - started, 3))
+            ok = self.guard.run(lambda: job.run(self.stopping))
         finally:
             self.runs[job.name] += 1
+        if ok:
+            log.info("scheduled_job_done", job=job.name, seconds=round(time.perf_counter() - started, 3))
+        else:
+            self.failures[job.name] += 1
+            log.warning("scheduled_job_failed", job=job.name, retry_in=min(job.every_seconds, self.guard.backoff()))
+        return ok
 
     def _load_state(self) -> dict[str, float]:
         if self._state_file is None or not self._state_file.exists():
@@ -110,7 +115,7 @@ class Scheduler:
         try:
             data = json.loads(self._state_file.read_text(encoding="utf-8"))
             return {str(k): float(v) for k, v in data.items()}
-        except (ValueError, AttributeError, TypeError):
+        except (OSError, ValueError, AttributeError, TypeError):
             log.warning("scheduler_state_unreadable")  # runs every job after the start-up delay
             return {}
 
@@ -119,7 +124,8 @@ class Scheduler:
             return
         tmp = self._state_file.with_name(self._state_file.name + ".tmp")
         try:
-            tmp.write_text(json.dumps(last), encoding="utf-8")
+            with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8") as f:
+                f.write(json.dumps(last))
             tmp.replace(self._state_file)
         except OSError as exc:  # losing it only makes the next start run the jobs earlier
             log.warning("scheduler_state_not_saved", error=type(exc).__name__)

@@ -42,6 +42,7 @@ from carnet.services.deps import Deps
 from carnet.services.intake import IntakeQueue
 from carnet.services.judge import supersede_obsolete
 from carnet.services.remember import NewMemory, Outcome, remember
+from carnet.services.resilient import Resilient
 
 log = structlog.get_logger(__name__)
 
@@ -57,8 +58,9 @@ class WorkerHooks:
 class Worker:
     def __init__(self, deps: Deps, queue: IntakeQueue, extractor: Extractor, audit: AuditTrail, *, owner: str,
                  policy: RetryPolicy | None = None, lease_seconds: float = 120.0,
-                 hooks: WorkerHooks | None = None) -> None:
+                 hooks: WorkerHooks | None = None, guard: Resilient | None = None) -> None:
         self.deps, self.queue, self.extractor, self.audit = deps, queue, extractor, audit
+        self.guard = guard or Resilient("lease")  # the heartbeat threads' edge
         self.owner = owner
         self.policy = policy or RetryPolicy()
         self.lease_seconds = lease_seconds
@@ -143,7 +145,8 @@ class Worker:
                 try:
                     if not self.queue.store.renew(intake.id, owner=self.owner, until=until):
                         return
-                except CarnetError:  # the queue is away: the lease may lapse, the staged work is still safe
+                except Exception as exc:  # the queue is away: the lease may lapse, the staged work is still safe
+                    self.guard.failed(exc)
                     continue
 
         thread = threading.Thread(target=beat, name=f"carnet-lease-{intake.id[:8]}", daemon=True)
@@ -194,11 +197,15 @@ def _memories(intake: Intake, messages: Sequence[Message], extraction: Extractio
 
 class WorkerPool:
     """In-process workers (``carnet serve`` on the embedded store, or ``carnet worker``): threads that
-    poll the queue, and wake at once when ``wake()`` says an intake was just queued."""
+    poll the queue, and wake at once when ``wake()`` says an intake was just queued. Whatever a pass
+    raises (the queue away, a bug), the thread logs its type, counts it and polls again after a
+    backoff (``services.resilient``); the intake it held goes back to pending when its lease lapses."""
 
-    def __init__(self, make: Callable[[int], Worker], *, threads: int = 2, poll_seconds: float = 0.5) -> None:
+    def __init__(self, make: Callable[[int], Worker], *, threads: int = 2, poll_seconds: float = 0.5,
+                 guard: Resilient | None = None) -> None:
         self._workers = [make(n) for n in range(threads)]
         self._poll = poll_seconds
+        self.guard = guard or Resilient("worker", base_seconds=poll_seconds, max_seconds=max(60.0, poll_seconds))
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -219,14 +226,17 @@ class WorkerPool:
             t.join(timeout=timeout)
         self._threads = []
 
+    def errors(self) -> int:
+        """Passes and lease renewals that raised, across this pool's threads."""
+        return self.guard.errors + sum(w.guard.errors for w in self._workers)
+
     def _loop(self, worker: Worker) -> None:
+        taken: list[int] = []
         while not self._stop.is_set():
-            try:
-                busy = worker.run_once()
-            except CarnetError as exc:  # the queue itself is unavailable: wait and try again
-                log.warning("worker_poll_failed", error=exc.code)
-                busy = 0
-            if not busy:
+            taken.clear()
+            if not self.guard.run(lambda: taken.append(worker.run_once())):
+                self._stop.wait(self.guard.backoff())
+            elif not taken[0]:
                 self._wake.wait(self._poll)
                 self._wake.clear()
 
