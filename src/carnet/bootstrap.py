@@ -327,6 +327,7 @@ def build(settings: Settings, *, embedder: Embedder | None = None, kms: Kms | No
     audit = build_audit(settings, deps.clock)
     metrics = metrics_for(deps.embedder, keyring, {"access_stats": access.pending, "audit_reads": audit.pending},
                           intakes=deps.intakes)
+    metrics.watch_unreadable(deps.unreadable)
     queue = IntakeQueue(deps.intakes, IntakeSealer(keyring))
     facade = Facade(deps, audit, queue, observe=metrics.retrieval)
     facade.wait_max_seconds = settings.workers.wait_max_seconds

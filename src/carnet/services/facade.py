@@ -14,7 +14,8 @@ from datetime import datetime
 from carnet.domain.intake import Intake, Message
 from carnet.domain.records import HistoryEntry, Kind, Memory, Scope, Status
 from carnet.domain.retention import SubjectRetention
-from carnet.errors import LegalHold, SubjectNotFound
+from carnet.domain.unreadable import Found, Unreadable
+from carnet.errors import LegalHold, MemoryUnreadable, SubjectNotFound
 from carnet.ports import RecordFilter
 from carnet.services import export as export_service
 from carnet.services import intake, memories, recall, rectify, retention
@@ -53,6 +54,14 @@ class Facade:
         self.audit.read(self.audit.event(tenant=who.tenant, actor=who.key_id, action=action, subject=scope.subject,
                                          targets=tuple(ids), detail={"count": len(ids)}))
 
+    def _unreadable(self, who: Principal, operation: str, scope: Scope, found: Sequence[Unreadable]) -> None:
+        """Records a read had to leave out: one queued entry per reason, their ids as targets, no text."""
+        for reason in sorted({u.reason for u in found}):
+            ids = tuple(u.id for u in found if u.reason == reason)
+            self.audit.read(self.audit.event(tenant=who.tenant, actor=who.key_id, action="record.unreadable",
+                                             subject=scope.subject, targets=ids, outcome="skipped",
+                                             detail={"operation": operation, "reason": reason, "count": len(ids)}))
+
     # ---- agent: write and read a subject's memories -------------------------------------------
 
     def remember(self, who: Principal, *, subject_id: str, items: Sequence[NewMemory]) -> list[Outcome]:
@@ -81,13 +90,14 @@ class Facade:
         who.require(AGENT, DPO)
         return intake.status(self.queue, tenant=who.tenant, intake_id=intake_id)
 
-    def search(self, who: Principal, *, subject_id: str, query: recall.Query) -> list[recall.Ranked]:
+    def search(self, who: Principal, *, subject_id: str, query: recall.Query) -> Found[recall.Ranked]:
         who.require(AGENT)
         q = recall.Query(query.text, query.k, query.kinds, query.include_superseded, query.min_relevance,
                          self._hidden(who))
         ranked = recall.search(self.deps, tenant=who.tenant, subject_id=subject_id, query=q)
         self._observe(who.tenant, "search", [r.score for r in ranked])
         self._read(who, "memory.search", self._scope(who, subject_id), [r.memory.id for r in ranked])
+        self._unreadable(who, "search", self._scope(who, subject_id), ranked.unreadable)
         return ranked
 
     def assemble(self, who: Principal, *, subject_id: str, query: str, budget: Budgets) -> Context:
@@ -98,6 +108,7 @@ class Facade:
         self._observe(who.tenant, "assemble", [r.score for r in chosen])
         ids = [r.memory.id for r in chosen]
         self._read(who, "context.assemble", self._scope(who, subject_id), ids)
+        self._unreadable(who, "assemble", self._scope(who, subject_id), ctx.unreadable)
         return ctx
 
     def list_memories(self, who: Principal, *, subject_id: str, kind: Kind | None = None,
@@ -107,20 +118,27 @@ class Facade:
         page = memories.list_memories(self.deps, tenant=who.tenant, subject_id=subject_id, kind=kind, status=status,
                                       category=category, limit=limit, cursor=cursor, hidden_special=self._hidden(who))
         self._read(who, "memory.list", self._scope(who, subject_id), [m.id for m in page.items])
+        self._unreadable(who, "list", self._scope(who, subject_id), page.unreadable)
         return page
 
     def lookup(self, who: Principal, *, subject_id: str, identifier: str, limit: int = 50,
-               include_superseded: bool = False) -> list[Memory]:
+               include_superseded: bool = False) -> Found[Memory]:
         who.require(AGENT)
         found = memories.lookup(self.deps, tenant=who.tenant, subject_id=subject_id, identifier=identifier,
                                 limit=limit, include_superseded=include_superseded, hidden_special=self._hidden(who))
         self._read(who, "memory.lookup", self._scope(who, subject_id), [m.id for m in found])
+        self._unreadable(who, "lookup", self._scope(who, subject_id), found.unreadable)
         return found
 
     def get_memory(self, who: Principal, *, subject_id: str, memory_id: str) -> Memory:
         who.require(AGENT, DPO)
-        m = memories.get_memory(self.deps, tenant=who.tenant, subject_id=subject_id, memory_id=memory_id,
-                                hidden_special=self._hidden(who))
+        try:
+            m = memories.get_memory(self.deps, tenant=who.tenant, subject_id=subject_id, memory_id=memory_id,
+                                    hidden_special=self._hidden(who))
+        except MemoryUnreadable as exc:
+            found = [Unreadable(memory_id, str(exc.context["reason"]))]
+            self._unreadable(who, "get", self._scope(who, subject_id), found)
+            raise
         self._read(who, "memory.get", m.scope, [m.id])
         return m
 
@@ -128,8 +146,7 @@ class Facade:
         """Delete one record (an agent relaying "forget that", or a DPO)."""
         who.require(AGENT, DPO)
         scope = self._scope(who, subject_id)
-        memories.get_memory(self.deps, tenant=who.tenant, subject_id=subject_id, memory_id=memory_id,
-                            hidden_special=self._hidden(who))
+        memories.ensure_exists(self.deps, scope, memory_id, self._hidden(who))  # without decrypting it
         event = self.audit.event(tenant=who.tenant, actor=who.key_id, action="memory.delete", subject=scope.subject,
                                  targets=(memory_id,))
         with self.audit.recorded(event):
@@ -157,7 +174,9 @@ class Facade:
 
     def export(self, who: Principal, *, subject_id: str) -> export_service.SubjectExport:
         who.require(DPO)
-        found = export_service.export_subject(self.deps, tenant=who.tenant, subject_id=subject_id)
+        found = export_service.export_subject(
+            self.deps, tenant=who.tenant, subject_id=subject_id,
+            on_unreadable=lambda scope, skipped: self._unreadable(who, "export", scope, skipped))
         self.audit.record(self.audit.event(tenant=who.tenant, actor=who.key_id, action="subject.export",
                                            subject=found.scope.subject, detail={"count": found.count}))
         return found
