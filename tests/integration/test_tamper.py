@@ -13,21 +13,29 @@ import base64
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import httpx
+import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from qdrant_edge import UpdateOperation
 
+from carnet.adapters.kms_dev import DevKms
 from carnet.adapters.qdrant_edge import EdgeVectorIndex, scoped_filter
 from carnet.api.app import create_app
 from carnet.api.server import running
 from carnet.bootstrap import Container
+from carnet.crypto.keyring import Keyring
 from carnet.crypto.keystore import FileKeyStore
 from carnet.crypto.sealed_index import PREFIX, SealedIndex
-from carnet.domain.records import Scope
-from carnet.ports import RecordFilter
+from carnet.domain.records import Kind, Memory, Scope
+from carnet.domain.unreadable import Unreadable
+from carnet.errors import CarnetError, DependencyUnavailable
+from carnet.ports import IndexedMemory, RecordFilter, SparseVector
 from carnet.services import export, memories, recall
 from carnet.services.apikeys import create_key
 from carnet.services.assemble import assemble, budgets
@@ -43,6 +51,7 @@ TEXTS = [
     "Le membre a un contrat habitation depuis 2019.",
 ]
 EVERY = RecordFilter(statuses=None)
+AT = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 @dataclass(frozen=True)
@@ -152,6 +161,7 @@ def _damage(c: Container, damage: Damage, ids: list[str]) -> tuple[Scope, set[st
     return scope, set(ids) if damage.whole_subject else {ids[0]}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", DAMAGES, ids=lambda d: d.name)
 def test_over_rest_every_right_still_answers(damage: Damage, http: dict[str, httpx.Client],
                                              container: Container) -> None:
@@ -230,3 +240,117 @@ def test_through_the_services_every_right_still_answers(damage: Damage, http: di
     receipt = erase_subject(deps, tenant=TENANT, subject_id=SUBJECT)  # the CLI's path
     assert receipt.complete and receipt.records_deleted == len(ids) and receipt.residue == ()
     assert deps.index.count(scope, where=EVERY) == 0
+
+
+# ---- generated damage, on the sealing decorator over a real shard, dev KMS and file key store ----------
+
+S = Scope("t", "subject-hash")
+IDS = ["6f1c0f4e-3f0b-4a43-9a1d-2d9f4b8a6b11", "7a2d1e5f-4a1c-4b54-8b2e-3e0a5c9b7c22",
+       "8b3e2f6a-5b2d-4c65-9c3f-4f1b6d0c8d33"]
+RECORD_REASONS = {"envelope_invalid", "key_destroyed"}  # a key id altered in the header names no key
+KEY_REASONS = {"key_store_corrupt", "key_destroyed", "key_unwrap_failed", "kms_rejected"}
+
+
+@dataclass
+class Store:
+    sealed: SealedIndex
+    inner: EdgeVectorIndex
+    keyring: Keyring
+    key_file: Path
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
+    root = tmp_path_factory.mktemp("tamper")
+    inner = EdgeVectorIndex(root / "data" / "vectors", 4)
+    kms = DevKms(root / "keys" / "kms", data_dir=root / "data")
+    keys = FileKeyStore(root / "keys" / "subjects", data_dir=root / "data")
+    keyring = Keyring(kms, keys)
+    sealed = SealedIndex(inner, keyring, kms)
+    sealed.upsert(S, [IndexedMemory(Memory(id=i, scope=S, kind=Kind.FACT, text=f"fait {n}", pseudo_text=f"fait {n}",
+                                           recorded_at=AT, valid_from=AT, updated_at=AT),
+                                    np.ones(4, dtype=np.float32) / 2, SparseVector([7], [1.0]))
+                      for n, i in enumerate(IDS)])
+    yield Store(sealed, inner, keyring, keys._path(S.tenant, S.subject))
+    inner.close()
+
+
+def _read_all(s: Store) -> tuple[list[str], list[Unreadable]]:
+    skipped: list[Unreadable] = []
+    items, _ = s.sealed.scroll(S, where=EVERY, limit=10, skipped=skipped)
+    return [m.text for m in items], skipped
+
+
+@settings(max_examples=150, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(which=st.sampled_from(IDS), field=st.sampled_from(["text", "pseudo_text"]), data=st.data())
+def test_any_altered_ciphertext_leaves_out_that_record_only(store: Store, which: str, field: str,
+                                                             data: st.DataObject) -> None:
+    raw = store.inner.get(S, [which])[0]
+    stored: str = getattr(raw, field)
+    blob = bytearray(base64.b64decode(stored.removeprefix(PREFIX)))
+    if data.draw(st.booleans(), label="flip a byte of the envelope"):
+        at = data.draw(st.integers(0, len(blob) - 1), label="byte")
+        blob[at] ^= data.draw(st.integers(1, 255), label="mask")
+        damaged = PREFIX + base64.b64encode(bytes(blob)).decode()
+    else:  # any text in place of the sealed field (not base64, not sealed, truncated…)
+        damaged = data.draw(st.text(max_size=40).filter(lambda t: t != stored), label="text")
+    store.inner.replace_payload(S, [replace(raw, **{field: damaged})])
+    try:
+        texts, skipped = _read_all(store)
+        assert [u.id for u in skipped] == [which] and skipped[0].reason in RECORD_REASONS
+        assert sorted(texts) == sorted(f"fait {n}" for n, i in enumerate(IDS) if i != which)
+    finally:
+        store.inner.replace_payload(S, [raw])
+    assert len(_read_all(store)[0]) == len(IDS)
+
+
+@settings(max_examples=150, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_any_damaged_key_store_entry_leaves_out_the_records_and_raises_nothing(store: Store,
+                                                                               data: st.DataObject) -> None:
+    good = store.key_file.read_bytes()
+    doc = json.loads(good)
+    how = data.draw(st.sampled_from(["bytes", "field", "truncate"]), label="damage")
+    if how == "bytes":
+        damaged = data.draw(st.binary(max_size=200).filter(lambda b: b != good), label="bytes")
+    elif how == "truncate":
+        damaged = good[: data.draw(st.integers(0, len(good) - 1), label="length")]
+    else:
+        name = data.draw(st.sampled_from(sorted(doc)), label="field")
+        value = data.draw(st.none() | st.integers() | st.floats() | st.text(max_size=60), label="value")
+        if value == doc[name]:
+            return
+        damaged = json.dumps({**doc, name: value}).encode()
+    store.key_file.write_bytes(damaged)
+    store.keyring.forget(S.tenant, S.subject)
+    try:
+        texts, skipped = _read_all(store)
+        assert texts == [] and sorted(u.id for u in skipped) == sorted(IDS)
+        assert {u.reason for u in skipped} <= KEY_REASONS
+    finally:
+        store.key_file.write_bytes(good)
+        store.keyring.forget(S.tenant, S.subject)
+    assert len(_read_all(store)[0]) == len(IDS)
+
+
+@pytest.mark.parametrize("error", [DependencyUnavailable("catalog down"), RuntimeError("unexpected")],
+                         ids=["carnet_error", "unexpected"])
+def test_an_export_that_fails_mid_stream_is_still_one_valid_json_document(
+        error: Exception, http: dict[str, httpx.Client], container: Container, monkeypatch: pytest.MonkeyPatch) -> None:
+    ids = _seed(http["agent"])
+    catalog = container.deps.catalog
+    real = catalog.history
+    calls: list[str] = []
+
+    def failing(scope: Scope, memory_id: str) -> list[Any]:
+        calls.append(memory_id)
+        if len(calls) == 2:
+            raise error
+        return real(scope, memory_id)
+
+    monkeypatch.setattr(catalog, "history", failing)
+    r = http["dpo"].get(f"/api/v1/subjects/{SUBJECT}/export")
+    assert r.status_code == 200  # sent before the records were read
+    doc = json.loads(r.content)
+    assert doc["complete"] is False and len(doc["records"]) == 1 and doc["count"] == len(ids)
+    assert doc["error"] == (error.code if isinstance(error, CarnetError) else "internal_error")

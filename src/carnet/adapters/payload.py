@@ -103,7 +103,15 @@ def epoch(at: datetime) -> float:
     return at.timestamp()
 
 
+_MIN_EPOCH = datetime.min.replace(tzinfo=UTC).timestamp()  # 0001-01-01
+_MAX_EPOCH = datetime.max.replace(tzinfo=UTC).timestamp()  # 9999-12-31T23:59:59.999999
+
+
 def from_epoch(value: float) -> datetime:
+    """``ValueError`` for a value no ``datetime`` holds (NaN, infinite, outside years 1..9999), never the
+    ``OverflowError`` / ``OSError`` the C library would raise for some of them."""
+    if not _MIN_EPOCH <= value <= _MAX_EPOCH:  # False for NaN too
+        raise ValueError("a stored date is outside years 1 to 9999")
     return datetime.fromtimestamp(value, UTC)
 
 
