@@ -209,6 +209,11 @@ def test_over_rest_every_right_still_answers(damage: Damage, http: dict[str, htt
     for text in TEXTS:
         assert text not in str([e.event for e in entries])
 
+    fixed = dpo.patch(f"{base}/memories/{ids[0]}", json={"importance": 0.9})
+    assert fixed.status_code == 410 and fixed.json()["error"]["code"] == "memory_unreadable", fixed.text
+    history = dpo.get(f"{base}/memories/{ids[0]}/history")  # metadata: no decryption needed
+    assert history.status_code == 200 and history.json()["history"][0]["action"] == "created"
+
     gone = agent.delete(f"{base}/memories/{ids[0]}")  # forgetting a damaged record: no decryption needed
     assert gone.status_code == 204, gone.text
     assert agent.get(f"{base}/memories/{ids[0]}").status_code == 404
