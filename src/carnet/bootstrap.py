@@ -335,6 +335,7 @@ def build(settings: Settings, *, embedder: Embedder | None = None, kms: Kms | No
                           intakes=deps.intakes)
     metrics.watch_background("access", lambda: access.guard.errors)
     metrics.watch_background("audit", lambda: audit.guard.errors)
+    metrics.watch_unreadable(deps.unreadable)
     queue = IntakeQueue(deps.intakes, IntakeSealer(keyring))
     facade = Facade(deps, audit, queue, pepper=plane.pepper, observe=metrics.retrieval)
     facade.wait_max_seconds = settings.workers.wait_max_seconds

@@ -11,6 +11,7 @@
     │   ├── SubjectNotFound       (404 subject_not_found)
     │   ├── MemoryNotFound        (404 memory_not_found)
     │   └── IntakeNotFound        (404 intake_not_found)
+    ├── MemoryUnreadable          (410 memory_unreadable)    the record is stored but cannot be decoded or opened
     ├── Conflict                  (409 conflict)
     │   └── LegalHold             (409 legal_hold)            erasure refused while the subject is under legal hold
     │   └── RestoreRefused        (409 restore_refused)      a restore would be wrong (backup older than a rehash…)
@@ -83,6 +84,19 @@ class MemoryNotFound(NotFound):
 
     def __init__(self, memory_id: str) -> None:
         super().__init__(f"memory {memory_id} not found", memory_id=memory_id)
+
+
+class MemoryUnreadable(CarnetError):
+    """The record exists but cannot be read back: its payload is damaged, its ciphertext does not
+    open, or its subject's data key is damaged or gone. ``reason`` is a code of
+    :mod:`carnet.domain.unreadable`. It can still be forgotten (or its subject erased): neither
+    needs to decrypt it."""
+
+    code = "memory_unreadable"
+    status = 410
+
+    def __init__(self, memory_id: str, reason: str) -> None:
+        super().__init__(f"memory {memory_id} cannot be read ({reason})", memory_id=memory_id, reason=reason)
 
 
 class IntakeNotFound(NotFound):

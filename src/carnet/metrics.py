@@ -16,6 +16,7 @@ from carnet.domain.extraction import Extraction
 from carnet.domain.intake import Intake, QueueStats
 from carnet.ports import IntakeStore
 from carnet.services.query_cache import CachedEmbedder
+from carnet.services.unreadable import UnreadableTally
 from carnet.services.worker import WorkerHooks
 
 _LATENCY_BUCKETS = (0.002, 0.005, 0.01, 0.015, 0.02, 0.03, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
@@ -56,6 +57,22 @@ def _intake_metrics(stats: QueueStats) -> Iterator[Metric]:
     yield by_state
     age = 0.0 if stats.oldest_pending_at is None else max(0.0, time.time() - stats.oldest_pending_at.timestamp())
     yield GaugeMetricFamily("carnet_intake_oldest_pending_seconds", "Age of the oldest pending intake", value=age)
+
+
+class _UnreadableCollector(Collector):
+    """Records reads left out because they could not be decoded or opened, by operation and reason
+    code (never by tenant or subject: the audit trail names them)."""
+
+    def __init__(self, tally: UnreadableTally) -> None:
+        self._tally = tally
+
+    def collect(self) -> Iterator[Metric]:
+        family = CounterMetricFamily("carnet_unreadable_records",
+                                     "Records a read left out (damaged payload, ciphertext or data key)",
+                                     labels=["operation", "reason"])
+        for (operation, reason), n in sorted(self._tally.counts().items()):
+            family.add_metric([operation, reason], n)
+        yield family
 
 
 class _LlmCollector(Collector):
@@ -137,6 +154,9 @@ class Metrics:
     def watch_background(self, thread: str, errors: Callable[[], int]) -> None:
         """Report a background thread's error count (its ``Resilient`` guard) as ``thread``."""
         self._background.counts[thread] = errors
+
+    def watch_unreadable(self, tally: UnreadableTally) -> None:
+        self.registry.register(_UnreadableCollector(tally))
 
     def watch_llm(self, extractor: str, stats: LlmStats) -> None:
         self.registry.register(_LlmCollector(extractor, stats))

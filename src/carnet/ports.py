@@ -21,6 +21,7 @@ from carnet.domain.pii.pseudonyms import PseudonymMap
 from carnet.domain.pii.spans import Span
 from carnet.domain.records import HistoryEntry, Kind, Memory, Scope, Status
 from carnet.domain.retention import SubjectRetention
+from carnet.domain.unreadable import Skipped
 
 Vector = npt.NDArray[np.float32]
 
@@ -92,23 +93,35 @@ class VectorIndex(Protocol):
         limit: int,
         where: RecordFilter,
         with_vectors: bool = False,
+        skipped: Skipped | None = None,
     ) -> HybridHits:
         """Candidates for ranking. Their ``text`` and ``pseudo_text`` may still be sealed: ranking reads
         neither (case links use ``blind_index``). Call ``reveal`` on the records you keep."""
         ...
 
-    def reveal(self, scope: Scope, memories: Sequence[Memory], *, pseudo_text: bool = False) -> list[Memory]:
+    def reveal(self, scope: Scope, memories: Sequence[Memory], *, pseudo_text: bool = False,
+               skipped: Skipped | None = None) -> list[Memory]:
         """The same records with ``text`` readable, and ``pseudo_text`` too when asked (reconcile reads
-        it; what is shown to callers never does). Identity for a store that seals nothing."""
+        it; what is shown to callers never does), in the same order, less those that do not open.
+        Identity for a store that seals nothing."""
         ...
 
-    def get(self, scope: Scope, ids: Sequence[str]) -> list[Memory]: ...
+    def get(self, scope: Scope, ids: Sequence[str], *, reveal: bool = True,
+            skipped: Skipped | None = None) -> list[Memory]:
+        """``reveal=False``: as stored (sealed), to check that records exist without decrypting them."""
+        ...
 
     def scroll(
-        self, scope: Scope, *, where: RecordFilter, limit: int, offset: str | None = None, reveal: bool = True
+        self, scope: Scope, *, where: RecordFilter, limit: int, offset: str | None = None, reveal: bool = True,
+        skipped: Skipped | None = None,
     ) -> tuple[list[Memory], str | None]:
         """``reveal=False``: texts come back as stored (sealed), for passes that read only metadata
-        (maintenance): no data key is unwrapped and no text is opened."""
+        (maintenance): no data key is unwrapped and no text is opened.
+
+        Every read (``hybrid_search``, ``reveal``, ``get``, ``scroll``) leaves out a record that cannot
+        be decoded or opened (a damaged payload, ciphertext or data key) and notes it in ``skipped``
+        (:mod:`carnet.domain.unreadable`): one damaged record never fails the others. The cursor
+        still moves past it. An unavailable dependency (KMS down) is raised, never skipped."""
         ...
 
     def count(self, scope: Scope, *, where: RecordFilter) -> int: ...

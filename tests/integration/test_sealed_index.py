@@ -16,6 +16,7 @@ from carnet.crypto.keyring import Keyring
 from carnet.crypto.keystore import FileKeyStore
 from carnet.crypto.sealed_index import PREFIX, SealedIndex
 from carnet.domain.records import Kind, Memory, Scope
+from carnet.domain.unreadable import Unreadable
 from carnet.ports import IndexedMemory, RecordFilter, SparseVector
 
 AT = datetime(2026, 1, 1, tzinfo=UTC)
@@ -68,16 +69,17 @@ def test_a_ciphertext_moved_to_another_record_fails(parts: tuple[SealedIndex, Ed
     a = inner.get(S, [A])[0]
     b = inner.get(S, [B])[0]
     inner.replace_payload(S, [replace(b, text=a.text)])
-    with pytest.raises(EnvelopeError):
-        sealed.get(S, [B])
+    skipped: list[Unreadable] = []
+    assert sealed.get(S, [B], skipped=skipped) == [] and skipped == [Unreadable(B, "envelope_invalid")]
+    assert [m.text for m in sealed.get(S, [A, B])] == ["budget 600 euros"]  # the other one still opens
 
 
 def test_a_plaintext_record_is_refused_not_passed_through(parts: tuple[SealedIndex, EdgeVectorIndex,
                                                                        Keyring]) -> None:
     sealed, inner, _ = parts
     inner.upsert(S, [_item(_m(A, "en clair"))])
-    with pytest.raises(EnvelopeError):
-        sealed.get(S, [A])
+    skipped: list[Unreadable] = []
+    assert sealed.get(S, [A], skipped=skipped) == [] and skipped == [Unreadable(A, "envelope_invalid")]
 
 
 def test_after_shredding_the_subject_key_its_records_cannot_be_opened(parts: tuple[SealedIndex, EdgeVectorIndex,
@@ -85,8 +87,9 @@ def test_after_shredding_the_subject_key_its_records_cannot_be_opened(parts: tup
     sealed, _, keyring = parts
     sealed.upsert(S, [_item(_m(A, "habite à Lyon 7e"))])
     assert keyring.shred(S.tenant, S.subject)
-    with pytest.raises(KeyDestroyed):
-        sealed.get(S, [A])
+    skipped: list[Unreadable] = []
+    assert sealed.scroll(S, where=RecordFilter(), limit=10, skipped=skipped)[0] == []
+    assert skipped == [Unreadable(A, KeyDestroyed.code)]
 
 
 

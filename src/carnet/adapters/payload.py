@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from carnet.domain.records import Kind, Memory, Scope, Source, Status
+from carnet.domain.unreadable import DECODE_ERRORS, PAYLOAD_INVALID, Skipped, note
 from carnet.errors import Conflict, DependencyUnavailable, InvalidInput
 from carnet.ports import AccessUpdate, IndexedMemory, RecordFilter, SparseVector, Vector
 
@@ -102,7 +103,15 @@ def epoch(at: datetime) -> float:
     return at.timestamp()
 
 
+_MIN_EPOCH = datetime.min.replace(tzinfo=UTC).timestamp()  # 0001-01-01
+_MAX_EPOCH = datetime.max.replace(tzinfo=UTC).timestamp()  # 9999-12-31T23:59:59.999999
+
+
 def from_epoch(value: float) -> datetime:
+    """``ValueError`` for a value no ``datetime`` holds (NaN, infinite, outside years 1..9999), never the
+    ``OverflowError`` / ``OSError`` the C library would raise for some of them."""
+    if not _MIN_EPOCH <= value <= _MAX_EPOCH:  # False for NaN too
+        raise ValueError("a stored date is outside years 1 to 9999")
     return datetime.fromtimestamp(value, UTC)
 
 
@@ -199,14 +208,20 @@ def to_payload(memory: Memory) -> dict[str, Any]:
     }
 
 
+def _text(value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError("a stored text field is not a string")
+    return value
+
+
 def from_payload(point_id: str, p: Mapping[str, Any]) -> Memory:
     expires = p.get(EXPIRES_AT)
     return Memory(
         id=point_id,
         scope=Scope(tenant=p[TENANT], subject=p[SUBJECT]),
         kind=Kind(p[KIND]),
-        text=p["text"],
-        pseudo_text=p["pseudo_text"],
+        text=_text(p["text"]),
+        pseudo_text=_text(p["pseudo_text"]),
         recorded_at=from_epoch(p["recorded_at"]),
         valid_from=from_epoch(p["valid_from"]),
         updated_at=from_epoch(p["updated_at"]),
@@ -228,6 +243,26 @@ def from_payload(point_id: str, p: Mapping[str, Any]) -> Memory:
         blind_index=tuple(p.get(BLIND_INDEX) or ()),
         special=tuple(p.get(SPECIAL) or ()),
     )
+
+
+def decoded(points: Iterable[tuple[str, Mapping[str, Any] | None]], skipped: Skipped | None) -> list[Memory]:
+    """The records of ``points`` (id, payload) that decode; each one that does not (a field missing,
+    of the wrong type, a date outside what ``datetime`` holds) is noted in ``skipped`` and left out,
+    so one damaged payload never fails a whole page."""
+    out = []
+    for point_id, payload in points:
+        memory = decode(point_id, payload, skipped)
+        if memory is not None:
+            out.append(memory)
+    return out
+
+
+def decode(point_id: str, payload: Mapping[str, Any] | None, skipped: Skipped | None) -> Memory | None:
+    try:
+        return from_payload(point_id, payload or {})
+    except DECODE_ERRORS:
+        note(skipped, point_id, PAYLOAD_INVALID)
+        return None
 
 
 def access_payloads(current: Sequence[Memory], updates: Sequence[AccessUpdate]) -> dict[str, dict[str, Any]]:

@@ -63,6 +63,7 @@ from qdrant_edge import SparseVector as EdgeSparse
 
 from carnet.adapters import payload as pl
 from carnet.domain.records import Memory, Scope
+from carnet.domain.unreadable import Skipped
 from carnet.errors import Conflict, DependencyUnavailable, StoreLocked
 from carnet.fileio import copy_tree_sparse
 from carnet.ports import (
@@ -286,8 +287,10 @@ class EdgeVectorIndex:
         limit: int,
         where: RecordFilter,
         with_vectors: bool = False,
+        skipped: Skipped | None = None,
     ) -> HybridHits:
-        """One ``query_batch``: nearest on ``dense`` (cosine) and, when given, on ``sparse`` (IDF dot)."""
+        """One ``query_batch``: nearest on ``dense`` (cosine) and, when given, on ``sparse`` (IDF dot).
+        A hit whose payload does not decode is noted in ``skipped`` and left out."""
         if limit < 1:
             return HybridHits()
         flt = scoped_filter(scope, where)
@@ -305,9 +308,9 @@ class EdgeVectorIndex:
             requests.append(self._sparse_request(scope, sparse, limit, flt, with_vector))
         with _engine_errors("query"):
             results = self._shard.query_batch(QueryBatchRequest(requests))
-        dense_hits = [_candidate(p, with_vectors) for p in results[0]]
+        dense_hits = _candidates(results[0], with_vectors, skipped)
         known = {c.memory.id: c for c in dense_hits}
-        sparse_hits = [_candidate(p, with_vectors, known) for p in results[1]] if len(results) > 1 else []
+        sparse_hits = _candidates(results[1], with_vectors, skipped, known) if len(results) > 1 else []
         return HybridHits(dense=dense_hits, sparse=sparse_hits)
 
     @staticmethod
@@ -323,23 +326,28 @@ class EdgeVectorIndex:
             params=SearchParams(idf=IdfParams(corpus=scoped_filter(scope))),
         )
 
-    def reveal(self, scope: Scope, memories: Sequence[Memory], *, pseudo_text: bool = False) -> list[Memory]:
+    def reveal(self, scope: Scope, memories: Sequence[Memory], *, pseudo_text: bool = False,
+               skipped: Skipped | None = None) -> list[Memory]:
         """Nothing is sealed at this level: the records as they are."""
         return list(memories)
 
-    def get(self, scope: Scope, ids: Sequence[str]) -> list[Memory]:
-        """``scroll`` filtered by scope AND ids, in the order asked; unknown or malformed ids are absent."""
+    def get(self, scope: Scope, ids: Sequence[str], *, reveal: bool = True,
+            skipped: Skipped | None = None) -> list[Memory]:
+        """``scroll`` filtered by scope AND ids, in the order asked; unknown or malformed ids are absent,
+        one whose payload does not decode is noted in ``skipped``. Nothing is sealed at this level:
+        ``reveal`` changes nothing."""
         wanted = list(dict.fromkeys(i for i in ids if pl.is_point_id(i)))
         if not wanted:
             return []
         request = ScrollRequest(limit=len(wanted), filter=scoped_filter(scope, ids=wanted), with_payload=True)
         with _engine_errors("scroll"):
             records, _ = self._shard.scroll(request)
-        found = {m.id: m for m in (pl.from_payload(str(r.id), r.payload or {}) for r in records)}
+        found = {m.id: m for m in pl.decoded(((str(r.id), r.payload) for r in records), skipped)}
         return [found[i] for i in wanted if i in found]
 
     def scroll(
-        self, scope: Scope, *, where: RecordFilter, limit: int, offset: str | None = None, reveal: bool = True
+        self, scope: Scope, *, where: RecordFilter, limit: int, offset: str | None = None, reveal: bool = True,
+        skipped: Skipped | None = None,
     ) -> tuple[list[Memory], str | None]:
         """``scroll`` by ascending point id; the cursor is the next page's first point id. Nothing is
         sealed at this level: ``reveal`` changes nothing."""
@@ -347,7 +355,7 @@ class EdgeVectorIndex:
         request = ScrollRequest(offset=start, limit=limit, filter=scoped_filter(scope, where), with_payload=True)
         with _engine_errors("scroll"):
             records, nxt = self._shard.scroll(request)
-        memories = [pl.from_payload(str(r.id), r.payload or {}) for r in records]
+        memories = pl.decoded(((str(r.id), r.payload) for r in records), skipped)
         return memories, None if nxt is None else str(nxt)
 
     def count(self, scope: Scope, *, where: RecordFilter) -> int:
@@ -428,7 +436,18 @@ class EdgeVectorIndex:
             self._lock_fd = None
 
 
-def _candidate(point: ScoredPoint, with_vectors: bool, known: dict[str, Candidate] | None = None) -> Candidate:
+def _candidates(points: Sequence[ScoredPoint], with_vectors: bool, skipped: Skipped | None,
+                known: dict[str, Candidate] | None = None) -> list[Candidate]:
+    out = []
+    for point in points:
+        candidate = _candidate(point, with_vectors, skipped, known)
+        if candidate is not None:
+            out.append(candidate)
+    return out
+
+
+def _candidate(point: ScoredPoint, with_vectors: bool, skipped: Skipped | None,
+               known: dict[str, Candidate] | None = None) -> Candidate | None:
     """A hit already converted (found by both retrievers) is reused with this retriever's score.
 
     Each property of a ``ScoredPoint`` converts from Rust on every access: each is read once.
@@ -438,5 +457,5 @@ def _candidate(point: ScoredPoint, with_vectors: bool, known: dict[str, Candidat
         return replace(seen, score=float(point.score))
     vectors = point.vector if with_vectors else None
     vector = np.asarray(vectors[pl.DENSE], dtype=np.float32) if isinstance(vectors, dict) else None
-    memory = pl.from_payload(str(point.id), point.payload or {})
-    return Candidate(memory=memory, score=float(point.score), vector=vector)
+    memory = pl.decode(str(point.id), point.payload, skipped)
+    return None if memory is None else Candidate(memory=memory, score=float(point.score), vector=vector)

@@ -27,6 +27,7 @@ from qdrant_client.http.exceptions import ApiException
 
 from carnet.adapters import payload as pl
 from carnet.domain.records import Memory, Scope
+from carnet.domain.unreadable import Skipped
 from carnet.errors import Conflict, DependencyUnavailable
 from carnet.ports import (
     AccessUpdate,
@@ -275,8 +276,10 @@ class ServerVectorIndex:
         limit: int,
         where: RecordFilter,
         with_vectors: bool = False,
+        skipped: Skipped | None = None,
     ) -> HybridHits:
-        """One ``POST /points/query/batch``: nearest on ``dense`` (cosine) and on ``sparse`` (IDF dot)."""
+        """One ``POST /points/query/batch``: nearest on ``dense`` (cosine) and on ``sparse`` (IDF dot).
+        A hit whose payload does not decode is noted in ``skipped`` and left out."""
         if limit < 1:
             return HybridHits()
         flt = scoped_filter(scope, where)
@@ -295,17 +298,20 @@ class ServerVectorIndex:
             requests.append(_sparse_request(scope, sparse, limit, flt, with_vector))
         with _server_errors("query"):
             responses = self._client.query_batch_points(self._collection, requests)
-        dense_hits = [_candidate(p, with_vectors) for p in responses[0].points]
+        dense_hits = _candidates(responses[0].points, with_vectors, skipped)
         known = {c.memory.id: c for c in dense_hits}
-        sparse_hits = [_candidate(p, with_vectors, known) for p in responses[1].points] if len(responses) > 1 else []
+        sparse_hits = _candidates(responses[1].points, with_vectors, skipped, known) if len(responses) > 1 else []
         return HybridHits(dense=dense_hits, sparse=sparse_hits)
 
-    def reveal(self, scope: Scope, memories: Sequence[Memory], *, pseudo_text: bool = False) -> list[Memory]:
+    def reveal(self, scope: Scope, memories: Sequence[Memory], *, pseudo_text: bool = False,
+               skipped: Skipped | None = None) -> list[Memory]:
         """Nothing is sealed at this level: the records as they are."""
         return list(memories)
 
-    def get(self, scope: Scope, ids: Sequence[str]) -> list[Memory]:
-        """``POST /points/scroll`` filtered by scope AND ids, in the order asked; unknown ids are absent."""
+    def get(self, scope: Scope, ids: Sequence[str], *, reveal: bool = True,
+            skipped: Skipped | None = None) -> list[Memory]:
+        """``POST /points/scroll`` filtered by scope AND ids, in the order asked; unknown ids are absent,
+        one whose payload does not decode is noted in ``skipped``. ``reveal`` changes nothing here."""
         wanted = list(dict.fromkeys(i for i in ids if pl.is_point_id(i)))
         if not wanted:
             return []
@@ -316,11 +322,12 @@ class ServerVectorIndex:
                 limit=len(wanted),
                 with_payload=True,
             )
-        found = {m.id: m for m in (pl.from_payload(str(r.id), r.payload or {}) for r in records)}
+        found = {m.id: m for m in pl.decoded(((str(r.id), r.payload) for r in records), skipped)}
         return [found[i] for i in wanted if i in found]
 
     def scroll(
-        self, scope: Scope, *, where: RecordFilter, limit: int, offset: str | None = None, reveal: bool = True
+        self, scope: Scope, *, where: RecordFilter, limit: int, offset: str | None = None, reveal: bool = True,
+        skipped: Skipped | None = None,
     ) -> tuple[list[Memory], str | None]:
         """``POST /points/scroll`` by ascending point id; the cursor is the next page's first point id.
         Nothing is sealed at this level: ``reveal`` changes nothing."""
@@ -333,7 +340,7 @@ class ServerVectorIndex:
                 offset=start,
                 with_payload=True,
             )
-        memories = [pl.from_payload(str(r.id), r.payload or {}) for r in records]
+        memories = pl.decoded(((str(r.id), r.payload) for r in records), skipped)
         return memories, None if nxt is None else str(nxt)
 
     def count(self, scope: Scope, *, where: RecordFilter) -> int:
@@ -379,7 +386,18 @@ def _sparse_request(
     )
 
 
-def _candidate(point: models.ScoredPoint, with_vectors: bool, known: dict[str, Candidate] | None = None) -> Candidate:
+def _candidates(points: Sequence[models.ScoredPoint], with_vectors: bool, skipped: Skipped | None,
+                known: dict[str, Candidate] | None = None) -> list[Candidate]:
+    out = []
+    for point in points:
+        candidate = _candidate(point, with_vectors, skipped, known)
+        if candidate is not None:
+            out.append(candidate)
+    return out
+
+
+def _candidate(point: models.ScoredPoint, with_vectors: bool, skipped: Skipped | None,
+               known: dict[str, Candidate] | None = None) -> Candidate | None:
     """A hit already converted (found by both retrievers) is reused with this retriever's score."""
     seen = known.get(str(point.id)) if known else None
     if seen is not None:
@@ -387,6 +405,5 @@ def _candidate(point: models.ScoredPoint, with_vectors: bool, known: dict[str, C
     vector = None
     if with_vectors and isinstance(point.vector, dict):
         vector = np.asarray(point.vector[pl.DENSE], dtype=np.float32)
-    return Candidate(
-        memory=pl.from_payload(str(point.id), point.payload or {}), score=float(point.score), vector=vector
-    )
+    memory = pl.decode(str(point.id), point.payload, skipped)
+    return None if memory is None else Candidate(memory=memory, score=float(point.score), vector=vector)

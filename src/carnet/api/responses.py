@@ -67,10 +67,13 @@ class RememberOut(BaseModel):
 class PageOut(BaseModel):
     items: list[MemoryOut]
     next_cursor: str | None
+    unreadable: int = Field(0, description="Records of this page left out because they cannot be read "
+                                           "(damaged record or data key); export names them.")
 
 
 class ItemsOut(BaseModel):
     items: list[MemoryOut]
+    unreadable: int = Field(0, description="Records left out because they cannot be read.")
 
 
 class SignalsOut(BaseModel):
@@ -91,6 +94,7 @@ class RankedOut(BaseModel):
 
 class SearchOut(BaseModel):
     results: list[RankedOut]
+    unreadable: int = Field(0, description="Candidates left out because they cannot be read.")
 
 
 class ContextOut(BaseModel):
@@ -121,6 +125,9 @@ class ReceiptOut(BaseModel):
     data_key_destroyed: bool
     verified: dict[str, bool]
     complete: bool
+    residue: list[str] = Field(default_factory=list, description=(
+        "What erasure could not remove: record ids still found, or `data_key` if the key store refused."))
+    unreadable_deleted: int = Field(0, description="Records deleted by id although they could not be decoded.")
 
 
 class ApiKeyOut(BaseModel):

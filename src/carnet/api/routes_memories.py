@@ -83,7 +83,8 @@ def list_memories(
     page = api.list_memories(who, subject_id=subject_id, kind=kind, status=None if status == "any" else status,
                              category=category, limit=limit,
                              cursor=str(cursor) if cursor else None)
-    return {"items": [memory_json(m) for m in page.items], "next_cursor": page.next_cursor}
+    return {"items": [memory_json(m) for m in page.items], "next_cursor": page.next_cursor,
+            "unreadable": len(page.unreadable)}
 
 
 @router.post("/memories/lookup", response_model=ItemsOut)
@@ -92,7 +93,7 @@ def lookup(subject_id: SubjectId, body: LookupBody, who: Who, api: Api) -> dict[
     (proxies and access logs keep URLs)."""
     found = api.lookup(who, subject_id=subject_id, identifier=body.identifier, limit=body.limit,
                        include_superseded=body.include_superseded)
-    return {"items": [memory_json(m) for m in found]}
+    return {"items": [memory_json(m) for m in found], "unreadable": len(found.unreadable)}
 
 
 @router.get("/memories/{memory_id}", response_model=MemoryOut)
@@ -129,4 +130,5 @@ def search(subject_id: SubjectId, body: SearchBody, who: Who, api: Api) -> JSONR
     q = recall.Query(text=body.query, k=body.k, kinds=tuple(body.kinds) if body.kinds else None,
                      include_superseded=body.include_superseded, min_relevance=body.min_relevance)
     ranked = api.search(who, subject_id=subject_id, query=q)
-    return JSONResponse({"results": [ranked_json(r) for r in ranked]})
+    return JSONResponse({"results": [ranked_json(r) for r in ranked],
+                         "unreadable": len(ranked.unreadable)})

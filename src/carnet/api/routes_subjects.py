@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
+import structlog
 from fastapi import APIRouter
 from fastapi.responses import StreamingResponse
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
@@ -16,7 +17,10 @@ from carnet.api.auth import Api, Who
 from carnet.api.responses import ReceiptOut, RetentionOut
 from carnet.api.routes_memories import SubjectId
 from carnet.api.schemas import history_json, memory_json
-from carnet.services.export import SubjectExport
+from carnet.errors import CarnetError
+from carnet.services.export import Exported, NotExported, SubjectExport
+
+log = structlog.get_logger(__name__)
 
 router = APIRouter(prefix="/api/v1/subjects/{subject_id}", tags=["subjects"])
 
@@ -27,8 +31,10 @@ EXPORT_FORMAT = "carnet.export.v1"
     "description": "Every record of the subject, decrypted, with history and provenance (streamed JSON).",
     "content": {"application/json": {"example": {
         "format": EXPORT_FORMAT, "subject_id": "member-4711", "exported_at": "2026-11-29T10:00:00+00:00",
-        "count": 1, "records": [{"memory": {"id": "…", "kind": "fact", "text": "…"}, "history": [
-            {"at": "2026-11-02T09:15:00+00:00", "action": "created", "actor": "3f9a…", "detail": {}}]}]}}}}})
+        "count": 2, "records": [{"memory": {"id": "…", "kind": "fact", "text": "…"}, "history": [
+            {"at": "2026-11-02T09:15:00+00:00", "action": "created", "actor": "3f9a…", "detail": {}}]},
+            {"id": "…", "unreadable": "envelope_invalid", "history": []}],
+        "unreadable": 1, "complete": True}}}}})
 def export_subject(subject_id: SubjectId, who: Who, api: Api) -> StreamingResponse:
     """Everything Carnet holds on the subject, of every kind and status, decrypted, as one JSON
     document streamed record by record (a large subject never sits whole in memory)."""
@@ -39,13 +45,31 @@ def export_subject(subject_id: SubjectId, who: Who, api: Api) -> StreamingRespon
 
 
 def _stream(subject_id: str, found: SubjectExport) -> Iterator[bytes]:
+    """Always one valid JSON document. A record that cannot be read is ``{"id", "unreadable": <reason
+    code>, "history"}``; the tail says how many there were, and ``complete`` is false (with the error's
+    code) if the stream had to stop early: the status line (200) was sent before the records were read."""
     head = {"format": EXPORT_FORMAT, "subject_id": subject_id, "exported_at": datetime.now(UTC).isoformat(),
             "count": found.count}
     yield json.dumps(head, ensure_ascii=False)[:-1].encode() + b', "records": ['
-    for n, record in enumerate(found.records):
-        item = {"memory": memory_json(record.memory), "history": [history_json(e) for e in record.history]}
-        yield (b"," if n else b"") + json.dumps(item, ensure_ascii=False).encode()
-    yield b"]}"
+    tail: dict[str, Any] = {"unreadable": 0, "complete": True}
+    try:
+        for n, record in enumerate(found.records):
+            yield (b"," if n else b"") + json.dumps(_record_json(record, tail), ensure_ascii=False).encode()
+    except CarnetError as exc:
+        tail.update(complete=False, error=exc.code)
+        log.error("export_stopped", error=exc.code)
+    except Exception as exc:  # the edge of a stream already started: close the document, say it is cut
+        tail.update(complete=False, error="internal_error")
+        log.error("export_stopped", error="internal_error", error_type=type(exc).__name__)
+    yield b"], " + json.dumps(tail)[1:].encode()
+
+
+def _record_json(record: Exported | NotExported, tail: dict[str, Any]) -> dict[str, Any]:
+    history = [history_json(e) for e in record.history]
+    if isinstance(record, NotExported):
+        tail["unreadable"] += 1
+        return {"id": record.id, "unreadable": record.reason, "history": history}
+    return {"memory": memory_json(record.memory), "history": history}
 
 
 @router.delete("", response_model=ReceiptOut, responses={200: {

@@ -150,7 +150,7 @@ def entry_from_doc(doc: Mapping[str, Any], where: str) -> StoredKey:
         wrapped = WrappedKey(tenant=str(doc["tenant"]), ciphertext=str(doc["ciphertext"]),
                              kek_version=int(doc["kek_version"]))  # fmt: skip
         return StoredKey(subject=str(doc["subject"]), key_id=str(doc["key_id"]), wrapped=wrapped)
-    except (KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError, ArithmeticError) as exc:  # kek_version: 1e400 is inf
         raise KeyStoreCorrupt(where, "malformed entry") from exc
 
 

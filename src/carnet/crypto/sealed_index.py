@@ -8,6 +8,12 @@ caller from ``pseudo_text`` before they get here.
 
 Sealed fields are stored as ``"enc1:" + base64(envelope)``. A field without that prefix is refused,
 never passed through: a store written without encryption cannot be read as if it were sealed.
+
+A record that does not open (its ciphertext altered, its data key altered, removed or unreadable in
+the key store, refused by the KMS) is left out of the answer and noted in the caller's ``skipped``
+list with the error's code: one damaged record, or a subject whose key is damaged, never fails a
+whole page, a search or an export. An unavailable KMS is raised (a failure of the moment, not of the
+record).
 """
 
 from __future__ import annotations
@@ -22,6 +28,8 @@ from carnet.crypto.envelope import Aad, header_key_id, open_text, seal
 from carnet.crypto.errors import EnvelopeError
 from carnet.crypto.keyring import Keyring
 from carnet.domain.records import Memory, Scope
+from carnet.domain.unreadable import DECODE_ERRORS, Skipped, note
+from carnet.errors import CarnetError, DependencyUnavailable
 from carnet.ports import (
     AccessUpdate,
     HybridHits,
@@ -75,29 +83,57 @@ class SealedIndex:
 
         return [m.with_texts(sealed(m, "text"), sealed(m, "pseudo_text")) for m in memories]
 
-    def _opener(self, scope: Scope, *, pseudo_text: bool = True) -> Callable[[Memory], Memory]:
+    def _opener(self, scope: Scope, skipped: Skipped | None, *, pseudo_text: bool = True
+                ) -> Callable[[Memory], Memory | None]:
         keys: dict[str, bytes] = {}  # one read_key per key id per call
+        refused: dict[str, CarnetError] = {}  # and one refusal: a damaged key is not asked for again
+
+        def key_for(key_id: str) -> bytes:
+            if key_id in refused:
+                raise refused[key_id]
+            key = keys.get(key_id)
+            if key is None:
+                try:
+                    key = keys[key_id] = self._keyring.read_key(scope.tenant, scope.subject, key_id)
+                except DependencyUnavailable:
+                    raise
+                except CarnetError as exc:
+                    refused[key_id] = exc
+                    raise
+            return key
 
         def open_field(m: Memory, name: str) -> str:
             value: str = getattr(m, name)
             if not value.startswith(PREFIX):
                 raise EnvelopeError("a stored record field is not sealed")
             blob = base64.b64decode(value[len(PREFIX):])
-            key_id = header_key_id(blob)
-            key = keys.get(key_id)
-            if key is None:
-                key = keys[key_id] = self._keyring.read_key(scope.tenant, scope.subject, key_id)
+            key = key_for(header_key_id(blob))
             return open_text(key, aad=Aad(scope.tenant, scope.subject, m.id, name), blob=blob)
 
-        def open_memory(m: Memory) -> Memory:
+        def open_memory(m: Memory) -> Memory | None:
             started = time.perf_counter()
-            pseudo = open_field(m, "pseudo_text") if pseudo_text else m.pseudo_text
-            out = m.with_texts(open_field(m, "text"), pseudo)
-            self.open_seconds += time.perf_counter() - started
+            try:
+                pseudo = open_field(m, "pseudo_text") if pseudo_text else m.pseudo_text
+                out = m.with_texts(open_field(m, "text"), pseudo)
+            except DependencyUnavailable:
+                raise
+            except CarnetError as exc:
+                note(skipped, m.id, exc.code)
+                return None
+            except DECODE_ERRORS:  # base64 that does not decode, a field of the wrong type
+                note(skipped, m.id, EnvelopeError.code)
+                return None
+            finally:
+                self.open_seconds += time.perf_counter() - started
             self.opened += 2 if pseudo_text else 1
             return out
 
         return open_memory
+
+    def _open_all(self, scope: Scope, memories: Sequence[Memory], skipped: Skipped | None, *,
+                  pseudo_text: bool = True) -> list[Memory]:
+        opener = self._opener(scope, skipped, pseudo_text=pseudo_text)
+        return [m for m in map(opener, memories) if m is not None]
 
     @property
     def inner(self) -> VectorIndex:
@@ -114,26 +150,35 @@ class SealedIndex:
         self._inner.replace_payload(scope, self._seal(scope, memories))
 
     def hybrid_search(self, scope: Scope, *, dense: Vector, sparse: SparseVector | None, limit: int,
-                      where: RecordFilter, with_vectors: bool = False) -> HybridHits:
+                      where: RecordFilter, with_vectors: bool = False, skipped: Skipped | None = None) -> HybridHits:
         # Ranking reads neither text (case links compare blind-index tokens): candidates stay sealed,
         # and ``reveal`` opens the few records kept instead of every candidate.
         return self._inner.hybrid_search(scope, dense=dense, sparse=sparse, limit=limit, where=where,
-                                         with_vectors=with_vectors)
+                                         with_vectors=with_vectors, skipped=skipped)
 
-    def reveal(self, scope: Scope, memories: Sequence[Memory], *, pseudo_text: bool = False) -> list[Memory]:
-        opener = self._opener(scope, pseudo_text=pseudo_text)
-        return [opener(m) if m.text.startswith(PREFIX) else m for m in memories]
+    def reveal(self, scope: Scope, memories: Sequence[Memory], *, pseudo_text: bool = False,
+               skipped: Skipped | None = None) -> list[Memory]:
+        opener = self._opener(scope, skipped, pseudo_text=pseudo_text)
+        out = []
+        for m in memories:
+            shown = opener(m) if m.text.startswith(PREFIX) else m
+            if shown is not None:
+                out.append(shown)
+        return out
 
-    def get(self, scope: Scope, ids: Sequence[str]) -> list[Memory]:
-        return [self._opener(scope)(m) for m in self._inner.get(scope, ids)] if ids else []
+    def get(self, scope: Scope, ids: Sequence[str], *, reveal: bool = True,
+            skipped: Skipped | None = None) -> list[Memory]:
+        if not ids:
+            return []
+        found = self._inner.get(scope, ids, skipped=skipped)
+        return self._open_all(scope, found, skipped) if reveal else found
 
-    def scroll(self, scope: Scope, *, where: RecordFilter, limit: int,
-               offset: str | None = None, reveal: bool = True) -> tuple[list[Memory], str | None]:
-        items, nxt = self._inner.scroll(scope, where=where, limit=limit, offset=offset)
-        if not reveal:  # metadata only (maintenance): no data key unwrapped, no text opened
+    def scroll(self, scope: Scope, *, where: RecordFilter, limit: int, offset: str | None = None,
+               reveal: bool = True, skipped: Skipped | None = None) -> tuple[list[Memory], str | None]:
+        items, nxt = self._inner.scroll(scope, where=where, limit=limit, offset=offset, skipped=skipped)
+        if not reveal:  # metadata only (maintenance, erasure): no data key unwrapped, no text opened
             return items, nxt
-        opener = self._opener(scope)
-        return [opener(m) for m in items], nxt
+        return self._open_all(scope, items, skipped), nxt
 
     def count(self, scope: Scope, *, where: RecordFilter) -> int:
         return self._inner.count(scope, where=where)

@@ -11,6 +11,7 @@ from carnet.domain.embedding_text import query_text
 from carnet.domain.prompt import render
 from carnet.domain.records import Kind
 from carnet.domain.text import estimate_tokens
+from carnet.domain.unreadable import Skipped, Unreadable
 from carnet.errors import InvalidBudget
 from carnet.services import pii
 from carnet.services.deps import Deps
@@ -33,6 +34,7 @@ class Context:
     procedures: list[Ranked]
     prompt: str
     stats: dict[str, float | int]
+    unreadable: tuple[Unreadable, ...] = ()  # candidates that could not be read, left out (stats counts them)
 
 
 def budgets(deps: Deps, *, overrides: dict[str, int | float | None]) -> Budgets:
@@ -66,23 +68,24 @@ def assemble(deps: Deps, *, tenant: str, subject_id: str, query: str, budget: Bu
     now = deps.clock.now()
     prepared = pii.for_query(deps.pii, scope, query)
     qvec = deps.embedder.embed_query(query_text(prepared.pseudo_text, locale=deps.locale), tenant=scope.tenant)
+    skipped: Skipped = []
     facts = rank(deps, scope, Query(query, k=budget.memories.max_items * 2, kinds=(Kind.FACT,),
                                     min_relevance=budget.min_relevance, hidden_special=hidden_special),
-                 qvec, now, prepared=prepared, reveal=False)
+                 qvec, now, prepared=prepared, reveal=False, skipped=skipped)
     # Episodes and procedures are few per subject: a small candidate pool is enough for them.
     few = (budget.episodes.max_items + budget.procedures.max_items) * 2
     others = rank(deps, scope, Query(query, k=few, kinds=(Kind.EPISODE, Kind.PROCEDURE),
                                      min_relevance=budget.min_relevance, hidden_special=hidden_special),
                   qvec, now, candidates=few,
-                 prepared=prepared, reveal=False)
-    if not facts and not others:
+                 prepared=prepared, reveal=False, skipped=skipped)
+    if not facts and not others and not skipped:
         ensure_subject_exists(deps, scope)
 
     def cost(r: Ranked) -> int:
         return estimate_tokens(r.memory.text) + 8  # the date and bullet around each line
 
     def opened(chunk: Sequence[Ranked]) -> list[Ranked]:  # only records the packing may take are decrypted
-        return reveal_ranked(deps, scope, chunk)
+        return reveal_ranked(deps, scope, chunk, skipped)
 
     mem, mem_tokens = pack(facts, budget.memories, cost, open_chunk=opened)
     epi, epi_tokens = pack([r for r in others if r.memory.kind is Kind.EPISODE], budget.episodes, cost,
@@ -101,4 +104,6 @@ def assemble(deps: Deps, *, tenant: str, subject_id: str, query: str, budget: Bu
         "tokens": mem_tokens + epi_tokens + pro_tokens,
         "latency_ms": round((time.perf_counter() - started) * 1000, 3),
     }
-    return Context(mem, epi, pro, prompt, stats)
+    unreadable = deps.unreadable.add("assemble", skipped)
+    stats["unreadable"] = len(unreadable)
+    return Context(mem, epi, pro, prompt, stats, unreadable)

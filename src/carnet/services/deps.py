@@ -24,6 +24,7 @@ from carnet.services.pii import Pii
 from carnet.services.query_cache import CachedEmbedder
 from carnet.services.special import SpecialPolicy
 from carnet.services.subjects import SubjectRegistry
+from carnet.services.unreadable import UnreadableTally
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,3 +70,4 @@ class Deps:
     embed_dates: bool = True
     retention: RetentionPolicy = field(default_factory=RetentionPolicy)  # classes per tenant
     decay: DecayRule = field(default_factory=DecayRule)
+    unreadable: UnreadableTally = field(default_factory=UnreadableTally)  # records reads left out, for /metrics

@@ -1,11 +1,20 @@
-"""Erasure of a data subject (GDPR art. 17): records, history, then the data key, then proof.
+"""Erasure of a data subject (GDPR art. 17): the data key, then records and history, then proof.
 
-Order matters: the erasure is written to the ledger first (keyed hashes only), so a restore of an
-older backup, or a crash half-way, still gets it applied; then records and catalog rows go, and the
-subject's data key last. Once the key is destroyed, every copy of the subject's sealed records that
-survives elsewhere (a snapshot, a backup of the data directory) can no longer be opened. The
-receipt says what was deleted and what was verified afterwards; it names the subject only by its
-keyed hash.
+Order matters, and nothing in it needs to read a record:
+
+1. the erasure is written to the ledger (keyed hashes only), so a restore of an older backup, or a
+   crash half-way, still gets it applied;
+2. the subject's data key is destroyed: from then on every copy of the subject's sealed records (the
+   store itself, a snapshot, a backup of the data directory) can no longer be opened. Destroying it
+   needs no unwrap, so a damaged key is destroyed as well as a sound one;
+3. the points are deleted by id within the subject's scope (tenant and subject hash), found by a
+   metadata-only scroll: nothing is decrypted, and a record whose payload no longer decodes is still
+   named by its id and deleted;
+4. catalog rows, intakes, the subject registry and the pseudonym map go.
+
+The receipt says what was deleted, what was verified afterwards and what could not be removed
+(``residue``: record ids still found, or ``data_key`` when the key store refused); it names the
+subject only by its keyed hash. ``complete`` is true when the key is gone and nothing is findable.
 """
 
 from __future__ import annotations
@@ -14,13 +23,19 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 import numpy as np
+import structlog
 
 from carnet.domain.records import Scope
+from carnet.domain.unreadable import Skipped
+from carnet.errors import CarnetError
 from carnet.ports import ErasureEntry, RecordFilter, VectorIndex
 from carnet.services.deps import Deps
 from carnet.services.scope import scope_for
 
+log = structlog.get_logger(__name__)
+
 _PAGE = 500
+DATA_KEY = "data_key"  # the residue entry when the key store refused to destroy the key
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +47,8 @@ class ErasureReceipt:
     catalog_rows_deleted: int
     data_key_destroyed: bool
     verified: dict[str, bool] = field(default_factory=dict)
+    residue: tuple[str, ...] = ()  # what is still there: record ids, or ``data_key``
+    unreadable_deleted: int = 0  # records deleted although they could not be decoded
 
     @property
     def complete(self) -> bool:
@@ -42,42 +59,75 @@ class ErasureReceipt:
             "tenant": self.tenant, "subject_hash": self.subject_hash, "at": self.at.isoformat(),
             "records_deleted": self.records_deleted, "catalog_rows_deleted": self.catalog_rows_deleted,
             "data_key_destroyed": self.data_key_destroyed, "verified": self.verified, "complete": self.complete,
+            "residue": list(self.residue), "unreadable_deleted": self.unreadable_deleted,
         }
+
+
+@dataclass(frozen=True, slots=True)
+class Deleted:
+    records: int
+    unreadable: int  # of which the payload did not decode (deleted by id all the same)
+    residue: tuple[str, ...]  # ids still found after deletion
 
 
 def erase_subject(deps: Deps, *, tenant: str, subject_id: str) -> ErasureReceipt:
     scope = scope_for(deps, tenant, subject_id)
     with deps.locks.for_scope(scope):
         deps.ledger.append(ErasureEntry(tenant, scope.subject, deps.hasher.hash_key(tenant), deps.clock.now()))
-        records = delete_records(deps.index, scope)
+        destroyed, key_residue = _destroy_key(deps, scope)
+        deleted = delete_records(deps.index, scope)
         rows = deps.catalog.erase_subject(scope)
         rows += deps.intakes.forget_subject(scope.tenant, scope.subject)
         deps.subjects.forget(scope)
         deps.pii.maps.forget(scope)
-        destroyed = deps.keys.shred(scope.tenant, scope.subject)
         deps.embedder.clear(scope.tenant)  # cached query embeddings may come from this subject's calls
         verified = _verify(deps, scope)
-    return ErasureReceipt(tenant, scope.subject, deps.clock.now(), records, rows, destroyed, verified)
+    return ErasureReceipt(tenant, scope.subject, deps.clock.now(), deleted.records, rows, destroyed, verified,
+                          residue=key_residue + deleted.residue, unreadable_deleted=deleted.unreadable)
 
 
-def delete_records(index: VectorIndex, scope: Scope) -> int:
-    """Every point of the scope, whatever its kind or status (superseded ones too)."""
+def _destroy_key(deps: Deps, scope: Scope) -> tuple[bool, tuple[str, ...]]:
+    """Shred first. If the key store refuses, the records are deleted all the same and the receipt
+    lists the key as residue (the ledger line gets the erasure applied again later)."""
+    try:
+        return deps.keys.shred(scope.tenant, scope.subject), ()
+    except CarnetError as exc:
+        log.error("erasure_key_not_destroyed", error=exc.code)
+        return False, (DATA_KEY,)
+
+
+def delete_records(index: VectorIndex, scope: Scope) -> Deleted:
+    """Every point of the scope, whatever its kind or status (superseded ones too), by id, without
+    opening anything. Ids deleted once and found again are residue (the loop then stops)."""
     every = RecordFilter(statuses=None)
-    deleted = 0
+    deleted: set[str] = set()
+    unreadable = 0
     while True:
-        page, _ = index.scroll(scope, where=every, limit=_PAGE)
-        if not page:
-            return deleted
-        index.delete(scope, [m.id for m in page])
-        deleted += len(page)
+        skipped: Skipped = []
+        page, _ = index.scroll(scope, where=every, limit=_PAGE, reveal=False, skipped=skipped)
+        ids = [m.id for m in page] + [u.id for u in skipped]
+        again = [i for i in ids if i in deleted]
+        if not ids or again:
+            return Deleted(len(deleted), unreadable, tuple(sorted(again)))
+        index.delete(scope, ids)
+        deleted.update(ids)
+        unreadable += len(skipped)
 
 
 def _verify(deps: Deps, scope: Scope) -> dict[str, bool]:
     every = RecordFilter(statuses=None)
     probe = np.full(deps.embedder.dim, 1.0 / np.sqrt(deps.embedder.dim), dtype=np.float32)
-    hits = deps.index.hybrid_search(scope, dense=probe, sparse=None, limit=10, where=every)
+    skipped: Skipped = []  # a hit that does not decode is still a hit
+    hits = deps.index.hybrid_search(scope, dense=probe, sparse=None, limit=10, where=every, skipped=skipped)
     return {
         "count_is_zero": deps.index.count(scope, where=every) == 0,
-        "search_returns_nothing": not hits.dense and not hits.sparse,
-        "data_key_gone": not deps.keys.exists(scope.tenant, scope.subject),
+        "search_returns_nothing": not hits.dense and not hits.sparse and not skipped,
+        "data_key_gone": not _key_exists(deps, scope),
     }
+
+
+def _key_exists(deps: Deps, scope: Scope) -> bool:
+    try:
+        return deps.keys.exists(scope.tenant, scope.subject)
+    except CarnetError:  # an entry that cannot be read back is still there
+        return True

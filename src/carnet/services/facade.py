@@ -17,7 +17,8 @@ from datetime import datetime
 from carnet.domain.intake import Intake, Message
 from carnet.domain.records import HistoryEntry, Kind, Memory, Scope, Status
 from carnet.domain.retention import SubjectRetention
-from carnet.errors import InvalidInput, LegalHold, SubjectNotFound
+from carnet.domain.unreadable import Found, Unreadable
+from carnet.errors import InvalidInput, LegalHold, MemoryUnreadable, SubjectNotFound
 from carnet.ports import RecordFilter
 from carnet.services import export as export_service
 from carnet.services import intake, memories, recall, rectify, retention
@@ -77,6 +78,14 @@ class Facade:
                 self.deps, tenant=who.tenant, subject_id=subject_id).legal_hold:
             raise LegalHold()
 
+    def _unreadable(self, who: Principal, operation: str, scope: Scope, found: Sequence[Unreadable]) -> None:
+        """Records a read had to leave out: one queued entry per reason, their ids as targets, no text."""
+        for reason in sorted({u.reason for u in found}):
+            ids = tuple(u.id for u in found if u.reason == reason)
+            self.audit.read(self.audit.event(tenant=who.tenant, actor=who.key_id, action="record.unreadable",
+                                             subject=scope.subject, targets=ids, outcome="skipped",
+                                             detail={"operation": operation, "reason": reason, "count": len(ids)}))
+
     # ---- agent: write and read a subject's memories -------------------------------------------
 
     def remember(self, who: Principal, *, subject_id: str, items: Sequence[NewMemory]) -> list[Outcome]:
@@ -100,8 +109,8 @@ class Facade:
         self.door.allow(who, "intake.status", (AGENT, DPO))
         return intake.status(self.queue, tenant=who.tenant, intake_id=intake_id)
 
-    def search(self, who: Principal, *, subject_id: str, query: recall.Query) -> list[recall.Ranked]:
-        def run() -> list[recall.Ranked]:
+    def search(self, who: Principal, *, subject_id: str, query: recall.Query) -> Found[recall.Ranked]:
+        def run() -> Found[recall.Ranked]:
             q = recall.Query(query.text, query.k, query.kinds, query.include_superseded, query.min_relevance,
                              self._hidden(who))
             return recall.search(self.deps, tenant=who.tenant, subject_id=subject_id, query=q)
@@ -109,6 +118,7 @@ class Facade:
         ranked = self.door.read(who, "memory.search", (AGENT,), run, scope=self._subject(who, subject_id),
                                 seen=lambda found: [r.memory.id for r in found])
         self._observe(who.tenant, "search", [r.score for r in ranked])
+        self._unreadable(who, "search", self._scope(who, subject_id), ranked.unreadable)
         return ranked
 
     def assemble(self, who: Principal, *, subject_id: str, query: str, budget: Budgets) -> Context:
@@ -122,37 +132,47 @@ class Facade:
         ctx = self.door.read(who, "context.assemble", (AGENT,), run, scope=self._subject(who, subject_id),
                              seen=lambda found: [r.memory.id for r in chosen(found)])
         self._observe(who.tenant, "assemble", [r.score for r in chosen(ctx)])
+        self._unreadable(who, "assemble", self._scope(who, subject_id), ctx.unreadable)
         return ctx
 
     def list_memories(self, who: Principal, *, subject_id: str, kind: Kind | None = None,
                       status: Status | None = Status.ACTIVE, category: str | None = None, limit: int = 50,
                       cursor: str | None = None) -> memories.Page:
-        return self.door.read(
+        page = self.door.read(
             who, "memory.list", (AGENT, DPO), lambda: memories.list_memories(
                 self.deps, tenant=who.tenant, subject_id=subject_id, kind=kind, status=status, category=category,
                 limit=limit, cursor=cursor, hidden_special=self._hidden(who)),
             scope=self._subject(who, subject_id), seen=lambda page: [m.id for m in page.items])
+        self._unreadable(who, "list", self._scope(who, subject_id), page.unreadable)
+        return page
 
     def lookup(self, who: Principal, *, subject_id: str, identifier: str, limit: int = 50,
-               include_superseded: bool = False) -> list[Memory]:
-        return self.door.read(
+               include_superseded: bool = False) -> Found[Memory]:
+        found = self.door.read(
             who, "memory.lookup", (AGENT,), lambda: memories.lookup(
                 self.deps, tenant=who.tenant, subject_id=subject_id, identifier=identifier, limit=limit,
                 include_superseded=include_superseded, hidden_special=self._hidden(who)),
             scope=self._subject(who, subject_id), seen=lambda found: [m.id for m in found])
+        self._unreadable(who, "lookup", self._scope(who, subject_id), found.unreadable)
+        return found
 
     def get_memory(self, who: Principal, *, subject_id: str, memory_id: str) -> Memory:
-        return self.door.read(
-            who, "memory.get", (AGENT, DPO), lambda: memories.get_memory(
-                self.deps, tenant=who.tenant, subject_id=subject_id, memory_id=memory_id,
-                hidden_special=self._hidden(who)),
-            scope=self._subject(who, subject_id), seen=lambda m: [m.id])
+        def run() -> Memory:
+            try:
+                return memories.get_memory(self.deps, tenant=who.tenant, subject_id=subject_id,
+                                           memory_id=memory_id, hidden_special=self._hidden(who))
+            except MemoryUnreadable as exc:
+                found = [Unreadable(memory_id, str(exc.context["reason"]))]
+                self._unreadable(who, "get", self._scope(who, subject_id), found)
+                raise
+
+        return self.door.read(who, "memory.get", (AGENT, DPO), run, scope=self._subject(who, subject_id),
+                              seen=lambda m: [m.id])
 
     def forget(self, who: Principal, *, subject_id: str, memory_id: str) -> None:
-        """Delete one record (an agent relaying "forget that", or a DPO)."""
+        """Delete one record (an agent relaying "forget that", or a DPO); it need not be readable."""
         def exists() -> None:
-            memories.get_memory(self.deps, tenant=who.tenant, subject_id=subject_id, memory_id=memory_id,
-                                hidden_special=self._hidden(who))
+            memories.ensure_exists(self.deps, self._scope(who, subject_id), memory_id, self._hidden(who))
 
         with self.door.write(who, "memory.delete", (AGENT, DPO), scope=self._subject(who, subject_id),
                              check=exists, targets=(memory_id,)):
@@ -181,7 +201,8 @@ class Facade:
     def export(self, who: Principal, *, subject_id: str) -> export_service.SubjectExport:
         return self.door.read(
             who, "subject.export", (DPO,), lambda: export_service.export_subject(
-                self.deps, tenant=who.tenant, subject_id=subject_id),
+                self.deps, tenant=who.tenant, subject_id=subject_id,
+                on_unreadable=lambda scope, skipped: self._unreadable(who, "export", scope, skipped)),
             scope=self._subject(who, subject_id), seen=lambda _: (), detail=lambda found: {"count": found.count},
             at_once=True)
 

@@ -8,7 +8,8 @@ keyword-hashed, and blind-index tokens for the exact identifiers found.
 
 Read path (``for_query``): patterns and a dictionary match of the subject's known names only (no
 model): a name in a question meets the same placeholder as in the memories, and an identifier in
-it becomes a blind-index lookup. The map is read, never changed.
+it becomes a blind-index lookup. The map is read, never changed. A map that does not open (the
+subject's data key damaged) does not block the read: the query goes on without the subject's names.
 """
 
 from __future__ import annotations
@@ -16,12 +17,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+import structlog
+
 from carnet.domain.pii.canonical import canonical
 from carnet.domain.pii.patterns import Recognizer
-from carnet.domain.pii.pseudonyms import PLACEHOLDER, Pseudonymized, find_known_names, pseudonymize
+from carnet.domain.pii.pseudonyms import PLACEHOLDER, Pseudonymized, PseudonymMap, find_known_names, pseudonymize
 from carnet.domain.pii.spans import BUILT_IN, IDENTIFIERS, Span, settle
 from carnet.domain.records import Scope
+from carnet.errors import CarnetError, DependencyUnavailable
 from carnet.ports import PiiDetector, PseudonymMaps
+
+log = structlog.get_logger(__name__)
 
 ALL_TENANTS = "*"
 
@@ -94,9 +100,19 @@ def restore(text: str, back: Mapping[str, str]) -> str:
 def for_query(pii: Pii, scope: Scope, text: str) -> Prepared:
     if not pii.enabled:
         return Prepared(text)
-    pmap = pii.maps.load(scope)
+    pmap = _readable_map(pii, scope)
     return _prepared(pseudonymize(text, _patterns(pii, scope.tenant, text), pmap,
                                   known=find_known_names(text, pmap), create=False))
+
+
+def _readable_map(pii: Pii, scope: Scope) -> PseudonymMap:
+    try:
+        return pii.maps.load(scope)
+    except DependencyUnavailable:
+        raise
+    except CarnetError as exc:  # damaged: the reads still answer, the records' own damage is reported
+        log.warning("pseudonym_map_unreadable", error=exc.code)
+        return PseudonymMap()
 
 
 def identifiers_in(pii: Pii, tenant: str, text: str) -> tuple[str, ...]:

@@ -1,4 +1,7 @@
-"""Search: hybrid retrieval (dense + keyword) inside the subject's scope, then the weighted score."""
+"""Search: hybrid retrieval (dense + keyword) inside the subject's scope, then the weighted score.
+
+A candidate that cannot be read back (its payload or ciphertext damaged, its data key damaged) is left
+out, counted, and named in the answer's ``unreadable`` (:mod:`carnet.domain.unreadable`)."""
 
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ from carnet.domain.embedding_text import query_text
 from carnet.domain.linking import bring_linked_up
 from carnet.domain.records import Kind, Memory, Scope, Status
 from carnet.domain.scoring import Signals, final_score, signals
+from carnet.domain.unreadable import Found, Skipped
 from carnet.errors import InvalidInput, SubjectNotFound
 from carnet.ports import HybridHits, RecordFilter, Vector
 from carnet.services import pii
@@ -36,17 +40,18 @@ class Query:
     hidden_special: tuple[str, ...] = ()  # special categories the caller may not read (its key's policy)
 
 
-def search(deps: Deps, *, tenant: str, subject_id: str, query: Query) -> list[Ranked]:
+def search(deps: Deps, *, tenant: str, subject_id: str, query: Query) -> Found[Ranked]:
     scope = scope_for(deps, tenant, subject_id)
     validate_query(deps, query)
     now = deps.clock.now()
     prepared = pii.for_query(deps.pii, scope, query.text)
     qvec = deps.embedder.embed_query(query_text(prepared.pseudo_text, locale=deps.locale), tenant=scope.tenant)
-    ranked = rank(deps, scope, query, qvec, now, prepared=prepared)
-    if not ranked:
+    skipped: Skipped = []
+    ranked = rank(deps, scope, query, qvec, now, prepared=prepared, skipped=skipped)
+    if not ranked and not skipped:
         ensure_subject_exists(deps, scope)
     deps.access.record(scope, [r.memory.id for r in ranked], now)
-    return ranked
+    return Found(ranked, deps.unreadable.add("search", skipped))
 
 
 def validate_query(deps: Deps, query: Query) -> None:
@@ -67,11 +72,13 @@ def ensure_subject_exists(deps: Deps, scope: Scope) -> None:
 
 
 def rank(deps: Deps, scope: Scope, query: Query, qvec: Vector, now: datetime,
-         candidates: int | None = None, *, prepared: pii.Prepared | None = None, reveal: bool = True) -> list[Ranked]:
+         candidates: int | None = None, *, prepared: pii.Prepared | None = None, reveal: bool = True,
+         skipped: Skipped | None = None) -> list[Ranked]:
     """``candidates``: how many records each retriever returns before ranking (settings by default).
     ``prepared``: the query once pseudonymised (``qvec`` is its embedding); identifiers found in it
     are looked up in the blind index and their records come first. ``reveal=False`` leaves the texts
-    sealed, for a caller that opens only those it keeps (``reveal_ranked``)."""
+    sealed, for a caller that opens only those it keeps (``reveal_ranked``). ``skipped`` receives the
+    candidates that could not be read (they are left out)."""
     prepared = prepared or pii.Prepared(query.text)
     statuses = None if query.include_superseded else (Status.ACTIVE,)
     where = RecordFilter(kinds=query.kinds, statuses=statuses, hidden_special=query.hidden_special,
@@ -83,26 +90,29 @@ def rank(deps: Deps, scope: Scope, query: Query, qvec: Vector, now: datetime,
         limit=max(candidates or deps.candidates, query.k),
         where=where,
         with_vectors=True,
+        skipped=skipped,
     )
     floor = deps.search_min_relevance if query.min_relevance is None else query.min_relevance
     ranked = sorted(score_hits(deps, hits, qvec, now), key=lambda r: r.score, reverse=True)
     top = above_floor(ranked, floor)
     if prepared.identifiers:
         exact = exact_matches(deps, scope, where, prepared.identifiers, {r.memory.id: r for r in ranked}, now,
-                              limit=query.k)
+                              limit=query.k, skipped=skipped)
         named = {r.memory.id for r in exact}
         top = exact + [r for r in top if r.memory.id not in named]
     top = top[: query.k]
-    return reveal_ranked(deps, scope, top) if reveal else top
+    return reveal_ranked(deps, scope, top, skipped) if reveal else top
 
 
 def exact_matches(deps: Deps, scope: Scope, where: RecordFilter, identifiers: Sequence[str],
-                  scored: dict[str, Ranked], now: datetime, *, limit: int) -> list[Ranked]:
+                  scored: dict[str, Ranked], now: datetime, *, limit: int,
+                  skipped: Skipped | None = None) -> list[Ranked]:
     """Records whose blind index holds one of ``identifiers`` (an IBAN, a phone, a claim number named
     in the query): found by their keyed token, not by meaning, and put first, best score first."""
     found: dict[str, Ranked] = {}
     for token in deps.hasher.blind_tokens(scope.tenant, identifiers):
-        records, _ = deps.index.scroll(scope, where=replace(where, blind_token=token), limit=limit)
+        records, _ = deps.index.scroll(scope, where=replace(where, blind_token=token), limit=limit,
+                                       skipped=skipped)
         for m in records:
             if m.id not in found:
                 s = scored.get(m.id)
@@ -112,9 +122,11 @@ def exact_matches(deps: Deps, scope: Scope, where: RecordFilter, identifiers: Se
     return sorted(found.values(), key=lambda r: r.score, reverse=True)
 
 
-def reveal_ranked(deps: Deps, scope: Scope, ranked: Sequence[Ranked]) -> list[Ranked]:
-    shown = deps.index.reveal(scope, [r.memory for r in ranked])
-    return [Ranked(m, r.score, r.signals) for r, m in zip(ranked, shown, strict=True)]
+def reveal_ranked(deps: Deps, scope: Scope, ranked: Sequence[Ranked],
+                  skipped: Skipped | None = None) -> list[Ranked]:
+    """The records opened, in rank order; one that does not open is left out (noted in ``skipped``)."""
+    shown = {m.id: m for m in deps.index.reveal(scope, [r.memory for r in ranked], skipped=skipped)}
+    return [Ranked(shown[r.memory.id], r.score, r.signals) for r in ranked if r.memory.id in shown]
 
 
 KEYWORD_EVIDENCE = 0.5

@@ -16,9 +16,10 @@ from carnet.domain.embedding_text import embedding_text
 from carnet.domain.linking import references
 from carnet.domain.pii.special import special_categories
 from carnet.domain.records import HistoryEntry, Memory, Scope
-from carnet.errors import InvalidInput, MemoryNotFound
+from carnet.domain.unreadable import Skipped
+from carnet.errors import InvalidInput, MemoryNotFound, MemoryUnreadable
 from carnet.ports import IndexedMemory
-from carnet.services import pii
+from carnet.services import memories, pii
 from carnet.services.deps import Deps
 from carnet.services.scope import scope_for
 
@@ -63,7 +64,7 @@ def forget(deps: Deps, *, tenant: str, subject_id: str, memory_id: str, actor: s
     """Delete one record physically; history keeps that it was deleted, by whom and why."""
     scope = scope_for(deps, tenant, subject_id)
     with deps.locks.for_scope(scope):
-        _stored(deps, scope, memory_id)
+        memories.ensure_exists(deps, scope, memory_id)  # without decrypting: a damaged record goes too
         deps.index.delete(scope, [memory_id])
         deps.catalog.append_history(scope, [HistoryEntry(memory_id, deps.clock.now(), "deleted", actor,
                                                          {"reason": reason})])
@@ -71,7 +72,10 @@ def forget(deps: Deps, *, tenant: str, subject_id: str, memory_id: str, actor: s
 
 
 def _stored(deps: Deps, scope: Scope, memory_id: str) -> Memory:
-    found = deps.index.get(scope, [memory_id])
+    skipped: Skipped = []
+    found = deps.index.get(scope, [memory_id], skipped=skipped)
+    if not found and skipped:
+        raise MemoryUnreadable(memory_id, deps.unreadable.add("rectify", skipped)[0].reason)
     if not found:
         raise MemoryNotFound(memory_id)
     return found[0]

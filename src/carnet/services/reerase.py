@@ -62,9 +62,9 @@ def reapply_erasures(*, ledger: ErasureLedger, index: VectorIndex, catalog: Cata
     verified = True
     every = RecordFilter(statuses=None)
     for scope in scopes:
-        r = delete_records(index, scope)
+        k = keys.shred(scope.tenant, scope.subject)  # the key first, as erasure does
+        r = delete_records(index, scope).records
         c = catalog.erase_subject(scope) + intakes.forget_subject(scope.tenant, scope.subject)
-        k = keys.shred(scope.tenant, scope.subject)
         erased += bool(r or c or k)
         records, rows, destroyed = records + r, rows + c, destroyed + k
         verified = verified and index.count(scope, where=every) == 0 and not keys.exists(scope.tenant, scope.subject)

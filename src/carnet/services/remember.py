@@ -184,9 +184,12 @@ def _candidates(deps: Deps, scope: Scope, batch: _Batch, kind: Kind, vec: Vector
         where=RecordFilter(kinds=(kind,), not_expired_at=now),
     )
     found: dict[str, tuple[Memory, float]] = {}
-    revealed = deps.index.reveal(scope, [c.memory for c in hits.dense], pseudo_text=True)  # reconcile reads both
-    for c, memory in zip(hits.dense, revealed, strict=True):
-        current = batch.changed.get(c.memory.id, memory)
+    # reconcile reads both texts; a neighbour that does not open is no candidate (it is left as it is)
+    revealed = {m.id: m for m in deps.index.reveal(scope, [c.memory for c in hits.dense], pseudo_text=True)}
+    for c in hits.dense:
+        if c.memory.id not in revealed:
+            continue
+        current = batch.changed.get(c.memory.id, revealed[c.memory.id])
         if current.is_live(now):
             found[current.id] = (current, c.score)
     for pending in batch.new.values():

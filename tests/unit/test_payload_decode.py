@@ -1,0 +1,47 @@
+"""A stored payload that does not decode is reported by id, never raised: whatever its fields hold."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from carnet.adapters import payload as pl
+from carnet.domain.records import Kind, Memory, Scope, Source
+from carnet.domain.unreadable import PAYLOAD_INVALID, Unreadable
+
+AT = datetime(2026, 1, 1, tzinfo=UTC)
+ID = "6f1c0f4e-3f0b-4a43-9a1d-2d9f4b8a6b11"
+GOOD = pl.to_payload(Memory(id=ID, scope=Scope("t", "h"), kind=Kind.FACT, text="enc1:x", pseudo_text="enc1:y",
+                            recorded_at=AT, valid_from=AT, updated_at=AT, valid_to=AT, last_accessed_at=AT,
+                            tags=("a",), sources=(Source("api", "k", "s"),)))
+
+JSON: st.SearchStrategy[Any] = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=6)
+FIELDS = sorted(GOOD)
+
+
+@settings(max_examples=400, deadline=None, database=None)
+@given(removed=st.sets(st.sampled_from(FIELDS), max_size=3),
+       changed=st.dictionaries(st.sampled_from(FIELDS), JSON, max_size=3))
+def test_any_damaged_payload_is_reported_by_id_or_decodes(removed: set[str], changed: dict[str, Any]) -> None:
+    damaged = {k: v for k, v in {**GOOD, **changed}.items() if k not in removed}
+    skipped: list[Unreadable] = []
+    memory = pl.decode(ID, damaged, skipped)
+    if memory is None:
+        assert skipped == [Unreadable(ID, PAYLOAD_INVALID)]
+    else:
+        assert skipped == [] and memory.id == ID and isinstance(memory.text, str)
+
+
+@settings(max_examples=200, deadline=None, database=None)
+@given(field=st.sampled_from(["valid_from", "recorded_at", "updated_at", "valid_to", "last_accessed_at"]),
+       value=st.floats(min_value=2.6e11) | st.floats(max_value=-6.3e10) | st.just(float("nan")))
+def test_a_date_outside_years_1_to_9999_is_unreadable_not_an_error(field: str, value: float) -> None:
+    skipped: list[Unreadable] = []
+    assert pl.decoded([(ID, {**GOOD, field: value}), ("other", None)], skipped) == []
+    assert skipped == [Unreadable(ID, PAYLOAD_INVALID), Unreadable("other", PAYLOAD_INVALID)]
