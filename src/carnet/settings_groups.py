@@ -220,12 +220,12 @@ class ApiSettings(BaseModel):
     @classmethod
     def _rate(cls, v: str) -> str:
         if v:
-            from limits import parse
+            from carnet.domain.values import check_rate
 
             try:
-                parse(v)
-            except ValueError as exc:
-                raise ValueError("rate_limit must look like '300/second' or '6000/minute'") from exc
+                check_rate(v)
+            except ValueError:
+                raise ValueError("rate_limit must look like '300/second' or '6000/minute'") from None
         return v
 
 

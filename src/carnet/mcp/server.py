@@ -76,7 +76,7 @@ async def _call(tool: Tool, arguments: dict[str, Any],
     try:
         args = tool.arguments.model_validate(arguments)
     except ValidationError as exc:
-        return "invalid_request", results.invalid_arguments(exc)
+        return "invalid_request", results.invalid_arguments(exc, tool.arguments.model_fields.keys())
     try:
         data = await anyio.to_thread.run_sync(run, args)
     except CarnetError as exc:
