@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from uuid import UUID
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -86,6 +86,7 @@ def test_a_naive_datetime_is_refused(at: datetime) -> None:
     _refused(at=at.isoformat())
 
 
+@settings(max_examples=60)
 @given(any_aware, st.integers(-(10**12), 10**12))
 def test_computed_dates_saturate_and_never_overflow(start: datetime, days: int) -> None:
     end = values.later(start, days)

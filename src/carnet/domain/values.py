@@ -106,7 +106,7 @@ def later(start: datetime, days: int) -> datetime:
     room = (CEILING - utc).days
     if days >= room:
         return CEILING
-    return start + timedelta(days=max(days, 0))
+    return min(start + timedelta(days=max(days, 0)), CEILING)
 
 
 # --- numbers ---------------------------------------------------------------------------------------
@@ -116,26 +116,11 @@ Int = Annotated[int, Strict(), Field(ge=-MAX_SAFE_INT, le=MAX_SAFE_INT)]
 ``Annotated[Int, Field(ge=1, le=500)]``."""
 
 
-def _number(value: object) -> object:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise _refuse("number_type", "must be a JSON number")
-    return float(value)
-
-
-Fraction = Annotated[float, BeforeValidator(_number), Field(ge=0, le=1, allow_inf_nan=False)]
+Fraction = Annotated[float, Strict(), Field(ge=0, le=1, allow_inf_nan=False)]
 """A number in [0, 1] (``1`` counts, ``"1"``, ``true``, NaN do not)."""
 
-
-def _seconds(value: object) -> object:
-    if isinstance(value, str):  # a query parameter is text; the number rule applies to what it says
-        try:
-            return float(value)
-        except ValueError:
-            raise _refuse("number_type", "must be a number") from None
-    return _number(value)
-
-
-Seconds = Annotated[float, BeforeValidator(_seconds), Field(gt=0, le=3600, allow_inf_nan=False)]
+Seconds = Annotated[float, Field(gt=0, le=3600, allow_inf_nan=False)]
+"""A duration in a query parameter (text by nature, so not strict): finite, positive, bounded."""
 
 # --- text ------------------------------------------------------------------------------------------
 
