@@ -254,7 +254,7 @@ class DecaySettings(BaseModel):
 
     enabled: bool = True
     importance_below: float = Field(0.1, ge=0, le=1)
-    untouched_days: int = Field(120, ge=1)
+    untouched_days: int = Field(120, ge=1, le=1_000_000)  # bounded: now - days must not overflow
 
 
 class WorkerSettings(BaseModel):

@@ -124,6 +124,7 @@ Seconds = Annotated[float, Field(gt=0, le=3600, allow_inf_nan=False)]
 
 # --- text ------------------------------------------------------------------------------------------
 
+LABEL_PATTERN = r"^[^\x00-\x1f\x7f-\x9f\u2028\u2029]*$"  # also in the OpenAPI schema; _label adds lone surrogates
 TEXT_MESSAGE = "must be text without NUL or control characters (other than newline and tab)"
 LABEL_MESSAGE = "must be one line of text without control characters"
 
@@ -173,7 +174,8 @@ def _label(value: str) -> str:
 Text = Annotated[str, Strict(), Field(min_length=1), AfterValidator(_text)]
 """Free text (a memory, a message, a query), 1 character at least; the services bound its length."""
 
-Label = Annotated[str, Strict(), Field(min_length=1, max_length=256), AfterValidator(_label)]
+Label = Annotated[str, Strict(), Field(min_length=1, max_length=256, pattern=LABEL_PATTERN),
+                  AfterValidator(_label)]
 """A one-line identifier or label; narrow its length: ``Annotated[Label, Field(max_length=64)]``."""
 
 HEADER_KEY_PATTERN = r"^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$"
