@@ -291,3 +291,36 @@ def test_mcp_unknown_argument_names_are_never_echoed(stack: Stack) -> None:
 
     _mcp(stack, session)
     _nothing_for(stack.http)
+
+
+# --- CLI options ---------------------------------------------------------------------------------------
+
+@FAST
+@given(rate=bad_rates)
+def test_cli_rate_limits(container: Container, rate: str) -> None:
+    from typer.testing import CliRunner
+
+    from carnet.cli import app
+
+    before = len(container.deps.catalog.api_keys("t1"))
+    result = CliRunner().invoke(app, ["apikey", "create", "--tenant", "t1", "--role", "agent", "--rate-limit", rate,
+                                      "--data-dir", str(container.settings.data_dir)],
+                                env={"CARNET_KEY_DIR": str(container.settings.resolved_key_dir)})
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert len(container.deps.catalog.api_keys("t1")) == before
+    shown = _shown(rate)
+    if shown is not None:
+        assert shown not in result.output
+
+
+@FAST
+@given(value=out_of_range_dates)
+def test_cli_datetimes(tmp_path_factory: pytest.TempPathFactory, value: str) -> None:
+    from typer.testing import CliRunner
+
+    from carnet.cli import app
+
+    tmp = tmp_path_factory.mktemp("cli")
+    result = CliRunner().invoke(app, ["backup", "reapply-erasures", "--since", value, "--data-dir", str(tmp / "d")],
+                                env={"CARNET_KEY_DIR": str(tmp / "k")})
+    assert result.exit_code == 2 and "1900" in result.output and value not in result.output
