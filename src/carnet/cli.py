@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from carnet import cli_values as values
 from carnet.config import Settings
 
 if TYPE_CHECKING:
@@ -79,7 +80,7 @@ def _configure_logs(settings: Settings) -> None:
 def serve(
     data_dir: DataDir = None,
     host: Annotated[str | None, typer.Option(help="Interface to listen on (default 127.0.0.1).")] = None,
-    port: Annotated[int | None, typer.Option(help="Port (default 8080).")] = None,
+    port: Annotated[int | None, typer.Option(min=1, max=65535, help="Port (default 8080).")] = None,
     demo: Annotated[bool, typer.Option("--demo", help=(
         "Serve the demo's own store (./carnet-demo unless --data-dir; never CARNET_DATA_DIR), seeded with the "
         "demo story and key the first time."))] = False,
@@ -132,11 +133,13 @@ def serve(
 
 @apikey_app.command("create")
 def apikey_create(
-    tenant: Annotated[str, typer.Option(help="Tenant the key belongs to.")],
-    role: Annotated[list[str], typer.Option(help="Role (repeatable): agent, dpo, admin.")],
+    tenant: Annotated[str, typer.Option(help="Tenant the key belongs to.", callback=values.label)],
+    role: Annotated[list[str], typer.Option(help="Role (repeatable): agent, dpo, admin.", callback=values.labels)],
     rate_limit: Annotated[str | None, typer.Option(
-        help="This key's request budget, e.g. '50/second' (default: CARNET_API__RATE_LIMIT).")] = None,
-    name: Annotated[str | None, typer.Option(help="A label for operators, e.g. 'ivr-bot'.")] = None,
+        help="This key's request budget: a positive amount per a positive period, e.g. '50/second' "
+             "(default: CARNET_API__RATE_LIMIT).", callback=values.rate)] = None,
+    name: Annotated[str | None, typer.Option(help="A label for operators, e.g. 'ivr-bot'.",
+                                             callback=values.label)] = None,
     data_dir: DataDir = None,
 ) -> None:
     """Create an API key. The key is printed once, as the last line; only its hash is stored."""
@@ -343,8 +346,9 @@ def tenant_shred(
 
 @subject_app.command("erase")
 def subject_erase(
-    tenant: Annotated[str, typer.Option(help="Tenant of the subject.")],
-    subject: Annotated[str, typer.Option(help="The subject id, as the tenant's systems know it.")],
+    tenant: Annotated[str, typer.Option(help="Tenant of the subject.", callback=values.label)],
+    subject: Annotated[str, typer.Option(help="The subject id, as the tenant's systems know it.",
+                                         callback=values.label)],
     data_dir: DataDir = None,
 ) -> None:
     """Erase a subject: records, history, then its data key; prints a JSON receipt of what was

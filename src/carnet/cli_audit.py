@@ -65,7 +65,7 @@ def verify(tenant: Tenant = None, data_dir: DataDir = None) -> None:
 @audit_app.command("export")
 def export(
     tenant: Tenant = None,
-    after_seq: Annotated[int, typer.Option(min=0, help="Only entries after this sequence number.")] = 0,
+    after_seq: Annotated[int, typer.Option(min=0, max=2**53 - 1, help="Only entries after this sequence number.")] = 0,
     output: Annotated[Path | None, typer.Option(help="Write to this file (default stdout).")] = None,
     data_dir: DataDir = None,
 ) -> None:

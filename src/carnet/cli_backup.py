@@ -137,7 +137,7 @@ def list_(data_dir: DataDir = None, directory: BackupDir = None) -> None:
 
 @backup_app.command("prune")
 def prune(
-    keep: Annotated[int, typer.Option(min=1, help="How many of the newest backups to keep.")],
+    keep: Annotated[int, typer.Option(min=1, max=100_000, help="How many of the newest backups to keep.")],
     data_dir: DataDir = None,
     directory: BackupDir = None,
 ) -> None:
@@ -183,11 +183,12 @@ def reapply(
 
 
 def _aware(text: str) -> datetime:
+    """The domain's datetime rule (``carnet.domain.values``), said the CLI's way."""
+    from carnet.domain.values import RANGE_TEXT, parse_instant
+
     try:
-        at = datetime.fromisoformat(text)
+        return parse_instant(text)
     except ValueError:
-        at = None
-    if at is None or at.tzinfo is None:
-        typer.echo("error: --since must be ISO 8601 with a time zone, e.g. 2026-05-01T02:00:00Z", err=True)
-        raise typer.Exit(2)
-    return at
+        typer.echo(f"error: --since must be ISO 8601 with a time zone, {RANGE_TEXT}, e.g. 2026-05-01T02:00:00Z",
+                   err=True)
+        raise typer.Exit(2) from None

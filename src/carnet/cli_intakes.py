@@ -23,7 +23,8 @@ def register(app: typer.Typer) -> None:
 
 def worker(
     data_dir: DataDir = None,
-    threads: Annotated[int | None, typer.Option(min=1, help="Worker threads (default CARNET_WORKERS__THREADS).")]
+    threads: Annotated[int | None, typer.Option(min=1, max=256,
+                                                help="Worker threads (default CARNET_WORKERS__THREADS).")]
     = None,
 ) -> None:
     """Process intakes until SIGTERM or SIGINT, then finish the current ones and stop. Several

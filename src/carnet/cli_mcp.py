@@ -24,7 +24,7 @@ def mcp(
     transport: Annotated[Transport, typer.Option(help="stdio: the client starts this command; http: serve "
                                                       "/mcp (and the REST API) on a port.")] = Transport.STDIO,
     host: Annotated[str | None, typer.Option(help="http: interface to listen on (default 127.0.0.1).")] = None,
-    port: Annotated[int | None, typer.Option(help="http: port (default 8080).")] = None,
+    port: Annotated[int | None, typer.Option(min=1, max=65535, help="http: port (default 8080).")] = None,
 ) -> None:
     """Serve the MCP tools remember, recall, assemble_context, forget_memory and list_memories.
 

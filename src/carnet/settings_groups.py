@@ -236,12 +236,12 @@ class ApiSettings(BaseModel):
     @classmethod
     def _rate(cls, v: str) -> str:
         if v:
-            from limits import parse
+            from carnet.domain.values import check_rate
 
             try:
-                parse(v)
-            except ValueError as exc:
-                raise ValueError("rate_limit must look like '300/second' or '6000/minute'") from exc
+                check_rate(v)
+            except ValueError:
+                raise ValueError("rate_limit must look like '300/second' or '6000/minute'") from None
         return v
 
 
@@ -270,7 +270,7 @@ class DecaySettings(BaseModel):
 
     enabled: bool = True
     importance_below: float = Field(0.1, ge=0, le=1)
-    untouched_days: int = Field(120, ge=1)
+    untouched_days: int = Field(120, ge=1, le=1_000_000)  # bounded: now - days must not overflow
 
 
 class WorkerSettings(BaseModel):

@@ -149,3 +149,11 @@ def test_corrupt_key_file_is_refused(tmp_path: Path, kms: DevKms) -> None:
     (tmp_path / "keys" / KEY_FILE).write_text('{"format": 1, "tenants": {"acme": {"versions": {"1": "short"}}}}')
     with pytest.raises(KmsRejected, match="unreadable"):
         kms.check()
+
+
+def test_a_corrupt_key_file_is_refused_without_its_path(tmp_path: Path, kms: DevKms) -> None:
+    (tmp_path / "keys" / KEY_FILE).write_text('{"format": 1, "tenants": {"acme": {"versions": {"1": "secretish"}}}}')
+    with pytest.raises(KmsRejected) as refused:
+        kms.check()
+    assert str(tmp_path) not in refused.value.message and "secretish" not in refused.value.message
+    assert refused.value.__cause__ is None

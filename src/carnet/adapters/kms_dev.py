@@ -292,7 +292,9 @@ def _stamp(path: Path) -> tuple[int, int, int, int]:
 def _refuse_loose_mode(path: Path, what: str) -> None:
     mode = stat.S_IMODE(path.stat().st_mode)
     if mode & 0o077:
-        raise KmsRejected(f"dev KMS {what} {path} is accessible to group or others (mode {mode:o}): chmod go-rwx")
+        # The path is for the operator's log; the error (which an API caller may see) does not name it.
+        log.error("dev_kms_loose_mode", what=what, path=str(path), mode=f"{mode:o}")
+        raise KmsRejected(f"the dev KMS {what} is accessible to group or others (see the server log): chmod go-rwx")
 
 
 def _parse(raw: bytes, path: Path) -> dict[str, _TenantKeys]:
@@ -307,5 +309,8 @@ def _parse(raw: bytes, path: Path) -> dict[str, _TenantKeys]:
                 raise ValueError("bad key version")
             tenants[tenant] = _TenantKeys(versions, int(entry["min_decryption_version"]))
     except (ValueError, KeyError, TypeError, AttributeError, binascii.Error) as exc:
-        raise KmsRejected(f"dev KMS key file {path} is unreadable: {exc}") from exc
+        # Logged with its path and the error's type only (its text may quote the file); the error a
+        # caller may see names neither.
+        log.error("dev_kms_file_unreadable", path=str(path), error_type=type(exc).__name__)
+        raise KmsRejected("the dev KMS key file is unreadable (see the server log)") from None
     return tenants

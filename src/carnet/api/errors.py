@@ -1,6 +1,8 @@
 """One place that turns errors into HTTP answers: ``{"error": {"code", "message", ...}}``.
 
-Validation errors never echo the rejected input (it may hold personal data)."""
+Validation errors never echo the rejected input (it may hold personal data): they name the fields the
+published schema knows (an unknown field is ``<unknown field>``) and give fixed messages
+(``carnet.domain.values.error_fields``)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from carnet.domain.values import error_fields
 from carnet.errors import AuthError, CarnetError, Forbidden
 from carnet.services.audit import SYSTEM_CHAIN
 
@@ -46,12 +49,37 @@ async def _carnet_error(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse(_body(exc.code, exc.message, **safe), status_code=exc.status, headers=headers)
 
 
-async def _validation_error(_: Request, exc: Exception) -> JSONResponse:
+def _known_names(app: FastAPI) -> frozenset[str]:
+    """Every name the published OpenAPI document gives a field, a parameter or a schema: what an error
+    may name. Computed once per app."""
+    known: frozenset[str] | None = getattr(app.state, "known_field_names", None)
+    if known is None:
+        doc = app.openapi()
+        names: set[str] = set(doc.get("components", {}).get("schemas", {}))
+        _collect(doc, names)
+        known = frozenset(names)
+        app.state.known_field_names = known
+    return known
+
+
+def _collect(node: object, names: set[str]) -> None:
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "properties" and isinstance(value, dict):
+                names.update(str(k) for k in value)
+            elif key == "parameters" and isinstance(value, list):
+                for p in value:
+                    if isinstance(p, dict) and "name" in p:
+                        names.update((str(p["name"]), str(p["name"]).lower()))
+            _collect(value, names)
+    elif isinstance(node, list):
+        for item in node:
+            _collect(item, names)
+
+
+async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
-    fields = [
-        {"loc": [str(p) for p in err.get("loc", ())], "type": err.get("type"), "msg": err.get("msg")}
-        for err in exc.errors()
-    ]
+    fields = error_fields(exc.errors(), _known_names(request.app))
     return JSONResponse(_body("invalid_request", "the request is malformed", fields=fields), status_code=400)
 
 

@@ -8,10 +8,11 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Response
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from carnet.api.auth import Api, Who
 from carnet.api.responses import ApiKeysOut, BackupOut, MaintainOut, NewApiKeyOut
+from carnet.domain.values import Label, RateLimit
 from carnet.ports import ApiKeyRecord
 
 router = APIRouter(prefix="/api/v1/admin", tags=["admin"])
@@ -20,9 +21,9 @@ router = APIRouter(prefix="/api/v1/admin", tags=["admin"])
 class NewKey(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    roles: list[str] = Field(min_length=1, max_length=3, examples=[["agent"]])
-    rate_limit: str | None = Field(None, max_length=32, examples=["50/second"])
-    name: str | None = Field(None, max_length=64, examples=["ivr-bot"])
+    roles: list[Annotated[Label, Field(max_length=16)]] = Field(min_length=1, max_length=3, examples=[["agent"]])
+    rate_limit: RateLimit | None = None
+    name: Annotated[Label, Field(max_length=64)] | None = Field(None, examples=["ivr-bot"])
 
 
 def _key_json(r: ApiKeyRecord) -> dict[str, Any]:
@@ -33,7 +34,7 @@ def _key_json(r: ApiKeyRecord) -> dict[str, Any]:
 class MaintainBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    dry_run: bool = Field(False, description="Count what would be deleted, delete nothing.")
+    dry_run: StrictBool = Field(False, description="Count what would be deleted, delete nothing.")
 
 
 @router.post("/maintain", response_model=MaintainOut)

@@ -13,6 +13,7 @@ from fastapi.responses import StreamingResponse
 from carnet.api.auth import Api, Who
 from carnet.api.responses import VerdictOut
 from carnet.domain.audit import AuditEntry
+from carnet.domain.values import MAX_SAFE_INT
 
 router = APIRouter(prefix="/api/v1/audit", tags=["audit"])
 
@@ -23,7 +24,7 @@ router = APIRouter(prefix="/api/v1/audit", tags=["audit"])
         '{"tenant": "assur-nord", "seq": 1, "at": "2026-11-29T10:00:00+00:00", "actor": "3f9a0c1d2e4b", '
         '"action": "memory.write", "subject": "9c1e…", "targets": [], "outcome": "ok", "detail": {"count": 1}, '
         '"prev_hash": "000…", "hash": "5d2…"}\n')}}}})
-def audit_entries(who: Who, api: Api, after_seq: Annotated[int, Query(ge=0)] = 0,
+def audit_entries(who: Who, api: Api, after_seq: Annotated[int, Query(ge=0, le=MAX_SAFE_INT)] = 0,
                   limit: Annotated[int, Query(ge=1, le=100_000)] = 10_000) -> StreamingResponse:
     """Entries after ``after_seq`` (for a SIEM that pulls incrementally)."""
     entries = api.admin.audit_entries(who, after_seq=after_seq)

@@ -11,12 +11,14 @@ from typing import Annotated, Any, Literal
 from uuid import UUID
 
 import anyio
-from fastapi import APIRouter, Header, Query
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from fastapi import APIRouter, Query
+from pydantic import BaseModel, ConfigDict, Field
 
 from carnet.api.auth import Api, Who
-from carnet.api.routes_memories import SubjectId
+from carnet.api.routes_memories import IdempotencyHeader, SubjectId
+from carnet.api.schemas import SessionId
 from carnet.domain.intake import Intake, IntakeStatus, Message
+from carnet.domain.values import Instant, Seconds, Text
 from carnet.services.apikeys import Principal
 from carnet.services.facade import Facade
 
@@ -29,8 +31,8 @@ class MessageIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     role: Literal["user", "assistant", "advisor", "system"]
-    content: str = Field(min_length=1)
-    at: AwareDatetime | None = None
+    content: Text
+    at: Instant | None = None
 
 
 class MessagesBody(BaseModel):
@@ -42,7 +44,7 @@ class MessagesBody(BaseModel):
             {"role": "advisor", "content": "Je déclare le sinistre, un expert passera jeudi.",
              "at": "2026-11-29T09:13:00+01:00"}]}]})
 
-    session_id: str | None = Field(None, min_length=1, max_length=128)
+    session_id: SessionId | None = None
     messages: list[MessageIn] = Field(min_length=1, max_length=200)
 
 
@@ -70,7 +72,7 @@ def intake_json(i: Intake) -> dict[str, Any]:
 
 @router.post("/subjects/{subject_id}/messages", status_code=202, response_model=Accepted)
 def submit_messages(subject_id: SubjectId, body: MessagesBody, who: Who, api: Api,
-                    idempotency_key: Annotated[str | None, Header(max_length=200)] = None) -> dict[str, Any]:
+                    idempotency_key: IdempotencyHeader = None) -> dict[str, Any]:
     """Queue messages for extraction (role ``agent``). The same ``Idempotency-Key`` for the same
     subject returns the intake already queued instead of a second one."""
     found = api.submit_messages(who, subject_id=subject_id, session_id=body.session_id,
@@ -81,7 +83,7 @@ def submit_messages(subject_id: SubjectId, body: MessagesBody, who: Who, api: Ap
 
 @router.get("/intakes/{intake_id}", response_model=IntakeOut)
 async def intake_status(intake_id: UUID, who: Who, api: Api, wait: bool = False,
-                        timeout: Annotated[float | None, Query(gt=0, le=60)] = None) -> dict[str, Any]:
+                        timeout: Annotated[Seconds | None, Query(le=60)] = None) -> dict[str, Any]:
     """pending, processing, done (with the memory ids) or dead (with a reason). With ``wait=true``,
     answers once it is done or dead, or after ``timeout`` seconds (bounded by the server)."""
     current = await anyio.to_thread.run_sync(_status, api, who, str(intake_id))

@@ -24,6 +24,7 @@ from carnet.api.schemas import (
     ranked_json,
 )
 from carnet.domain.records import Kind, Source, Status
+from carnet.domain.values import IdempotencyKey, Label
 from carnet.services import recall
 from carnet.services.rectify import Correction
 from carnet.services.remember import NewMemory
@@ -31,6 +32,7 @@ from carnet.services.remember import NewMemory
 router = APIRouter(prefix="/api/v1/subjects/{subject_id}", tags=["memories"])
 
 SubjectId = Annotated[str, Path(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:@\-]*$")]
+IdempotencyHeader = Annotated[IdempotencyKey | None, Header()]
 
 
 def _new(one: RememberOne, key: str | None) -> NewMemory:
@@ -48,7 +50,7 @@ def remember_memories(
     body: RememberOne | RememberBatch,
     who: Who,
     api: Api,
-    idempotency_key: Annotated[str | None, Header(max_length=200)] = None,
+    idempotency_key: IdempotencyHeader = None,
 ) -> dict[str, Any]:
     """Store one memory or a batch; reconcile says what happened to each (created, merged, superseded)."""
     items = body.memories if isinstance(body, RememberBatch) else [body]
@@ -76,7 +78,7 @@ def list_memories(
     api: Api,
     kind: Kind | None = None,
     status: Annotated[Status | Literal["any"], Query(description="`any` lists every status")] = Status.ACTIVE,
-    category: Annotated[str | None, Query(max_length=64)] = None,
+    category: Annotated[Label | None, Query(max_length=64)] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     cursor: Annotated[UUID | None, Query()] = None,
 ) -> dict[str, Any]:

@@ -6,17 +6,18 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from typing import Any
+from typing import Annotated, Any
 
 import structlog
 from fastapi import APIRouter
 from fastapi.responses import StreamingResponse
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from carnet.api.auth import Api, Who
 from carnet.api.responses import ReceiptOut, RetentionOut
 from carnet.api.routes_memories import SubjectId
 from carnet.api.schemas import history_json, memory_json
+from carnet.domain.values import Instant, Label
 from carnet.errors import CarnetError
 from carnet.services.export import Exported, NotExported, SubjectExport
 
@@ -87,14 +88,14 @@ def erase_subject(subject_id: SubjectId, who: Who, api: Api) -> dict[str, Any]:
 class HoldBody(BaseModel):
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"reference": "LIT-2026-0042"}]})
 
-    reference: str | None = Field(None, min_length=1, max_length=64,
+    reference: Annotated[Label, Field(max_length=64)] | None = Field(None,
                                   description="A case or matter reference (never personal data).")
 
 
 class RelationshipBody(BaseModel):
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"ended_at": "2026-06-30T00:00:00Z"}]})
 
-    ended_at: AwareDatetime | None = Field(description="When the relationship ended; null reopens it.")
+    ended_at: Instant | None = Field(description="When the relationship ended; null reopens it.")
 
 
 @router.get("/retention", response_model=RetentionOut)

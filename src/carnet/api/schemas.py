@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from carnet.domain.records import HistoryEntry, Kind, Memory, Status
+from carnet.domain.values import MAX_SAFE_INT, Fraction, Instant, Int, Label, Text
 from carnet.services.assemble import Context
 from carnet.services.recall import Ranked
 from carnet.services.remember import Outcome
@@ -17,19 +18,28 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+# The value rules of every field (carnet.domain.values): strict JSON types, bounded, clean text.
+Category = Annotated[Label, Field(max_length=64)]
+Tag = Annotated[Label, Field(max_length=64)]
+Retention = Annotated[Label, Field(max_length=64)]
+SessionId = Annotated[Label, Field(max_length=128)]
+Identifier = Annotated[Label, Field(max_length=128)]
+Budget = Annotated[Int, Field(ge=-MAX_SAFE_INT, le=1_000_000)]  # zero and below: invalid_budget, from the service
+
+
 class RememberOne(_Strict):
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
         {"text": "Le membre habite maintenant à Villeurbanne.", "occurred_at": "2024-06-10T14:00:00+02:00",
          "category": "adresse"}]})
 
-    text: str = Field(min_length=1)
+    text: Text
     kind: Kind = Kind.FACT
-    occurred_at: AwareDatetime | None = None
-    importance: float | None = Field(None, ge=0, le=1)
-    category: str | None = Field(None, min_length=1, max_length=64)
-    tags: list[str] = Field(default_factory=list, max_length=20)
-    retention: str | None = Field(None, min_length=1, max_length=64)
-    session_id: str | None = Field(None, min_length=1, max_length=128)
+    occurred_at: Instant | None = None
+    importance: Fraction | None = None
+    category: Category | None = None
+    tags: list[Tag] = Field(default_factory=list, max_length=20)
+    retention: Retention | None = None
+    session_id: SessionId | None = None
 
 
 class RectifyBody(_Strict):
@@ -38,12 +48,12 @@ class RectifyBody(_Strict):
         {"text": "Le membre préfère être contacté par courrier postal."}]})
 
 
-    text: str | None = Field(None, min_length=1)
-    category: str | None = Field(None, min_length=1, max_length=64)
-    importance: float | None = Field(None, ge=0, le=1)
-    tags: list[str] | None = Field(None, max_length=20)
-    occurred_at: AwareDatetime | None = None
-    retention: str | None = Field(None, min_length=1, max_length=64)
+    text: Text | None = None
+    category: Category | None = None
+    importance: Fraction | None = None
+    tags: list[Tag] | None = Field(None, max_length=20)
+    occurred_at: Instant | None = None
+    retention: Retention | None = None
 
 
 class RememberBatch(_Strict):
@@ -54,30 +64,30 @@ class SearchBody(_Strict):
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
         {"query": "Où habite le membre ?", "k": 5}]})
 
-    query: str = Field(min_length=1)
-    k: int = Field(10, ge=1)
-    kinds: list[Kind] | None = None
-    include_superseded: bool = False
-    min_relevance: float | None = Field(None, ge=0, le=1)
+    query: Text
+    k: Annotated[Int, Field(ge=1, le=10_000)] = 10  # the service holds k to CARNET_API__MAX_K
+    kinds: list[Kind] | None = Field(None, max_length=3)
+    include_superseded: StrictBool = False
+    min_relevance: Fraction | None = None
 
 
 class AssembleBudgets(_Strict):
-    max_memories: int | None = None
-    memories_tokens: int | None = None
-    max_episodes: int | None = None
-    episodes_tokens: int | None = None
-    max_procedures: int | None = None
-    procedures_tokens: int | None = None
-    min_relevance: float | None = None
+    max_memories: Budget | None = None
+    memories_tokens: Budget | None = None
+    max_episodes: Budget | None = None
+    episodes_tokens: Budget | None = None
+    max_procedures: Budget | None = None
+    procedures_tokens: Budget | None = None
+    min_relevance: float | None = Field(None, allow_inf_nan=False, strict=True)  # out of [0, 1]: invalid_budget
 
 
 class LookupBody(_Strict):
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
         {"identifier": "SIN-2024-0815"}]})
 
-    identifier: str = Field(min_length=1, max_length=128)
-    limit: int = Field(50, ge=1, le=500)
-    include_superseded: bool = False
+    identifier: Identifier
+    limit: Annotated[Int, Field(ge=1, le=500)] = 50
+    include_superseded: StrictBool = False
 
 
 class AssembleBody(_Strict):
@@ -85,8 +95,8 @@ class AssembleBody(_Strict):
         {"subject_id": "ADH-0042", "query": "Le membre appelle pour son sinistre",
          "budgets": {"max_memories": 10}}]})
 
-    subject_id: str = Field(min_length=1, max_length=128)
-    query: str = Field(min_length=1)
+    subject_id: Identifier
+    query: Text
     budgets: AssembleBudgets | None = None
 
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from datetime import datetime
 from enum import StrEnum
+
+from carnet.domain.values import later
 
 
 class Kind(StrEnum):
@@ -63,7 +65,7 @@ class RetentionClass:
         date is known while the relationship is open, so ``carnet maintain`` applies it instead."""
         if self.days is None or self.after is RetentionStart.RELATIONSHIP_END:
             return None
-        return start + timedelta(days=self.days)
+        return later(start, self.days)
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,6 +28,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 
 from carnet.domain.records import Memory, RetentionClass, RetentionStart, Status
+from carnet.domain.values import later
 
 ALL_TENANTS = "*"
 DEFAULT_CLASS = "default"
@@ -108,7 +109,7 @@ def _reason(m: Memory, now: datetime, cls: RetentionClass | None, subject: Subje
         return Reason.RETENTION
     if (cls is not None and cls.after is RetentionStart.RELATIONSHIP_END and cls.days is not None
             and subject.relationship_end is not None
-            and subject.relationship_end + timedelta(days=cls.days) <= now):
+            and later(subject.relationship_end, cls.days) <= now):
         return Reason.RELATIONSHIP_END
     if decay.decayed(m, now):
         return Reason.DECAY

@@ -9,11 +9,13 @@ carry personal data or the subject id; argument errors name the fields, never th
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from typing import Any
 
 from mcp_types import CallToolResult, TextContent
 from pydantic import ValidationError
 
+from carnet.domain.values import error_fields
 from carnet.errors import CarnetError
 
 Json = dict[str, Any]
@@ -31,8 +33,9 @@ def failed(exc: CarnetError) -> CallToolResult:
     return error(exc.code, exc.message, **safe)
 
 
-def invalid_arguments(exc: ValidationError) -> CallToolResult:
-    fields = [{"loc": [str(p) for p in err["loc"]], "type": err["type"], "msg": err["msg"]} for err in exc.errors()]
+def invalid_arguments(exc: ValidationError, known: Collection[str]) -> CallToolResult:
+    """``known``: the tool's argument names; any other name in an error is ``<unknown field>``."""
+    fields = error_fields(exc.errors(), known)
     return error("invalid_request", "the arguments are malformed", fields=fields)
 
 

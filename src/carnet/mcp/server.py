@@ -54,7 +54,7 @@ def build_server(facade: Facade, *, principal: Principals) -> Server[Any]:
                         params: types.CallToolRequestParams) -> types.CallToolResult:
         tool = TOOLS.get(params.name)
         if tool is None:
-            raise MCPError(code=types.INVALID_PARAMS, message=f"unknown tool {params.name!r}")
+            raise MCPError(code=types.INVALID_PARAMS, message="unknown tool")  # never echo the name
         started = time.perf_counter()
         outcome, result = await _call(tool, params.arguments or {}, partial(_run, facade, principal, ctx, tool))
         log.info("mcp_tool", tool=tool.name, outcome=outcome, ms=round((time.perf_counter() - started) * 1000, 2))
@@ -76,7 +76,7 @@ async def _call(tool: Tool, arguments: dict[str, Any],
     try:
         args = tool.arguments.model_validate(arguments)
     except ValidationError as exc:
-        return "invalid_request", results.invalid_arguments(exc)
+        return "invalid_request", results.invalid_arguments(exc, tool.arguments.model_fields.keys())
     try:
         data = await anyio.to_thread.run_sync(run, args)
     except CarnetError as exc:

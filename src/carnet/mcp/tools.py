@@ -17,10 +17,11 @@ from typing import Annotated, Any, Literal
 from uuid import UUID
 
 from mcp_types import ToolAnnotations
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from carnet.api.schemas import context_json, memory_json, outcome_json, ranked_json
 from carnet.domain.records import Kind
+from carnet.domain.values import Fraction, Instant, Int, Label, Text
 from carnet.mcp.compact import compact_context, compact_memory, compact_ranked
 from carnet.services import recall
 from carnet.services.apikeys import Principal
@@ -36,8 +37,11 @@ SubjectId = Annotated[str, Field(
     description="Who the memories are about: the person's id in your own systems (a member, customer or case "
                 "number such as 'ADH-0042'), never a name. Always the same id for the same person.",
 )]
-Query = Annotated[str, Field(min_length=1, description="What you want to know about the person, in natural "
+Query = Annotated[Text, Field(description="What you want to know about the person, in natural "
                                                        "language or keywords (e.g. 'Où habite le membre ?').")]
+
+
+Count = Annotated[Int, Field(ge=1, le=1_000_000)]
 
 
 class ToolArgs(BaseModel):
@@ -52,33 +56,33 @@ Format = Annotated[Literal["compact", "full"], Field(description=(
 
 
 class RememberArgs(ToolArgs):
-    text: str = Field(min_length=1, description=(
+    text: Text = Field(description=(
         "One self-contained statement about the person, as a full sentence that makes sense on its own later "
         "(e.g. 'Le membre habite maintenant à Villeurbanne.'). One fact per call. Never passwords or card numbers."))
     kind: Kind = Field(Kind.FACT, description=(
         "fact: something true about the person (address, contract, preference); episode: something that "
         "happened (a call, a claim, a complaint); procedure: how to deal with this person (a standing instruction)."))
-    occurred_at: AwareDatetime | None = Field(None, description=(
-        "When it happened or became true, ISO 8601 with a time zone (default: now). A newer fact supersedes an "
-        "older one that it contradicts."))
-    importance: float | None = Field(None, ge=0, le=1, description="How much it matters, 0 to 1 (default 0.5).")
-    category: str | None = Field(None, min_length=1, max_length=64, description=(
+    occurred_at: Instant | None = Field(None, description=(
+        "When it happened or became true, ISO 8601 with a time zone, between 1900 and 2199 (default: now). A "
+        "newer fact supersedes an older one that it contradicts."))
+    importance: Fraction | None = Field(None, description="How much it matters, 0 to 1 (default 0.5).")
+    category: Annotated[Label, Field(max_length=64)] | None = Field(None, description=(
         "An optional label to group and filter memories (e.g. 'contact', 'contract', 'claims')."))
 
 
 class RecallArgs(ToolArgs):
     query: Query
-    k: int = Field(10, ge=1, description="How many memories to return at most.")
+    k: Annotated[Int, Field(ge=1, le=10_000)] = Field(10, description="How many memories to return at most.")
     format: Format = "compact"
 
 
 class AssembleArgs(ToolArgs):
     query: Query
-    max_memories: int | None = Field(None, ge=1, description="At most this many facts (default: the server's).")
-    max_episodes: int | None = Field(None, ge=1, description="At most this many episodes (default: the server's).")
-    max_procedures: int | None = Field(None, ge=1, description="At most this many procedures (default: the "
+    max_memories: Count | None = Field(None, description="At most this many facts (default: the server's).")
+    max_episodes: Count | None = Field(None, description="At most this many episodes (default: the server's).")
+    max_procedures: Count | None = Field(None, description="At most this many procedures (default: the "
                                                                "server's).")
-    min_relevance: float | None = Field(None, ge=0, le=1, description="Leave out memories less relevant than "
+    min_relevance: Fraction | None = Field(None, description="Leave out memories less relevant than "
                                                                      "this, 0 to 1 (default: the server's).")
     format: Format = "compact"
 
@@ -89,7 +93,7 @@ class ForgetArgs(ToolArgs):
 
 class ListArgs(ToolArgs):
     kind: Kind | None = Field(None, description="Only this kind of memory (default: all kinds).")
-    limit: int = Field(50, ge=1, le=500, description="Page size.")
+    limit: Annotated[Int, Field(ge=1, le=500)] = Field(50, description="Page size.")
     cursor: UUID | None = Field(None, description="The next_cursor of the previous page, to get the next one.")
     format: Format = "compact"
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from carnet.crypto.intake_sealer import IntakeSealer
 from carnet.domain.intake import Intake, IntakeStatus, Message, Payload
 from carnet.domain.records import Scope
+from carnet.domain.values import DATETIME_MESSAGE, TEXT_MESSAGE, in_range, is_clean
 from carnet.errors import IntakeNotFound, InvalidInput
 from carnet.ports import IntakeStore
 from carnet.services.deps import Deps
@@ -78,3 +79,7 @@ def _validate(deps: Deps, messages: Sequence[Message]) -> None:
                                index=n)
         if m.at is not None and m.at.tzinfo is None:
             raise InvalidInput(f"message {n}: 'at' needs a time zone", index=n)
+        if m.at is not None and not in_range(m.at):
+            raise InvalidInput(f"message {n}: 'at' {DATETIME_MESSAGE}", index=n)
+        if not is_clean(m.content):
+            raise InvalidInput(f"message {n}: content {TEXT_MESSAGE}", index=n)

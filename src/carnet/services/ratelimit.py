@@ -13,16 +13,18 @@ from limits import RateLimitItem, parse
 from limits.storage import MemoryStorage
 from limits.strategies import SlidingWindowCounterRateLimiter
 
+from carnet.domain.values import RATE_MESSAGE, check_rate
 from carnet.errors import InvalidInput, RateLimited
 
 
 @functools.lru_cache(maxsize=256)
 def parse_rate(text: str) -> RateLimitItem:
-    """``"100/second"``, ``"6000 per minute"``…; refused with a clear message otherwise."""
+    """``"100/second"``, ``"6000 per minute"``…: a positive amount per a positive period
+    (``carnet.domain.values.check_rate``); refused otherwise, without quoting the value."""
     try:
-        return parse(text)
-    except ValueError as exc:
-        raise InvalidInput(f"rate limit {text!r} is not like '100/second' or '6000/minute'") from exc
+        return parse(check_rate(text))
+    except ValueError:
+        raise InvalidInput(RATE_MESSAGE) from None
 
 
 class RateLimiter:

@@ -17,6 +17,7 @@ from carnet.domain.linking import references
 from carnet.domain.pii.special import special_categories
 from carnet.domain.records import HistoryEntry, Memory, Scope
 from carnet.domain.unreadable import Skipped
+from carnet.domain.values import DATETIME_MESSAGE, TEXT_MESSAGE, in_range, is_clean
 from carnet.errors import InvalidInput, MemoryNotFound, MemoryUnreadable
 from carnet.ports import IndexedMemory
 from carnet.services import memories, pii
@@ -96,6 +97,10 @@ def _validate(deps: Deps, tenant: str, c: Correction) -> None:
         raise InvalidInput(f"text is longer than {deps.limits.max_text_chars} characters")
     if c.importance is not None and not 0.0 <= c.importance <= 1.0:
         raise InvalidInput("importance must be between 0 and 1")
+    if c.occurred_at is not None and not in_range(c.occurred_at):
+        raise InvalidInput(f"occurred_at {DATETIME_MESSAGE}")
+    if c.text is not None and not is_clean(c.text):
+        raise InvalidInput(f"text {TEXT_MESSAGE}")
     if c.retention is not None and deps.retention.lookup(tenant, c.retention) is None:
         raise InvalidInput("unknown retention class")
 

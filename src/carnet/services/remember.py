@@ -19,6 +19,7 @@ from carnet.domain.pii.special import special_categories
 from carnet.domain.reconcile import Action, Incoming, Memo, ReconcileThresholds, decide
 from carnet.domain.records import HistoryEntry, Kind, Memory, Scope, Source, point_id
 from carnet.domain.text import normalize
+from carnet.domain.values import DATETIME_MESSAGE, TEXT_MESSAGE, in_range, is_clean
 from carnet.errors import InvalidInput
 from carnet.ports import IndexedMemory, RecordFilter, Vector
 from carnet.services import pii
@@ -108,6 +109,10 @@ def _validate(deps: Deps, tenant: str, items: Sequence[NewMemory]) -> None:
             raise InvalidInput(f"memory {n}: text is longer than {deps.limits.max_text_chars} characters", index=n)
         if item.importance is not None and not 0.0 <= item.importance <= 1.0:
             raise InvalidInput(f"memory {n}: importance must be between 0 and 1", index=n)
+        if item.occurred_at is not None and not in_range(item.occurred_at):
+            raise InvalidInput(f"memory {n}: occurred_at {DATETIME_MESSAGE}", index=n)
+        if not is_clean(item.text):
+            raise InvalidInput(f"memory {n}: text {TEXT_MESSAGE}", index=n)
         if item.retention is not None and deps.retention.lookup(tenant, item.retention) is None:
             raise InvalidInput(f"memory {n}: unknown retention class", index=n)
 

@@ -20,6 +20,7 @@ from datetime import datetime
 
 from carnet.domain.records import Scope
 from carnet.domain.retention import SubjectRetention
+from carnet.domain.values import DATETIME_MESSAGE, in_range
 from carnet.errors import InvalidInput, SubjectNotFound
 from carnet.services.deps import Deps
 from carnet.services.scope import scope_for
@@ -61,8 +62,8 @@ def set_relationship_end(deps: Deps, *, tenant: str, subject_id: str,
                          ended_at: datetime | None) -> SubjectRetention:
     """Record when the relationship ended (a date in the future is allowed: a contract ending at the
     end of the month); ``None`` reopens it."""
-    if ended_at is not None and ended_at.tzinfo is None:
-        raise InvalidInput("ended_at needs a time zone")
+    if ended_at is not None and not in_range(ended_at):
+        raise InvalidInput(f"ended_at {DATETIME_MESSAGE}")
     scope = _known(deps, tenant, subject_id)
     with deps.locks.for_scope(scope):
         deps.catalog.set_relationship_end(scope, ended_at)

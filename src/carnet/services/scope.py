@@ -13,7 +13,7 @@ SUBJECT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@\-]{0,127}$")
 
 
 def valid_subject_id(subject_id: str) -> bool:
-    return bool(SUBJECT_ID.match(subject_id))
+    return bool(SUBJECT_ID.fullmatch(subject_id))  # fullmatch: "$" alone lets a trailing newline in
 
 
 class HasHasher(Protocol):

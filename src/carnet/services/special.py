@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from carnet.domain.pii.special import (
     ETHNIC_ORIGIN,
@@ -19,6 +19,7 @@ from carnet.domain.pii.special import (
     SEXUAL_ORIENTATION,
     UNION,
 )
+from carnet.domain.values import later
 
 ALL_TENANTS = "*"
 # An assistant helping with a claim may need health and disability; the rest is not its business.
@@ -49,5 +50,5 @@ class SpecialPolicy:
         days = [d for c in categories if (d := self.for_tenant(tenant).retention_days.get(c)) is not None]
         if not days:
             return default
-        mine = start + timedelta(days=min(days))
+        mine = later(start, min(days))
         return mine if default is None else min(mine, default)

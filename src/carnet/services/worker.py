@@ -34,6 +34,7 @@ import structlog
 from carnet.domain.extraction import ExtractedFact, Extraction
 from carnet.domain.intake import Intake, Message, Payload, RetryPolicy
 from carnet.domain.records import Kind, Scope, Source
+from carnet.domain.values import in_range
 from carnet.errors import CarnetError, DependencyUnavailable, ExtractionFailed, InvalidInput
 from carnet.ports import Extractor
 from carnet.services import pii
@@ -185,7 +186,9 @@ def _memories(intake: Intake, messages: Sequence[Message], extraction: Extractio
     source = (Source("intake", intake.id, intake.session_id),)
 
     def item(f: ExtractedFact, key: str) -> NewMemory:
-        return NewMemory(text=f.text, kind=f.kind, occurred_at=f.valid_from or last_at, importance=f.importance,
+        # An extractor's date outside the domain's range (an LLM can say 9999-12-31) is no date.
+        at = f.valid_from if f.valid_from is not None and in_range(f.valid_from) else last_at
+        return NewMemory(text=f.text, kind=f.kind, occurred_at=at, importance=f.importance,
                          category=f.category, idempotency_key=f"intake:{intake.id}:{key}", sources=source,
                          session_id=intake.session_id)
 
