@@ -21,7 +21,7 @@ from carnet.domain.reconcile import Action, Incoming, Memo, ReconcileThresholds,
 from carnet.domain.records import HistoryEntry, Kind, Memory, Scope, Source, point_id
 from carnet.domain.text import normalize
 from carnet.errors import IdempotencyKeyReused, InvalidInput
-from carnet.ports import IndexedMemory, RecordFilter, Vector
+from carnet.ports import IndexedMemory, RecordFilter, SubjectHasher, Vector
 from carnet.services import pii
 from carnet.services.deps import Deps
 from carnet.services.scope import scope_for
@@ -119,9 +119,14 @@ def _id_for(deps: Deps, scope: Scope, item: NewMemory) -> str:
     """The record id, from a keyed hash of the idempotency key (namespaced by its entrypoint, see
     ``domain/idempotency``) or of the text: an id on disk never lets a key or a text be guessed back."""
     if item.idempotency_key:
-        return point_id(scope, "key:" + deps.hasher.request_token(scope.tenant, "id-key:" + item.idempotency_key))
+        return keyed_id(deps.hasher, scope, item.idempotency_key)
     text = f"{item.kind.value}:{normalize(item.text)}"
     return point_id(scope, "text:" + deps.hasher.request_token(scope.tenant, "id-text:" + text))
+
+
+def keyed_id(hasher: SubjectHasher, scope: Scope, idempotency_key: str) -> str:
+    """The id of the record an idempotency key names (as ``remember`` derives it)."""
+    return point_id(scope, "key:" + hasher.request_token(scope.tenant, "id-key:" + idempotency_key))
 
 
 def _fingerprint(deps: Deps, tenant: str, item: NewMemory) -> str | None:
