@@ -39,6 +39,7 @@ def _count(http: httpx.Client) -> int:
     return len(http.get(f"{S}/memories", params={"status": "any"}).json()["items"])
 
 
+@pytest.mark.slow
 def test_remember_same_key_other_body_is_refused_and_writes_nothing(http: httpx.Client) -> None:
     first = http.post(f"{S}/memories", headers={"Idempotency-Key": "call-1"},
                       json={"text": "Le membre habite à Lyon.", "tags": ["a"]})
@@ -65,6 +66,7 @@ def test_remember_same_key_other_body_is_refused_and_writes_nothing(http: httpx.
     assert _count(http) == 3
 
 
+@pytest.mark.slow
 def test_single_key_never_collides_with_a_batch_item(http: httpx.Client) -> None:
     batch = http.post(f"{S}/memories", headers={"Idempotency-Key": "k"},
                       json={"memories": [{"text": "Le membre a deux enfants."}, {"text": "Le membre joue au golf."}]})
@@ -83,6 +85,7 @@ def test_request_keys_are_injective(key_a: str, index_a: int | None, key_b: str,
     assert request_key("api", key_a, index_a) != request_key("intake", key_b, index_b)
 
 
+@pytest.mark.slow
 def test_messages_same_key_other_body_is_refused(http: httpx.Client) -> None:
     body = {"session_id": "s-1", "messages": [{"role": "user", "content": "Bonjour, je déménage à Nantes."}]}
     first = http.post(f"{S}/messages", headers={"Idempotency-Key": "m-1"}, json=body)
@@ -97,6 +100,7 @@ def test_messages_same_key_other_body_is_refused(http: httpx.Client) -> None:
         assert "Lille" not in refused.text
 
 
+@pytest.mark.slow
 def test_sdk_raises_idempotency_key_reused(server: tuple[str, str]) -> None:
     base, key = server
     with CarnetClient(base, key) as carnet:

@@ -142,6 +142,7 @@ def _files_with_markers(root: Path) -> dict[str, list[str]]:
     return found
 
 
+@pytest.mark.slow
 def test_caller_metadata_is_nowhere_in_clear_before_and_after_erasure(tmp_path: Path, embedder: Embedder) -> None:
     """Tags, category, session ids, idempotency keys (remember and messages) and the legal-hold reference
     never reach a file in clear (shard, WAL, payload indexes, catalog, intakes, audit, key store), they
