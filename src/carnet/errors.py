@@ -15,6 +15,7 @@
     ├── Conflict                  (409 conflict)
     │   └── LegalHold             (409 legal_hold)            erasure refused while the subject is under legal hold
     │   └── RestoreRefused        (409 restore_refused)      a restore would be wrong (backup older than a rehash…)
+    ├── IdempotencyKeyReused      (422 idempotency_key_reused) the Idempotency-Key was used with another body
     ├── StoreLocked               (409 store_locked)          the embedded shard is owned by another process
     ├── PayloadTooLarge           (413 payload_too_large)
     ├── RateLimited               (429 rate_limited)         the key spent its request budget; see Retry-After
@@ -138,6 +139,17 @@ class LegalHold(Conflict):
 
     def __init__(self) -> None:
         super().__init__("the subject is under legal hold: lift the hold before erasing")
+
+
+class IdempotencyKeyReused(CarnetError):
+    """The ``Idempotency-Key`` names an earlier request whose body was different (IETF httpapi
+    idempotency-key draft: 422). Nothing was written; neither the key nor the body is echoed."""
+
+    code = "idempotency_key_reused"
+    status = 422
+
+    def __init__(self) -> None:
+        super().__init__("this Idempotency-Key was already used with a different request body")
 
 
 class StoreLocked(CarnetError):

@@ -191,6 +191,10 @@ class SubjectHasher(Protocol):
         """Blind-index tokens of ``identifiers`` (keyed, normalised, truncated), sorted, no repeats."""
         ...
 
+    def request_token(self, tenant: str, value: str) -> str:
+        """Keyed hash of a request's identity or body (idempotency keys, record ids, fingerprints)."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class ApiKeyRecord:
@@ -376,6 +380,12 @@ class SubjectIdSealer(Protocol):
     def seal_id(self, scope: Scope, subject_id: str) -> bytes: ...
 
     def open_id(self, scope: Scope, sealed: bytes) -> str: ...
+
+    def seal_value(self, scope: Scope, name: str, value: str) -> bytes:
+        """Another of the subject's values (a legal-hold reference), sealed and bound to ``name``."""
+        ...
+
+    def open_value(self, scope: Scope, name: str, sealed: bytes) -> str: ...
 
 
 class Clock(Protocol):

@@ -77,7 +77,8 @@ def test_memories_from_remember_to_forget(carnet: CarnetClient) -> None:
     assert first.action == "created" and isinstance(first.memory, Memory)
     assert first.memory.text == LYON and first.memory.tags == ("domicile",) and first.memory.importance == 0.8
     assert first.memory.occurred_at == _at("2024-01-15T10:00:00+01:00") and first.memory.recorded_at.tzinfo
-    replay = carnet.remember(S, LYON, occurred_at=_at("2024-01-15T10:00:00+01:00"), idempotency_key="call-1-turn-1")
+    replay = carnet.remember(S, LYON, occurred_at=_at("2024-01-15T10:00:00+01:00"), importance=0.8,
+                             category="adresse", tags=["domicile"], idempotency_key="call-1-turn-1")  # same body
     assert replay.action == "unchanged" and replay.memory.id == first.memory.id
 
     batch = carnet.remember_batch(S, [

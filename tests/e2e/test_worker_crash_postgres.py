@@ -24,9 +24,10 @@ from pydantic import SecretStr
 from carnet.bootstrap import Container, build
 from carnet.config import CatalogBackend, PostgresSettings, Settings
 from carnet.domain.intake import IntakeStatus, Message
-from carnet.domain.records import Scope, point_id
+from carnet.domain.records import Scope
 from carnet.ports import Embedder
 from carnet.services.apikeys import authenticate, create_key
+from carnet.services.remember import keyed_id
 from tests.support.queue import wait_drained
 from tests.support.vllm_server import VllmStandIn, answer, serving
 
@@ -103,7 +104,7 @@ def test_kill_9_one_of_three_workers_every_intake_done_once(tmp_path: Path, embe
         for i in final:
             assert i is not None
             scope = Scope(i.tenant, i.subject)
-            assert i.memory_ids == (point_id(scope, f"key:intake:{i.id}:0"),)  # the ids its keys name
+            assert i.memory_ids == (keyed_id(c.deps.hasher, scope, f"intake:{i.id}:0"),)  # the ids its keys name
         all_ids = [m for i in final if i is not None for m in i.memory_ids]
         assert len(all_ids) == len(set(all_ids)) == total  # one memory per intake, none shared, none lost
         assert len(stand_in.requests) <= total + len(taken_over)  # a staged extraction is not asked again

@@ -58,6 +58,14 @@ def _intake(subject: str, n: int = 0, *, tenant: str = "t1", key: str | None = N
                   idempotency_key=key, actor="k1", sealed=b"\x00sealed " + subject.encode())
 
 
+def test_the_body_fingerprint_is_kept_and_returned_with_the_stored_intake(store: IntakeStore) -> None:
+    first = replace(_intake("s1", key="k-hash"), fingerprint="fp-1")
+    store.add(first)
+    again = store.add(replace(_intake("s1", 1, key="k-hash"), fingerprint="fp-2"))
+    assert again.id == first.id and again.fingerprint == "fp-1"  # the service compares, and refuses
+    assert store.get("t1", first.id) == replace(first, next_attempt_at=T0)
+
+
 def _ids(intakes: list[Intake]) -> list[str]:
     return [i.id for i in intakes]
 

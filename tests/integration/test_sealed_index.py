@@ -101,3 +101,38 @@ def test_writing_back_an_unrevealed_candidate_is_refused(parts: tuple[SealedInde
                                 where=RecordFilter())
     with pytest.raises(EnvelopeError):
         sealed.replace_payload(S, [hits.dense[0].memory])
+
+
+def test_caller_metadata_is_sealed_and_the_category_filter_matches_its_keyed_hash(
+        parts: tuple[SealedIndex, EdgeVectorIndex, Keyring]) -> None:
+    from carnet.domain.records import Source
+
+    sealed, inner, _ = parts
+    meta = replace(_m(A, "rappeler le matin"), category="Jean Dupont", tags=("06 12 34 56 78",), session_id="call-9",
+                   sources=(Source("api", "key-0612", "call-9", "req", "fp"),))
+    sealed.upsert(S, [_item(meta), _item(_m(B, "a un chien"))])
+    raw = inner.get(S, [A])[0]
+    assert raw.meta is not None and raw.meta.startswith(PREFIX)
+    assert (raw.tags, raw.session_id, raw.sources) == ((), None, ())
+    assert raw.category is not None and raw.category.startswith("h1:") and "Jean" not in raw.category
+    assert sealed.get(S, [A]) == [meta]
+    assert sealed.reveal(S, [raw]) == [replace(meta, pseudo_text=raw.pseudo_text)]
+    listed, _ = sealed.scroll(S, where=RecordFilter(category="Jean Dupont"), limit=10)
+    assert [m.id for m in listed] == [A]
+    assert sealed.count(S, where=RecordFilter(category="Jean")) == 0
+    assert sealed.count(Scope("t", "never-written"), where=RecordFilter(category="Jean Dupont")) == 0
+    # the envelope is bound to its record: moved to another, it does not open
+    b = inner.get(S, [B])[0]
+    inner.replace_payload(S, [replace(b, meta=raw.meta)])
+    with pytest.raises(EnvelopeError):
+        sealed.get(S, [B])
+
+
+def test_a_record_stored_before_metadata_was_sealed_reads_back_as_stored(
+        parts: tuple[SealedIndex, EdgeVectorIndex, Keyring]) -> None:
+    sealed, inner, _ = parts
+    sealed.upsert(S, [_item(_m(A, "habite à Lyon"))])
+    old = replace(inner.get(S, [A])[0], category="adresse", tags=("t",), session_id="s", meta=None)
+    inner.replace_payload(S, [old])
+    got = sealed.get(S, [A])[0]
+    assert (got.text, got.category, got.tags, got.session_id) == ("habite à Lyon", "adresse", ("t",), "s")

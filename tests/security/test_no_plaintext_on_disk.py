@@ -120,3 +120,84 @@ def test_corpus_sweep_no_text_or_subject_id_in_clear_and_every_field_is_a_bound_
                             open_text(key, aad=wrong, blob=blob)
     finally:
         c.close()
+
+
+# -- caller metadata (issue 13, defect 4) -------------------------------------------------------------
+
+MARKERS = {
+    "tag": "QZTAGMARK0611223344", "category": "QZCATMARK", "session": "QZSESSMARK0622",
+    "key": "QZKEYMARK0633", "batch_key": "QZBATCHKEYMARK", "msg_session": "QZMSGSESSMARK", "msg_key": "QZMSGKEYMARK",
+    "hold": "QZHOLDMARK-2026",
+}
+
+
+def _files_with_markers(root: Path) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for p in root.rglob("*"):
+        if p.is_file():
+            data = p.read_bytes()
+            hits = [m for m in MARKERS.values() if m.encode() in data or m.encode("utf-16-le") in data]
+            if hits:
+                found[str(p.relative_to(root))] = hits
+    return found
+
+
+@pytest.mark.slow
+def test_caller_metadata_is_nowhere_in_clear_before_and_after_erasure(tmp_path: Path, embedder: Embedder) -> None:
+    """Tags, category, session ids, idempotency keys (remember and messages) and the legal-hold reference
+    never reach a file in clear (shard, WAL, payload indexes, catalog, intakes, audit, key store), they
+    read back through the API, and erasure leaves nothing of them behind."""
+    import httpx
+
+    from carnet.api.app import create_app
+    from carnet.api.server import running
+    from carnet.services.apikeys import create_key
+
+    settings = Settings(data_dir=tmp_path / "data", key_dir=tmp_path / "keys")
+    c = build(settings, embedder=embedder)
+    agent, _ = create_key(c.deps.catalog, c.pepper, tenant="t", roles=["agent", "dpo"])
+    base_path = "/api/v1/subjects/ADH-5512"
+    try:
+        with running(create_app(c)) as base, httpx.Client(
+                base_url=base, headers={"Authorization": f"Bearer {agent}"}, timeout=30) as http:
+            one = http.post(f"{base_path}/memories", headers={"Idempotency-Key": MARKERS["key"]}, json={
+                "text": "Le membre préfère être rappelé le matin.", "category": MARKERS["category"],
+                "tags": [MARKERS["tag"], "rappel"], "session_id": MARKERS["session"]})
+            assert one.status_code == 201, one.text
+            batch = http.post(f"{base_path}/memories", headers={"Idempotency-Key": MARKERS["batch_key"]}, json={
+                "memories": [{"text": "Le membre a un chien.", "tags": [MARKERS["tag"]]},
+                             {"text": "Le membre part en vacances en août.", "category": MARKERS["category"]}]})
+            assert batch.status_code == 201, batch.text
+            got = http.get(f"{base_path}/memories/{one.json()['memory']['id']}").json()
+            assert got["category"] == MARKERS["category"] and MARKERS["tag"] in got["tags"]
+            assert got["session_id"] == MARKERS["session"]
+            assert [s["ref"] for s in got["sources"]] == [MARKERS["key"]]
+            listed = http.get(f"{base_path}/memories", params={"category": MARKERS["category"]}).json()["items"]
+            assert len(listed) == 2
+            sent = http.post(f"{base_path}/messages", headers={"Idempotency-Key": MARKERS["msg_key"]}, json={
+                "session_id": MARKERS["msg_session"],
+                "messages": [{"role": "user", "content": "Je voudrais changer mon adresse."}]})
+            assert sent.status_code == 202, sent.text
+            again = http.post(f"{base_path}/messages", headers={"Idempotency-Key": MARKERS["msg_key"]}, json={
+                "session_id": MARKERS["msg_session"],
+                "messages": [{"role": "user", "content": "Je voudrais changer mon adresse."}]})
+            assert again.json()["intake_id"] == sent.json()["intake_id"]
+            status = http.get(f"/api/v1/intakes/{sent.json()['intake_id']}").json()
+            assert status["session_id"] == MARKERS["msg_session"]
+            held = http.put(f"{base_path}/legal-hold", json={"reference": MARKERS["hold"]})
+            assert held.status_code == 200, held.text
+            assert http.get(f"{base_path}/retention").json()["hold_reference"] == MARKERS["hold"]
+    finally:
+        c.close()  # the hold stands: its reference is on disk now
+    assert _files_with_markers(tmp_path) == {}
+
+    c = build(settings, embedder=embedder)
+    try:
+        with running(create_app(c)) as base, httpx.Client(
+                base_url=base, headers={"Authorization": f"Bearer {agent}"}, timeout=30) as http:
+            assert http.get(f"{base_path}/retention").json()["hold_reference"] == MARKERS["hold"]
+            assert http.delete(f"{base_path}/legal-hold").status_code == 200
+            assert http.delete(base_path).json()["complete"] is True
+    finally:
+        c.close()
+    assert _files_with_markers(tmp_path) == {}

@@ -200,11 +200,12 @@ def to_payload(memory: Memory) -> dict[str, Any]:
         EXPIRES_AT: NO_EXPIRY if memory.expires_at is None else epoch(memory.expires_at),
         "retention": memory.retention,
         "superseded_by": memory.superseded_by,
-        "sources": [{"kind": s.kind, "ref": s.ref, "session_id": s.session_id} for s in memory.sources],
+        "sources": [source_json(s) for s in memory.sources],
         "agent_id": memory.agent_id,
         "session_id": memory.session_id,
         BLIND_INDEX: list(memory.blind_index),
         SPECIAL: list(memory.special),
+        "meta": memory.meta,
     }
 
 
@@ -212,6 +213,19 @@ def _text(value: Any) -> str:
     if not isinstance(value, str):
         raise TypeError("a stored text field is not a string")
     return value
+
+
+def source_json(s: Source) -> dict[str, Any]:
+    out: dict[str, Any] = {"kind": s.kind, "ref": s.ref, "session_id": s.session_id}
+    if s.request is not None:
+        out["request"] = s.request
+    if s.fingerprint is not None:
+        out["fingerprint"] = s.fingerprint
+    return out
+
+
+def source_from_json(s: Mapping[str, Any]) -> Source:
+    return Source(s["kind"], s["ref"], s.get("session_id"), s.get("request"), s.get("fingerprint"))
 
 
 def from_payload(point_id: str, p: Mapping[str, Any]) -> Memory:
@@ -237,11 +251,12 @@ def from_payload(point_id: str, p: Mapping[str, Any]) -> Memory:
         retention=p.get("retention", "default"),
         status=Status(p.get(STATUS, Status.ACTIVE.value)),
         superseded_by=p.get("superseded_by"),
-        sources=tuple(Source(s["kind"], s["ref"], s.get("session_id")) for s in p.get("sources") or ()),
+        sources=tuple(source_from_json(s) for s in p.get("sources") or ()),
         agent_id=p.get("agent_id"),
         session_id=p.get("session_id"),
         blind_index=tuple(p.get(BLIND_INDEX) or ()),
         special=tuple(p.get(SPECIAL) or ()),
+        meta=p.get("meta"),
     )
 
 

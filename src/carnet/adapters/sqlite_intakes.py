@@ -37,7 +37,8 @@ CREATE TABLE IF NOT EXISTS intakes (
     next_attempt_at REAL,
     lease_owner TEXT,
     lease_until REAL,
-    sealed BLOB NOT NULL
+    sealed BLOB NOT NULL,
+    request_fingerprint TEXT
 );
 CREATE UNIQUE INDEX IF NOT EXISTS intakes_idempotency ON intakes (tenant, subject, idempotency_key)
     WHERE idempotency_key IS NOT NULL;
@@ -46,7 +47,7 @@ CREATE INDEX IF NOT EXISTS intakes_status ON intakes (status, seq);
 """
 
 _COLUMNS = ("id, tenant, subject, status, created_at, updated_at, session_id, idempotency_key, attempts, reason, "
-            "memory_ids, next_attempt_at, lease_owner, lease_until, actor, sealed")
+            "memory_ids, next_attempt_at, lease_owner, lease_until, actor, sealed, request_fingerprint")
 _UNFINISHED = "('pending', 'processing')"
 
 
@@ -68,6 +69,7 @@ def _intake(r: Sequence[object]) -> Intake:
         reason=None if r[9] is None else str(r[9]), memory_ids=tuple(json.loads(str(r[10]))),
         next_attempt_at=_dt(r[11]), lease_owner=None if r[12] is None else str(r[12]), lease_until=_dt(r[13]),
         actor=str(r[14]), sealed=bytes(r[15]) if isinstance(r[15], bytes | bytearray | memoryview) else b"",
+        fingerprint=None if r[16] is None else str(r[16]),
     )
 
 
@@ -75,6 +77,9 @@ class SqliteIntakeStore:
     def __init__(self, path: Path) -> None:
         self._db = open_db(path, schema=_SCHEMA, synchronous="FULL")  # an acknowledged intake survives a power cut
         self._lock = threading.Lock()
+        have = {str(r[1]) for r in self._db.execute("PRAGMA table_info(intakes)").fetchall()}
+        if "request_fingerprint" not in have:  # a queue created by an older Carnet
+            self._db.execute("ALTER TABLE intakes ADD COLUMN request_fingerprint TEXT")
 
     @contextlib.contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
@@ -94,10 +99,11 @@ class SqliteIntakeStore:
                     return _intake(row)
             db.execute(
                 "INSERT INTO intakes (id, tenant, subject, session_id, idempotency_key, actor, status, attempts,"
-                " created_at, updated_at, next_attempt_at, sealed) VALUES (?,?,?,?,?,?,?,0,?,?,?,?)",
+                " created_at, updated_at, next_attempt_at, sealed, request_fingerprint)"
+                " VALUES (?,?,?,?,?,?,?,0,?,?,?,?,?)",
                 (intake.id, intake.tenant, intake.subject, intake.session_id, intake.idempotency_key, intake.actor,
                  IntakeStatus.PENDING.value, _ts(intake.created_at), _ts(intake.created_at),
-                 _ts(intake.created_at), intake.sealed))
+                 _ts(intake.created_at), intake.sealed, intake.fingerprint))
         return intake
 
     def get(self, tenant: str, intake_id: str) -> Intake | None:

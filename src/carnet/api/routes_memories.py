@@ -23,6 +23,7 @@ from carnet.api.schemas import (
     outcome_json,
     ranked_json,
 )
+from carnet.domain.idempotency import request_key
 from carnet.domain.records import Kind, Source, Status
 from carnet.domain.values import IdempotencyKey, Label
 from carnet.services import recall
@@ -35,12 +36,20 @@ SubjectId = Annotated[str, Path(min_length=1, max_length=128, pattern=r"^[A-Za-z
 IdempotencyHeader = Annotated[IdempotencyKey | None, Header()]
 
 
-def _new(one: RememberOne, key: str | None) -> NewMemory:
-    source = (Source("api", key, one.session_id),) if key else ()
+def _new(one: RememberOne, key: str | None, index: int | None) -> NewMemory:
+    """``index`` is the item's place in a batch (None: a single memory). The record id comes from
+    ``request_key("api", key, index)``, so a single ``k:1`` and item 1 of a batch ``k`` never meet;
+    the source keeps the caller's spelling (``k``, or ``k:1`` for item 1), sealed."""
+    if key is None:
+        return NewMemory(text=one.text, kind=one.kind, occurred_at=one.occurred_at, importance=one.importance,
+                         category=one.category, tags=tuple(one.tags), retention=one.retention,
+                         session_id=one.session_id)
+    shown = key if index is None else f"{key}:{index}"
     return NewMemory(
         text=one.text, kind=one.kind, occurred_at=one.occurred_at, importance=one.importance,
-        category=one.category, tags=tuple(one.tags), retention=one.retention, idempotency_key=key,
-        sources=source, session_id=one.session_id,
+        category=one.category, tags=tuple(one.tags), retention=one.retention,
+        idempotency_key=request_key("api", key, index), sources=(Source("api", shown, one.session_id),),
+        session_id=one.session_id, refuse_reuse=True,
     )
 
 
@@ -52,13 +61,14 @@ def remember_memories(
     api: Api,
     idempotency_key: IdempotencyHeader = None,
 ) -> dict[str, Any]:
-    """Store one memory or a batch; reconcile says what happened to each (created, merged, superseded)."""
-    items = body.memories if isinstance(body, RememberBatch) else [body]
-    keys = [None] * len(items) if idempotency_key is None else (
-        [idempotency_key] if len(items) == 1 else [f"{idempotency_key}:{i}" for i in range(len(items))]
-    )
-    outcomes = api.remember(who, subject_id=subject_id,
-                            items=[_new(one, k) for one, k in zip(items, keys, strict=True)])
+    """Store one memory or a batch; reconcile says what happened to each (created, merged, superseded).
+    The same ``Idempotency-Key`` with the same body replays (``unchanged``); with another body it is
+    refused, 422 ``idempotency_key_reused``, and nothing is written."""
+    if isinstance(body, RememberBatch):
+        news = [_new(one, idempotency_key, i) for i, one in enumerate(body.memories)]
+    else:
+        news = [_new(body, idempotency_key, None)]
+    outcomes = api.remember(who, subject_id=subject_id, items=news)
     results = [outcome_json(o) for o in outcomes]
     reply: dict[str, Any] = {
         "results": results,

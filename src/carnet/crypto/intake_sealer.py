@@ -5,10 +5,15 @@ the subject id the worker needs. While they wait in the queue they are sealed li
 AES-256-GCM under the subject's data key, associated data (tenant, subject hash, intake id,
 ``payload``). Erasing the subject destroys the key, so a queued or backed-up intake of an erased
 subject can no longer be opened. A done intake keeps no payload at all.
+
+The caller's session id (personal data as often as not: callers put phone numbers there) is sealed
+on its own (field ``session_id``), as text (``enc1:`` + base64), because it outlives the payload:
+a done intake still answers its status with it.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 from datetime import datetime
 from typing import Any
@@ -20,6 +25,8 @@ from carnet.domain.intake import Message, Payload
 from carnet.domain.records import Kind, Scope
 
 _FIELD = "payload"
+_SESSION = "session_id"
+PREFIX = "enc1:"
 
 
 class IntakeSealer:
@@ -36,8 +43,24 @@ class IntakeSealer:
         return _from_json(json.loads(open_text(key, aad=_aad(scope, intake_id), blob=sealed)))
 
 
-def _aad(scope: Scope, intake_id: str) -> Aad:
-    return Aad(scope.tenant, scope.subject, f"~intake:{intake_id}", _FIELD)
+    def seal_session(self, scope: Scope, intake_id: str, session_id: str | None) -> str | None:
+        if session_id is None:
+            return None
+        dk = self._keyring.data_key(scope.tenant, scope.subject)
+        blob = seal(dk.key, key_id=dk.key_id, aad=_aad(scope, intake_id, _SESSION), plaintext=session_id)
+        return PREFIX + base64.b64encode(blob).decode("ascii")
+
+    def open_session(self, scope: Scope, intake_id: str, stored: str | None) -> str | None:
+        """The session id; one stored before session ids were sealed reads back as it is."""
+        if stored is None or not stored.startswith(PREFIX):
+            return stored
+        blob = base64.b64decode(stored[len(PREFIX):])
+        key = self._keyring.read_key(scope.tenant, scope.subject, header_key_id(blob))
+        return open_text(key, aad=_aad(scope, intake_id, _SESSION), blob=blob)
+
+
+def _aad(scope: Scope, intake_id: str, name: str = _FIELD) -> Aad:
+    return Aad(scope.tenant, scope.subject, f"~intake:{intake_id}", name)
 
 
 def _iso(at: datetime | None) -> str | None:

@@ -80,6 +80,13 @@ class KmsSubjectHasher:
         """32 bytes, used only to hash sparse (keyword) tokens."""
         return self._derived(tenant, b"carnet/sparse-token/v1")
 
+    def request_token(self, tenant: str, value: str) -> str:
+        """128 bits of HMAC: what a record id or an intake's idempotency key is derived from, and the
+        fingerprint of a request's body, so neither a caller's key nor a guessed body can be
+        recognised on disk without the tenant's key."""
+        key = self._derived(tenant, b"carnet/request/v1")
+        return hmac.new(key, value.encode(), hashlib.sha256).hexdigest()[:32]
+
     def blind_tokens(self, tenant: str, identifiers: Iterable[str]) -> tuple[str, ...]:
         values = list(identifiers)
         return blind_tokens(self._derived(tenant, b"carnet/blind-index/v1"), values) if values else ()

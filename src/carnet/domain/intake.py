@@ -43,8 +43,8 @@ class Intake:
     status: IntakeStatus
     created_at: datetime
     updated_at: datetime
-    session_id: str | None = None
-    idempotency_key: str | None = None
+    session_id: str | None = None  # at rest: sealed under the subject's data key (``IntakeSealer``)
+    idempotency_key: str | None = None  # at rest: a keyed hash of the namespaced key, never the key
     attempts: int = 0
     reason: str | None = None  # why it is dead, or why the last attempt failed (a code, never text)
     memory_ids: tuple[str, ...] = ()
@@ -53,6 +53,7 @@ class Intake:
     lease_until: datetime | None = None
     actor: str = ""  # the API key id that handed it over
     sealed: bytes = field(default=b"", repr=False)  # the messages, sealed under the subject's data key
+    fingerprint: str | None = None  # keyed hash of the body sent with an idempotency key (reuse detection)
 
 
 @dataclass(frozen=True, slots=True)

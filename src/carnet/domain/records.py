@@ -45,6 +45,8 @@ class Source:
     kind: str  # "api", "turn", "intake"
     ref: str  # e.g. a dia_id, an idempotency key, an intake id
     session_id: str | None = None
+    request: str | None = None  # the id the request's (namespaced) idempotency key gave, if it had one
+    fingerprint: str | None = None  # keyed hash of that request's body: the same key with another is refused
 
 
 class RetentionStart(StrEnum):
@@ -95,6 +97,9 @@ class Memory:
     session_id: str | None = None
     blind_index: tuple[str, ...] = ()  # keyed hashes of the identifiers the text names (exact lookup)
     special: tuple[str, ...] = ()  # GDPR special categories the text touches (health, religion…)
+    # Stored form only (``SealedIndex``): category, tags, session id and sources sealed together, while
+    # ``category`` holds the keyed hash the category filter matches and the others are empty.
+    meta: str | None = None
 
     def with_texts(self, text: str, pseudo_text: str) -> Memory:
         """The same record with other texts (sealing and opening). Spelled out rather than
@@ -104,7 +109,18 @@ class Memory:
             self.updated_at, self.category, self.tags, self.importance, self.confidence, self.access_count,
             self.reinforcement_count, self.last_accessed_at, self.valid_to, self.expires_at, self.retention,
             self.status, self.superseded_by, self.sources, self.agent_id, self.session_id, self.blind_index,
-            self.special,
+            self.special, self.meta,
+        )
+
+    def with_metadata(self, *, category: str | None, tags: tuple[str, ...], session_id: str | None,
+                      sources: tuple[Source, ...], meta: str | None) -> Memory:
+        """The same record with other caller metadata (sealing and opening), spelled out like ``with_texts``."""
+        return Memory(
+            self.id, self.scope, self.kind, self.text, self.pseudo_text, self.recorded_at, self.valid_from,
+            self.updated_at, category, tags, self.importance, self.confidence, self.access_count,
+            self.reinforcement_count, self.last_accessed_at, self.valid_to, self.expires_at, self.retention,
+            self.status, self.superseded_by, sources, self.agent_id, session_id, self.blind_index,
+            self.special, meta,
         )
 
     def reinforced(self, *, at: datetime, sources: tuple[Source, ...]) -> Memory:

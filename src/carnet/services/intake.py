@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from carnet.crypto.intake_sealer import IntakeSealer
+from carnet.domain.idempotency import canonical, request_key
 from carnet.domain.intake import Intake, IntakeStatus, Message, Payload
 from carnet.domain.records import Scope
 from carnet.domain.values import DATETIME_MESSAGE, TEXT_MESSAGE, in_range, is_clean
-from carnet.errors import IntakeNotFound, InvalidInput
+from carnet.errors import IdempotencyKeyReused, IntakeNotFound, InvalidInput
 from carnet.ports import IntakeStore
 from carnet.services.deps import Deps
 from carnet.services.scope import scope_for
@@ -34,20 +35,43 @@ class IntakeQueue:
     def payload(self, intake: Intake) -> Payload:
         return self.sealer.open(Scope(intake.tenant, intake.subject), intake.id, intake.sealed)
 
+    def opened(self, intake: Intake) -> Intake:
+        """The intake with its session id readable (it is stored sealed)."""
+        session = self.sealer.open_session(Scope(intake.tenant, intake.subject), intake.id, intake.session_id)
+        return replace(intake, session_id=session)
+
 
 def submit(deps: Deps, queue: IntakeQueue, *, tenant: str, subject_id: str, session_id: str | None,
            messages: Sequence[Message], idempotency_key: str | None, actor: str) -> Intake:
     """Store the intake (or, with an idempotency key already used for this subject, return the
-    stored one: a retried POST never queues the conversation twice)."""
+    stored one: a retried POST never queues the conversation twice). The same key with another body
+    (session id or messages) is refused with ``IdempotencyKeyReused``.
+
+    At rest the key is only a keyed hash of ``request_key("messages", key)`` (the lookup compares
+    hashes) and the session id is sealed under the subject's data key."""
     _validate(deps, messages)
     scope = scope_for(deps, tenant, subject_id)
     deps.subjects.ensure(scope, subject_id)
     intake_id = str(uuid.uuid4())
     now = deps.clock.now()
+    key_token = fingerprint = None
+    if idempotency_key is not None:
+        key_token = deps.hasher.request_token(tenant, "intake-key:" + request_key("messages", idempotency_key))
+        fingerprint = deps.hasher.request_token(tenant, "intake-body:" + _body(session_id, messages))
     sealed = queue.sealer.seal(scope, intake_id, Payload(subject_id, tuple(messages)))
-    return queue.store.add(Intake(id=intake_id, tenant=tenant, subject=scope.subject, status=IntakeStatus.PENDING,
-                                  created_at=now, updated_at=now, session_id=session_id,
-                                  idempotency_key=idempotency_key, actor=actor, sealed=sealed))
+    stored = queue.store.add(Intake(
+        id=intake_id, tenant=tenant, subject=scope.subject, status=IntakeStatus.PENDING, created_at=now,
+        updated_at=now, session_id=queue.sealer.seal_session(scope, intake_id, session_id),
+        idempotency_key=key_token, actor=actor, sealed=sealed, fingerprint=fingerprint))
+    if stored.id != intake_id and stored.fingerprint is not None and stored.fingerprint != fingerprint:
+        raise IdempotencyKeyReused()
+    return queue.opened(stored)
+
+
+def _body(session_id: str | None, messages: Sequence[Message]) -> str:
+    return canonical({"session_id": session_id, "messages": [
+        canonical({"role": m.role, "content": m.content, "at": m.at.isoformat() if m.at else None})
+        for m in messages]})
 
 
 def status(queue: IntakeQueue, *, tenant: str, intake_id: str) -> Intake:
@@ -55,7 +79,7 @@ def status(queue: IntakeQueue, *, tenant: str, intake_id: str) -> Intake:
     found = queue.store.get(tenant, intake_id)
     if found is None:
         raise IntakeNotFound(intake_id)
-    return found
+    return queue.opened(found)
 
 
 def check_messages(deps: Deps, messages: Sequence[Message]) -> None:

@@ -14,14 +14,15 @@ from datetime import datetime
 import numpy as np
 
 from carnet.domain.embedding_text import embedding_text
+from carnet.domain.idempotency import canonical
 from carnet.domain.linking import references
 from carnet.domain.pii.special import special_categories
 from carnet.domain.reconcile import Action, Incoming, Memo, ReconcileThresholds, decide
 from carnet.domain.records import HistoryEntry, Kind, Memory, Scope, Source, point_id
 from carnet.domain.text import normalize
 from carnet.domain.values import DATETIME_MESSAGE, TEXT_MESSAGE, in_range, is_clean
-from carnet.errors import InvalidInput
-from carnet.ports import IndexedMemory, RecordFilter, Vector
+from carnet.errors import IdempotencyKeyReused, InvalidInput
+from carnet.ports import IndexedMemory, RecordFilter, SubjectHasher, Vector
 from carnet.services import pii
 from carnet.services.deps import Deps
 from carnet.services.scope import scope_for
@@ -43,6 +44,9 @@ class NewMemory:
     context: str | None = None  # embedded with the text, never stored as provenance
     session_id: str | None = None
     agent_id: str | None = None
+    # With an idempotency key: keep a keyed fingerprint of this item, and refuse (IdempotencyKeyReused)
+    # a replay under the same key whose item differs. Entrypoints that take a caller's key set it.
+    refuse_reuse: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,12 +77,17 @@ def remember(deps: Deps, *, tenant: str, subject_id: str, items: Sequence[NewMem
     now = deps.clock.now()
     deps.subjects.ensure(scope, subject_id)  # first write: the id is kept sealed, for a future rehash
     with deps.locks.for_scope(scope):
-        ids = [_id_for(scope, item) for item in items]
+        ids = [_id_for(deps, scope, item) for item in items]
+        prints = [_fingerprint(deps, tenant, item) for item in items]
         aliases = deps.catalog.resolve_aliases(scope, list(dict.fromkeys(ids)))
         wanted = list(dict.fromkeys([aliases.get(i, i) for i in ids]))
         stored = {m.id: m for m in deps.index.get(scope, wanted)}
         seen = {i for i in ids if aliases.get(i, i) in stored}
-        fresh = [(i, item) for i, item in zip(ids, items, strict=True) if i not in seen]
+        for i, fp in zip(ids, prints, strict=True):
+            if fp is not None and i in seen:
+                _check_replay(stored[aliases.get(i, i)], i, fp)
+        fresh = [(i, replace(item, sources=_requested(item, i, fp)) if fp else item)
+                 for i, item, fp in zip(ids, items, prints, strict=True) if i not in seen]
         prepared = _pseudonymize(deps, scope, fresh)
         vectors = _embed(deps, fresh, prepared, now)
         batch = _Batch()
@@ -117,10 +126,43 @@ def _validate(deps: Deps, tenant: str, items: Sequence[NewMemory]) -> None:
             raise InvalidInput(f"memory {n}: unknown retention class", index=n)
 
 
-def _id_for(scope: Scope, item: NewMemory) -> str:
+def _id_for(deps: Deps, scope: Scope, item: NewMemory) -> str:
+    """The record id, from a keyed hash of the idempotency key (namespaced by its entrypoint, see
+    ``domain/idempotency``) or of the text: an id on disk never lets a key or a text be guessed back."""
     if item.idempotency_key:
-        return point_id(scope, "key:" + item.idempotency_key)
-    return point_id(scope, f"text:{item.kind.value}:{normalize(item.text)}")
+        return keyed_id(deps.hasher, scope, item.idempotency_key)
+    text = f"{item.kind.value}:{normalize(item.text)}"
+    return point_id(scope, "text:" + deps.hasher.request_token(scope.tenant, "id-text:" + text))
+
+
+def keyed_id(hasher: SubjectHasher, scope: Scope, idempotency_key: str) -> str:
+    """The id of the record an idempotency key names (as ``remember`` derives it)."""
+    return point_id(scope, "key:" + hasher.request_token(scope.tenant, "id-key:" + idempotency_key))
+
+
+def _fingerprint(deps: Deps, tenant: str, item: NewMemory) -> str | None:
+    """Keyed hash of the item as asked (canonical JSON), for items whose key must not be reused."""
+    if not (item.refuse_reuse and item.idempotency_key):
+        return None
+    body = canonical({"text": item.text, "kind": item.kind.value, "importance": item.importance,
+                      "occurred_at": item.occurred_at.isoformat() if item.occurred_at else None,
+                      "category": item.category, "tags": list(item.tags), "retention": item.retention,
+                      "session_id": item.session_id})
+    return deps.hasher.request_token(tenant, "body:" + body)
+
+
+def _check_replay(record: Memory, request: str, fingerprint: str) -> None:
+    """A replay answers the stored record, unless the key's first request had another body. A record
+    that keeps no fingerprint for the request (written before fingerprints were kept) replays."""
+    kept = {s.fingerprint for s in record.sources if s.request == request and s.fingerprint}
+    if kept and fingerprint not in kept:
+        raise IdempotencyKeyReused()
+
+
+def _requested(item: NewMemory, request: str, fingerprint: str) -> tuple[Source, ...]:
+    """The item's provenance, each source naming the request and its fingerprint (kept sealed)."""
+    sources = item.sources or (Source("api", request, item.session_id),)
+    return tuple(replace(s, request=request, fingerprint=fingerprint) for s in sources)
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,7 @@ than protect no one.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import datetime
 
 from carnet.domain.records import Scope
@@ -29,8 +30,20 @@ from carnet.services.scope import scope_for
 _REFERENCE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/-]{0,63}$")
 
 
+_HOLD_REFERENCE = "hold_reference"
+
+
 def retention_status(deps: Deps, *, tenant: str, subject_id: str) -> SubjectRetention:
-    return deps.catalog.subject_retention(_known(deps, tenant, subject_id))
+    return _status(deps, _known(deps, tenant, subject_id))
+
+
+def _status(deps: Deps, scope: Scope) -> SubjectRetention:
+    """The catalog's row, the hold's reference opened (it is stored sealed under the subject's data key:
+    a case reference may name a person, and erasure must leave it unreadable)."""
+    found = deps.catalog.subject_retention(scope)
+    if found.hold_reference is None:
+        return found
+    return replace(found, hold_reference=deps.subjects.open_value(scope, _HOLD_REFERENCE, found.hold_reference))
 
 
 def check_reference(reference: str | None) -> None:
@@ -45,8 +58,9 @@ def set_legal_hold(deps: Deps, *, tenant: str, subject_id: str, reference: str |
     check_reference(reference)
     scope = _known(deps, tenant, subject_id)
     with deps.locks.for_scope(scope):
-        deps.catalog.set_legal_hold(scope, held=True, at=deps.clock.now(), reference=reference)
-    return deps.catalog.subject_retention(scope)
+        sealed = None if reference is None else deps.subjects.seal_value(scope, _HOLD_REFERENCE, reference)
+        deps.catalog.set_legal_hold(scope, held=True, at=deps.clock.now(), reference=sealed)
+    return _status(deps, scope)
 
 
 def clear_legal_hold(deps: Deps, *, tenant: str, subject_id: str) -> SubjectRetention:
@@ -55,7 +69,7 @@ def clear_legal_hold(deps: Deps, *, tenant: str, subject_id: str) -> SubjectRete
     scope = _known(deps, tenant, subject_id)
     with deps.locks.for_scope(scope):
         deps.catalog.set_legal_hold(scope, held=False, at=deps.clock.now())
-    return deps.catalog.subject_retention(scope)
+    return _status(deps, scope)
 
 
 def set_relationship_end(deps: Deps, *, tenant: str, subject_id: str,
@@ -67,7 +81,7 @@ def set_relationship_end(deps: Deps, *, tenant: str, subject_id: str,
     scope = _known(deps, tenant, subject_id)
     with deps.locks.for_scope(scope):
         deps.catalog.set_relationship_end(scope, ended_at)
-    return deps.catalog.subject_retention(scope)
+    return _status(deps, scope)
 
 
 def _known(deps: Deps, tenant: str, subject_id: str) -> Scope:

@@ -7,11 +7,14 @@ already registered keeps it off the hot path (one catalog read per subject per p
 
 from __future__ import annotations
 
+import base64
 import threading
 from collections import OrderedDict
 
 from carnet.domain.records import Scope
 from carnet.ports import Catalog, SubjectHasher, SubjectIdSealer
+
+SEALED_PREFIX = "enc1:"
 
 
 class SubjectRegistry:
@@ -36,6 +39,17 @@ class SubjectRegistry:
             self._known[scope] = None
             while len(self._known) > self._cap:
                 self._known.popitem(last=False)
+
+    def seal_value(self, scope: Scope, name: str, value: str) -> str:
+        """A value of the subject kept in the catalog (a legal-hold reference), sealed under the
+        subject's data key, as text: ``enc1:`` + base64."""
+        return SEALED_PREFIX + base64.b64encode(self._sealer.seal_value(scope, name, value)).decode("ascii")
+
+    def open_value(self, scope: Scope, name: str, stored: str | None) -> str | None:
+        """``seal_value`` undone; a value stored before values were sealed reads back as it is."""
+        if stored is None or not stored.startswith(SEALED_PREFIX):
+            return stored
+        return self._sealer.open_value(scope, name, base64.b64decode(stored[len(SEALED_PREFIX):]))
 
     def forget(self, scope: Scope) -> None:
         with self._lock:

@@ -97,6 +97,7 @@ class Worker:
 
     def _apply(self, intake: Intake) -> list[str]:
         scope = Scope(intake.tenant, intake.subject)
+        intake = self.queue.opened(intake)  # its session id is stored sealed
         payload = self.queue.payload(intake)
         extraction = payload.extraction
         if extraction is None:

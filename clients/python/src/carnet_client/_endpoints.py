@@ -94,7 +94,8 @@ def intake(intake_id: str | UUID, *, wait: bool = False, timeout: float | None =
 def remember_batch(subject_id: str, memories: Sequence[NewMemory], *,
                    idempotency_key: str | None = None) -> Call[RememberResult]:
     """``POST /subjects/{subject_id}/memories`` with ``{"memories": [...]}``. With an idempotency key,
-    item ``i`` is replayed under ``{key}:{i}``."""
+    each item is replayed on its own (the server keeps the batch's items apart from single requests
+    under the same key); the same key with another body raises ``IdempotencyKeyReused``."""
     body = {"memories": [m.as_json() for m in memories]}
     return Call("POST", f"{_subject(subject_id)}/memories", lambda r: RememberResult.from_json(json_body(r)),
                 json=body, headers=_idempotency(idempotency_key), ok=frozenset({201}),

@@ -21,6 +21,7 @@ subclass named by its ``code``, or by its HTTP status when the code is one this 
         │   ├── StoreLocked         409 store_locked              the embedded store is owned by another process
         │   └── LegalHold           409 legal_hold                erasure refused: lift the subject's legal hold first
         ├── PayloadTooLarge         413 payload_too_large
+        ├── IdempotencyKeyReused    422 idempotency_key_reused    the Idempotency-Key was first sent with another body
         ├── RateLimited             429 rate_limited              ``retry_after``: seconds to wait
         ├── ServerError             500 internal_error (and any other 5xx)
         │   └── KmsRejected         500 kms_rejected
@@ -144,6 +145,11 @@ class PayloadTooLarge(ApiError):
     pass
 
 
+class IdempotencyKeyReused(ApiError):
+    """The ``Idempotency-Key`` was already used with a different body: nothing was written. Use a new
+    key for a new request; resend the same body to replay the first one."""
+
+
 class RateLimited(ApiError):
     @property
     def retry_after(self) -> float | None:
@@ -182,7 +188,7 @@ _BY_CODE: dict[str, type[ApiError]] = {
     "subject_not_found": SubjectNotFound, "memory_not_found": MemoryNotFound,
     "intake_not_found": IntakeNotFound,
     "method_not_allowed": MethodNotAllowed, "conflict": Conflict, "store_locked": StoreLocked,
-    "legal_hold": LegalHold,
+    "legal_hold": LegalHold, "idempotency_key_reused": IdempotencyKeyReused,
     "payload_too_large": PayloadTooLarge, "rate_limited": RateLimited, "internal_error": ServerError,
     "kms_rejected": KmsRejected, "key_unwrap_failed": KeyUnwrapFailed,
     "dependency_unavailable": ServiceUnavailable, "kms_unavailable": KmsUnavailable,

@@ -38,7 +38,7 @@ from carnet.errors import DependencyUnavailable
 _SUBJECT_LOCKS = 0x43524E54
 _SUBJECT_KEY = "hashtext(%(tenant)s || chr(31) || %(subject)s)"
 _COLUMNS = ("id, tenant, subject, status, created_at, updated_at, session_id, idempotency_key, attempts, reason, "
-            "memory_ids, next_attempt_at, lease_owner, lease_until, actor, sealed")
+            "memory_ids, next_attempt_at, lease_owner, lease_until, actor, sealed, request_fingerprint")
 _DUE = ("((i.status = 'pending' AND i.next_attempt_at <= %(now)s)"
         " OR (i.status = 'processing' AND i.lease_until < %(now)s))")
 _OLDEST = ("NOT EXISTS (SELECT 1 FROM carnet.intakes o WHERE o.tenant = i.tenant AND o.subject = i.subject"
@@ -61,6 +61,7 @@ def _intake(r: Sequence[Any]) -> Intake:
         id=r[0], tenant=r[1], subject=r[2], status=IntakeStatus(r[3]), created_at=utc(r[4]), updated_at=utc(r[5]),
         session_id=r[6], idempotency_key=r[7], attempts=int(r[8]), reason=r[9], memory_ids=tuple(json.loads(r[10])),
         next_attempt_at=_opt(r[11]), lease_owner=r[12], lease_until=_opt(r[13]), actor=r[14], sealed=bytes(r[15]),
+        fingerprint=r[16],
     )
 
 
@@ -94,10 +95,10 @@ class PostgresIntakeStore:
                     return _intake(row)
             created = utc(intake.created_at)
             db.execute("INSERT INTO carnet.intakes (id, tenant, subject, session_id, idempotency_key, actor, status,"
-                       " attempts, created_at, updated_at, next_attempt_at, sealed)"
-                       " VALUES (%s, %s, %s, %s, %s, %s, 'pending', 0, %s, %s, %s, %s)",
+                       " attempts, created_at, updated_at, next_attempt_at, sealed, request_fingerprint)"
+                       " VALUES (%s, %s, %s, %s, %s, %s, 'pending', 0, %s, %s, %s, %s, %s)",
                        (intake.id, intake.tenant, intake.subject, intake.session_id, intake.idempotency_key,
-                        intake.actor, created, created, created, intake.sealed))
+                        intake.actor, created, created, created, intake.sealed, intake.fingerprint))
         return intake
 
     def get(self, tenant: str, intake_id: str) -> Intake | None:
