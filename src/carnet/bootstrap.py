@@ -45,6 +45,7 @@ from carnet.ports import (
     KeyStore,
     Kms,
     PiiDetector,
+    SubjectLock,
     VectorIndex,
 )
 from carnet.services.access import AccessRecorder
@@ -104,6 +105,7 @@ class Container:
         self.deps.index.close()
         self.deps.intakes.close()
         self.deps.catalog.close()
+        self.deps.locks.close()
 
 
 def build_control_plane(settings: Settings) -> ControlPlane:
@@ -286,7 +288,7 @@ def build(settings: Settings, *, embedder: Embedder | None = None, kms: Kms | No
         log.warning("reconcile_uncalibrated", model=emb.model_id, note="using DESIGN.md default thresholds")
     index, keyring, kms = build_sealed_index(settings, build_index(settings, emb.dim, model_id=emb.model_id), kms)
     hasher = KmsSubjectHasher(keyring, kms, plane.catalog.hash_key_entry)
-    locks = SubjectLocks()
+    locks = build_subject_locks(settings)
     access = AccessRecorder(index=index, locks=locks, interval=settings.access_flush_seconds)
     access.start()
     sc, asm, api = settings.scoring, settings.assemble, settings.api
@@ -389,6 +391,17 @@ def build_intake_store(settings: Settings) -> IntakeStore:
     from carnet.adapters.sqlite_intakes import SqliteIntakeStore
 
     return SqliteIntakeStore(settings.data_dir / "catalog.sqlite3")
+
+
+def build_subject_locks(settings: Settings) -> SubjectLock:
+    """Per-subject write serialisation: in-process on the embedded default (one process owns the
+    stores), PostgreSQL advisory locks when the control plane is PostgreSQL, so API servers and
+    `carnet worker` processes on every node take the same lock (docs/architecture.md)."""
+    if settings.catalog is CatalogBackend.POSTGRES:
+        from carnet.adapters.postgres.locks import PostgresSubjectLocks
+
+        return PostgresSubjectLocks(_postgres_pool(settings, "locks"), timeout=settings.postgres.lock_timeout)
+    return SubjectLocks()
 
 
 def build_extractor(settings: Settings) -> Extractor:

@@ -11,8 +11,7 @@ import structlog
 
 from carnet.domain.records import Scope
 from carnet.errors import CarnetError
-from carnet.ports import AccessUpdate, VectorIndex
-from carnet.services.locks import SubjectLocks
+from carnet.ports import AccessUpdate, SubjectLock, VectorIndex
 
 log = structlog.get_logger(__name__)
 
@@ -22,7 +21,7 @@ class AccessRecorder:
 
     Losing a few counts on a crash is acceptable (they only nudge ranking); blocking a read is not."""
 
-    def __init__(self, *, index: VectorIndex, locks: SubjectLocks, interval: float = 0.5,
+    def __init__(self, *, index: VectorIndex, locks: SubjectLock, interval: float = 0.5,
                  max_pending: int = 100_000) -> None:
         self._index = index
         self._locks = locks
