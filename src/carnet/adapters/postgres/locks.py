@@ -14,6 +14,9 @@ process of every node, with session-level advisory locks (``pg_advisory_lock(int
   timeout; past it, ``SubjectBusy`` (503, ``Retry-After``) and nothing was written.
 - The connection always goes back to the pool; if the unlock fails (connection lost), it is closed
   instead, so no lock can survive on a pooled session.
+- ``on_acquire(scope)`` runs each time this process takes a subject's lock (outermost only): another
+  process may have erased the subject since this one last wrote it, so bootstrap drops what this
+  process cached about it there (data key, registration, pseudonym map) before anything is written.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 
@@ -56,19 +59,21 @@ class PostgresSubjectLocks:
     """``SubjectLock`` over a pool of its own (sized like the others: at most ``pool_size`` subjects
     locked at once by this process; more writers wait for a connection, within the timeout)."""
 
-    def __init__(self, pool: Pool, *, timeout: float = 30.0) -> None:
+    def __init__(self, pool: Pool, *, timeout: float = 30.0,
+                 on_acquire: Callable[[Scope], None] = lambda scope: None) -> None:
         if timeout <= 0:
             raise ValueError("the lock timeout must be positive")
         self._pool = pool
+        self._on_acquire = on_acquire
         self._timeout = timeout
         self._local = threading.local()
         self.lost = 0  # unlocks that found the lock already gone (connection dropped): read by tests, logs
 
     def for_scope(self, scope: Scope) -> AbstractContextManager[object]:
-        return self._locked(lock_key(scope))
+        return self._locked(scope, lock_key(scope))
 
     @contextmanager
-    def _locked(self, key: int) -> Iterator[None]:
+    def _locked(self, scope: Scope, key: int) -> Iterator[None]:
         held: dict[int, _Held] = self._local.__dict__.setdefault("held", {})
         mine = held.get(key)
         if mine is not None:  # re-entered by the thread that holds it
@@ -81,6 +86,7 @@ class PostgresSubjectLocks:
         conn = self._acquire(key)
         held[key] = _Held(conn, 1)
         try:
+            self._on_acquire(scope)
             yield
         finally:
             del held[key]
