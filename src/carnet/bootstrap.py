@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,7 +31,7 @@ from carnet.crypto.subject_ids import KeyringSubjectIdSealer
 from carnet.crypto.tenant_hasher import KmsSubjectHasher
 from carnet.domain.budget import TierBudget
 from carnet.domain.reconcile import ReconcileThresholds
-from carnet.domain.records import RetentionClass, RetentionStart
+from carnet.domain.records import RetentionClass, RetentionStart, Scope
 from carnet.domain.retention import DecayRule, RetentionPolicy
 from carnet.domain.scoring import CosineScale, Weights
 from carnet.metrics import Metrics, metrics_for
@@ -45,6 +46,7 @@ from carnet.ports import (
     KeyStore,
     Kms,
     PiiDetector,
+    SubjectLock,
     VectorIndex,
 )
 from carnet.private_fs import private_dir, restrict_umask
@@ -108,6 +110,7 @@ class Container:
         self.deps.index.close()
         self.deps.intakes.close()
         self.deps.catalog.close()
+        self.deps.locks.close()
 
 
 def build_control_plane(settings: Settings) -> ControlPlane:
@@ -292,7 +295,7 @@ def build(settings: Settings, *, embedder: Embedder | None = None, kms: Kms | No
         log.warning("reconcile_uncalibrated", model=emb.model_id, note="using DESIGN.md default thresholds")
     index, keyring, kms = build_sealed_index(settings, build_index(settings, emb.dim, model_id=emb.model_id), kms)
     hasher = KmsSubjectHasher(keyring, kms, plane.catalog.hash_key_entry)
-    locks = SubjectLocks()
+    locks = build_subject_locks(settings, on_acquire=lambda scope: _forget_cached(keyring, deps, scope))
     access = AccessRecorder(index=index, locks=locks, interval=settings.access_flush_seconds)
     access.start()
     sc, asm, api = settings.scoring, settings.assemble, settings.api
@@ -404,6 +407,28 @@ def build_intake_store(settings: Settings) -> IntakeStore:
     from carnet.adapters.sqlite_intakes import SqliteIntakeStore
 
     return SqliteIntakeStore(settings.data_dir / "catalog.sqlite3")
+
+
+def build_subject_locks(settings: Settings, *, on_acquire: Callable[[Scope], None]) -> SubjectLock:
+    """Per-subject write serialisation: in-process on the embedded default (one process owns the
+    stores), PostgreSQL advisory locks when the control plane is PostgreSQL, so API servers and
+    `carnet worker` processes on every node take the same lock (docs/architecture.md). There,
+    ``on_acquire`` runs each time this process takes a subject's lock."""
+    if settings.catalog is CatalogBackend.POSTGRES:
+        from carnet.adapters.postgres.locks import PostgresSubjectLocks
+
+        return PostgresSubjectLocks(_postgres_pool(settings, "locks"), timeout=settings.postgres.lock_timeout,
+                                    on_acquire=on_acquire)
+    return SubjectLocks()
+
+
+def _forget_cached(keyring: Keyring, deps: Deps, scope: Scope) -> None:
+    """What this process cached about a subject, which an erasure in another process would make
+    wrong: the data key (a write would seal under a destroyed key), the registration (the subject
+    would never be registered again), the pseudonym map."""
+    keyring.forget(scope.tenant, scope.subject)
+    deps.subjects.forget(scope)
+    deps.pii.maps.forget(scope)
 
 
 def build_extractor(settings: Settings) -> Extractor:

@@ -17,6 +17,7 @@ from carnet.errors import Conflict
 from carnet.ports import Kms, VectorIndex
 from carnet.services.audit import SYSTEM_CHAIN
 from carnet.services.backup import BackupReport, BackupSource
+from carnet.services.locks import SubjectLocks
 from carnet.services.rehash import Rehasher
 from carnet.services.restore import RestoreTarget
 from carnet.services.scheduler import Job, Scheduler
@@ -40,12 +41,13 @@ def backup_source(c: Container) -> BackupSource:
     from carnet.adapters.qdrant_edge import EdgeVectorIndex
     from carnet.errors import InvalidInput
 
-    index, catalog = records_index(c), c.deps.catalog
-    if not isinstance(index, EdgeVectorIndex) or not isinstance(catalog, SqliteCatalog):
+    index, catalog, locks = records_index(c), c.deps.catalog, c.deps.locks
+    if not isinstance(index, EdgeVectorIndex) or not isinstance(catalog, SqliteCatalog) \
+            or not isinstance(locks, SubjectLocks):  # only in-process locks can pause every write
         raise InvalidInput("`carnet backup` covers the embedded default (qdrant-edge and SQLite); "
                            "back up a Qdrant server and PostgreSQL with their own snapshots (docs/backup.md)")
     return BackupSource(data_dir=c.settings.data_dir, snapshot_vectors=index.snapshot,
-                        snapshot_catalog=catalog.snapshot, catalog=catalog, locks=c.deps.locks, clock=c.deps.clock,
+                        snapshot_catalog=catalog.snapshot, catalog=catalog, locks=locks, clock=c.deps.clock,
                         embedder_model=c.deps.embedder.model_id, dim=c.deps.embedder.dim,
                         vector_engine=f"qdrant-edge-py {version('qdrant-edge-py')}")
 

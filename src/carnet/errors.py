@@ -26,7 +26,8 @@
     └── DependencyUnavailable     (503 dependency_unavailable)
         ├── KmsUnavailable        (503 kms_unavailable)      KMS/HSM down, sealed, or our credentials no longer work
         │   └── KmsDenied         (503 kms_unavailable)      credentials or policy refused (401/403, PIN refused)
-        └── AuditUnavailable      (503 audit_unavailable)    the audit trail cannot be written: the write is refused
+        ├── AuditUnavailable      (503 audit_unavailable)    the audit trail cannot be written: the write is refused
+        └── SubjectBusy           (503 subject_busy)         a subject's lock held past the lock timeout
 
 The HTTP edge maps ``code`` and ``status`` in one handler (``carnet.api.errors``).
 """
@@ -213,3 +214,14 @@ class AuditUnavailable(DependencyUnavailable):
     """The audit trail refused an entry: the operation it records does not happen."""
 
     code = "audit_unavailable"
+
+
+class SubjectBusy(DependencyUnavailable):
+    """Another process held the subject's lock longer than the lock timeout (an erasure or a long
+    intake): nothing was written; retry after ``retry_after`` seconds."""
+
+    code = "subject_busy"
+
+    def __init__(self, retry_after: float = 1.0) -> None:
+        super().__init__("the subject is being written by another process; retry later",
+                         retry_after=max(1, round(retry_after + 0.5)))

@@ -7,6 +7,7 @@ chooses and wires the adapters. Tests use fakes or the real adapters through the
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
@@ -390,6 +391,21 @@ class SubjectIdSealer(Protocol):
 
 class Clock(Protocol):
     def now(self) -> datetime: ...
+
+
+class SubjectLock(Protocol):
+    """Serialises everything that writes one subject (remember, intake application, rectify, forget,
+    retention, erasure) across every thread and process that shares the subject's stores: the
+    in-process table of locks on the embedded store (``carnet.services.locks``), PostgreSQL advisory
+    locks when the control plane is PostgreSQL (``carnet.adapters.postgres.locks``).
+
+    Re-entrant within a thread: an intake worker holds its subject's lock around ``remember``, which
+    takes it again. An adapter that can wait on another process raises ``SubjectBusy`` (503, retried)
+    rather than waiting for ever."""
+
+    def for_scope(self, scope: Scope) -> AbstractContextManager[object]: ...
+
+    def close(self) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -361,6 +361,9 @@ class PostgresSettings(BaseModel):
     pool_size: int = Field(5, ge=1, le=200)  # connections per store (catalog, intakes, audit) per process
     connect_timeout: float = Field(10.0, gt=0, le=120)  # connecting, and waiting for a pooled connection
     auto_migrate: bool = True  # apply pending migrations at start (false: refuse to start, `carnet db migrate`)
+    # Longest wait for a subject's advisory lock (another process erasing or applying an intake), then 503
+    # subject_busy (an intake worker retries it later). Its own pool of `pool_size` connections holds the locks.
+    lock_timeout: float = Field(30.0, gt=0, le=600)
 
     @model_validator(mode="after")
     def _key_with_cert(self) -> Self:

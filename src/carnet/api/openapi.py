@@ -20,7 +20,8 @@ the role), `not_found`, `subject_not_found`, `memory_not_found` (404; another te
 always "not found", never "forbidden"), `method_not_allowed` (405), `conflict`, `store_locked` (409),
 `payload_too_large` (413), `rate_limited` (429, with `retry_after` and a `Retry-After` header),
 `internal_error`, `kms_rejected`, `key_unwrap_failed` (500), `dependency_unavailable`,
-`kms_unavailable`, `audit_unavailable` (503: nothing was written).
+`kms_unavailable`, `audit_unavailable`, `subject_busy` (503: nothing was written; `subject_busy` has a
+`Retry-After`: another process held the subject past the lock timeout).
 """
 
 

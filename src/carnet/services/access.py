@@ -17,8 +17,7 @@ from datetime import datetime
 import structlog
 
 from carnet.domain.records import Scope
-from carnet.ports import AccessUpdate, VectorIndex
-from carnet.services.locks import SubjectLocks
+from carnet.ports import AccessUpdate, SubjectLock, VectorIndex
 from carnet.services.resilient import Resilient
 
 log = structlog.get_logger(__name__)
@@ -44,7 +43,7 @@ class AccessRecorder:
 
     Losing a few counts is acceptable (they only nudge ranking); blocking a read is not."""
 
-    def __init__(self, *, index: VectorIndex, locks: SubjectLocks, interval: float = 0.5,
+    def __init__(self, *, index: VectorIndex, locks: SubjectLock, interval: float = 0.5,
                  max_pending: int = 100_000, max_attempts: int = 5, guard: Resilient | None = None) -> None:
         self._index = index
         self._locks = locks

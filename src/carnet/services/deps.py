@@ -16,10 +16,10 @@ from carnet.ports import (
     SparseEncoder,
     SubjectHasher,
     SubjectKeys,
+    SubjectLock,
     VectorIndex,
 )
 from carnet.services.access import AccessRecorder
-from carnet.services.locks import SubjectLocks
 from carnet.services.pii import Pii
 from carnet.services.query_cache import CachedEmbedder
 from carnet.services.special import SpecialPolicy
@@ -51,7 +51,7 @@ class Deps:
     hasher: SubjectHasher
     catalog: Catalog
     clock: Clock
-    locks: SubjectLocks
+    locks: SubjectLock  # in-process, or PostgreSQL advisory locks across processes
     access: AccessRecorder
     thresholds: ReconcileThresholds
     scale: CosineScale

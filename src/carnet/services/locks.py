@@ -1,4 +1,7 @@
-"""Per-subject serialization of writes (reconcile reads then writes: two writers would race)."""
+"""Per-subject serialization of writes (reconcile reads then writes: two writers would race): the
+in-process ``SubjectLock``, right where one process owns the stores (the embedded default). Several
+processes sharing a PostgreSQL control plane use ``carnet.adapters.postgres.locks`` instead; only
+this one can ``paused()`` every write for a backup, which covers the embedded default only."""
 
 from __future__ import annotations
 
@@ -21,6 +24,9 @@ class SubjectLocks:
     def for_scope(self, scope: Scope) -> AbstractContextManager[bool]:
         h = zlib.crc32(f"{scope.tenant}\x1f{scope.subject}".encode())
         return self._locks[h % len(self._locks)]
+
+    def close(self) -> None:
+        """Nothing to release: the locks live and die with the process."""
 
     @contextmanager
     def paused(self) -> Iterator[None]:

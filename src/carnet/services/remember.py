@@ -75,8 +75,9 @@ def remember(deps: Deps, *, tenant: str, subject_id: str, items: Sequence[NewMem
     _validate(deps, tenant, items)
     scope = scope_for(deps, tenant, subject_id)
     now = deps.clock.now()
-    deps.subjects.ensure(scope, subject_id)  # first write: the id is kept sealed, for a future rehash
     with deps.locks.for_scope(scope):
+        # Under the lock: an erasure (here or in another process) cannot slip between it and the write.
+        deps.subjects.ensure(scope, subject_id)  # first write: the id is kept sealed, for a future rehash
         ids = [_id_for(deps, scope, item) for item in items]
         prints = [_fingerprint(deps, tenant, item) for item in items]
         aliases = deps.catalog.resolve_aliases(scope, list(dict.fromkeys(ids)))
