@@ -296,3 +296,30 @@ def test_any_refusal_through_the_facade_is_one_refused_entry(container: Containe
     new = _entries(container)[before:]
     assert [(e.action, e.outcome, e.detail) for e in new] == [(action, "refused", {"error": refused.value.code})]
     assert (refused.value.code == "forbidden") == (not allowed & roles)
+
+
+def test_a_hold_placed_after_the_first_check_still_stops_the_erasure(container: Container,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The race of a hold against an erasure: the rules are checked again under the subject's lock,
+    which placing a hold takes too, so a hold that lands after the door's check is not missed."""
+    from carnet.errors import LegalHold
+    from carnet.services import retention
+    from carnet.services.door import operator
+    from carnet.services.facade import Facade
+
+    agent, dpo = operator(TENANT, "test:agent", "agent"), operator(TENANT, "test:dpo", "dpo")
+    container.facade.remember(agent, subject_id="ADH-RACE", items=[NewMemory("Le membre habite à Nantes.")])
+    first_check = Facade._erasable
+    calls = {"n": 0}
+
+    def hold_lands_right_after(self: Facade, who: Principal, subject_id: str) -> None:
+        calls["n"] += 1
+        first_check(self, who, subject_id)
+        if calls["n"] == 1:  # the door's check passed: now a DPO elsewhere places a hold
+            retention.set_legal_hold(self.deps, tenant=TENANT, subject_id=subject_id, reference=None)
+
+    monkeypatch.setattr(Facade, "_erasable", hold_lands_right_after)
+    with pytest.raises(LegalHold):
+        container.facade.erase(dpo, subject_id="ADH-RACE")
+    assert calls["n"] == 2
+    assert container.facade.list_memories(dpo, subject_id="ADH-RACE").items, "a held subject lost its records"

@@ -19,6 +19,7 @@ subject only by its keyed hash. ``complete`` is true when the key is gone and no
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -70,9 +71,14 @@ class Deleted:
     residue: tuple[str, ...]  # ids still found after deletion
 
 
-def erase_subject(deps: Deps, *, tenant: str, subject_id: str) -> ErasureReceipt:
+def erase_subject(deps: Deps, *, tenant: str, subject_id: str,
+                  still_erasable: Callable[[], object] | None = None) -> ErasureReceipt:
+    """``still_erasable`` re-checks the caller's rules (legal hold) under the subject's lock, which a
+    legal hold also takes: a hold placed between the caller's first check and here is never missed."""
     scope = scope_for(deps, tenant, subject_id)
     with deps.locks.for_scope(scope):
+        if still_erasable is not None:
+            still_erasable()
         deps.ledger.append(ErasureEntry(tenant, scope.subject, deps.hasher.hash_key(tenant), deps.clock.now()))
         destroyed, key_residue = _destroy_key(deps, scope)
         deleted = delete_records(deps.index, scope)

@@ -269,7 +269,8 @@ class Facade:
         held one a 409 ``legal_hold``: refused before anything is written, the ledger included."""
         with self.door.write(who, "subject.erase", (DPO,), scope=self._subject(who, subject_id),
                              check=lambda: self._erasable(who, subject_id)) as scope:
-            receipt = erase_subject(self.deps, tenant=who.tenant, subject_id=subject_id)
+            receipt = erase_subject(self.deps, tenant=who.tenant, subject_id=subject_id,
+                                    still_erasable=lambda: self._erasable(who, subject_id))
         self.audit.record(self.audit.event(
             tenant=who.tenant, actor=who.key_id, action="subject.erased", subject=scope.subject if scope else None,
             outcome="ok" if receipt.complete else "incomplete",
