@@ -20,4 +20,6 @@ echo "ruff, mypy --strict, import rules…"
 .venv/bin/python -m mypy
 .venv/bin/lint-imports --no-cache >/dev/null || .venv/bin/lint-imports --no-cache
 # Any pytest arguments are passed on: `bash scripts/test.sh -m "not slow"` is the fast loop (docs in README).
-exec .venv/bin/python -m pytest -q "$@"
+# Two workers, each taking whole test files (--dist loadfile: a file's fixtures and its order stay in one
+# process): many tests wait on subprocesses (molecule, servers, PostgreSQL), so two share the 2 cores well.
+exec .venv/bin/python -m pytest -q -n 2 --dist loadfile "$@"

@@ -176,8 +176,12 @@ class Rights(RuleBasedStateMachine):
     def rectify(self, data: st.DataObject) -> None:
         tenant, subject = data.draw(st.sampled_from(sorted(k for k, v in self.known.items() if v)))
         memory_id = data.draw(st.sampled_from(sorted(self.known[(tenant, subject)])))
-        case = self._draw(data, "rectify")
-        self._call(tenant, "PATCH", MEMORY.format(subject_id=subject, memory_id=memory_id), json=case.body)
+        # A schema-generated correction (mostly refused: a retention class the tenant lacks, a text of
+        # spaces…) or a plain one, so that corrections that apply are part of the sequences too.
+        plain = data.draw(st.sampled_from([None, {"text": "Le membre habite à Rennes."}, {"importance": 0.9},
+                                           {"tags": ["rappel"], "category": "adresse"}]))
+        body = plain if plain is not None else self._draw(data, "rectify").body
+        self._call(tenant, "PATCH", MEMORY.format(subject_id=subject, memory_id=memory_id), json=body)
 
     @precondition(lambda self: any(self.known.values()))
     @rule(data=st.data())

@@ -119,8 +119,10 @@ def test_erasure_deletes_queued_intakes_and_wins_over_a_worker(container: Contai
         Scope("assur-nord", container.deps.hasher.subject_hash("assur-nord", "ADH-7")))
 
 
-def test_no_intake_lost_with_200_concurrent_and_20_percent_failures(container: Container) -> None:
-    extractor = ScriptedExtractor(fail_rate=0.2, seed=11)
+def test_no_intake_lost_with_200_concurrent_and_40_percent_failures(container: Container) -> None:
+    # 40 %: some intakes must dead-letter for the test to show both ends. At 20 % (0.2 ** 3 of 200, about
+    # 1.6 expected) none did in about one run in five, as threads draw from the seeded script in any order.
+    extractor = ScriptedExtractor(fail_rate=0.4, seed=11)
     policy = RetryPolicy(max_attempts=3, base_seconds=0.01, max_seconds=0.05)
     pool = WorkerPool(lambda n: _worker(container, extractor, owner=f"w{n}", policy=policy), threads=4,
                       poll_seconds=0.02)
@@ -148,6 +150,6 @@ def test_no_intake_lost_with_200_concurrent_and_20_percent_failures(container: C
     done = [i for i in final if i is not None and i.status is IntakeStatus.DONE]
     dead = [i for i in final if i is not None and i.status is IntakeStatus.DEAD]
     assert len(done) + len(dead) == 200 and all(d.reason == "http_500" for d in dead)
-    assert 0 < len(dead) < 20  # 0.2 ** 3 of 200 is about 1.6
+    assert 0 < len(dead) < 40  # 0.4 ** 3 of 200 is about 12.8; none dead has odds below 1e-5
     stored = sum(_count(container, f"LOSS-{n}") for n in range(10))
     assert stored == sum(len(d.memory_ids) for d in done) == len(done)  # one fact each, none twice
