@@ -73,3 +73,21 @@ def carnet_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The air-gapped bundle's archive, built by scripts/bundle.py (~1.5 min: it installs once to check)."""
     out = tmp_path_factory.mktemp("bundle")
     return Path(bundle_script().build(out, []))
+
+
+# The longest files first: with two xdist workers taking a file at a time (scripts/test.sh), a
+# five-minute molecule scenario started last would keep one worker busy alone at the end.
+_LONGEST_FIRST = (
+    "integration/test_molecule.py", "integration/test_bundle.py", "integration/test_molecule_openbao.py",
+    "integration/test_molecule_postgresql.py", "e2e/test_erase_race_postgres.py", "e2e/test_openapi_fuzz.py",
+    "security/test_unauthenticated.py", "e2e/test_intake_crash.py", "e2e/test_worker_crash_postgres.py",
+    "e2e/test_tls_serve.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def rank(item: pytest.Item) -> int:
+        path = item.nodeid.split("::", 1)[0].removeprefix("tests/")
+        return _LONGEST_FIRST.index(path) if path in _LONGEST_FIRST else len(_LONGEST_FIRST)
+
+    items.sort(key=rank)  # stable: each file keeps its own order

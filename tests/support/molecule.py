@@ -51,4 +51,7 @@ def molecule(command: str, scenario: str, env: dict[str, str], timeout: float) -
         text=True,
         timeout=timeout,
         check=False,
+        # An operator's umask, not the one Carnet gave this test process (bootstrap.build restricts the
+        # umask of the process it runs in): the role's venv and scripts must be readable by the service user.
+        umask=0o022,
     )
