@@ -126,6 +126,14 @@ class Rights(RuleBasedStateMachine):
                            json={"text": "Le membre a un contrat habitation.", "category": "contrat"})
             assert r.status_code == 201, r.text[:300]
             self.known[(t, self.ids[0])].add(r.json()["memory"]["id"])
+        # Once per run, each kind of right that succeeds, so the random sequences start from a store
+        # that has seen them all (how often the random rules reach them depends on what they draw).
+        t, s = TENANTS[0], self.ids[0]
+        (memory_id,) = self.known[(t, s)]
+        assert self._call(t, "PATCH", MEMORY.format(subject_id=s, memory_id=memory_id),
+                          json={"importance": 0.8}).status_code == 200
+        assert self._call(t, "PUT", f"/api/v1/subjects/{s}/legal-hold", json={}).status_code == 200
+        assert self._call(t, "DELETE", f"/api/v1/subjects/{s}/legal-hold").status_code == 200
 
     @rule(tenant=st.sampled_from(TENANTS), subject=st.sampled_from(SUBJECTS), data=st.data())
     def remember(self, tenant: str, subject: int, data: st.DataObject) -> None:
