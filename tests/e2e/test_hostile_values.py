@@ -14,7 +14,7 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from mcp import Client
 from mcp_types import CallToolResult, TextContent
@@ -152,6 +152,9 @@ def test_rest_dates(stack: Stack, value: object) -> None:
 @FAST
 @given(value=st.one_of(hostile_texts, not_a_string))
 def test_rest_texts(stack: Stack, value: object) -> None:
+    # httpx cannot encode a lone surrogate as UTF-8 (the request never leaves); the rule that refuses
+    # them is covered by tests/unit/test_values.py.
+    assume(not (isinstance(value, str) and any(0xD800 <= ord(c) <= 0xDFFF for c in value)))
     http = stack.http
     for body in ({"text": value}, {"text": OK_TEXT, "category": value}, {"text": OK_TEXT, "tags": [value]},
                  {"text": OK_TEXT, "session_id": value}, {"text": OK_TEXT, "retention": value}):
