@@ -438,12 +438,7 @@ class EdgeVectorIndex:
 
 def _candidates(points: Sequence[ScoredPoint], with_vectors: bool, skipped: Skipped | None,
                 known: dict[str, Candidate] | None = None) -> list[Candidate]:
-    out = []
-    for point in points:
-        candidate = _candidate(point, with_vectors, skipped, known)
-        if candidate is not None:
-            out.append(candidate)
-    return out
+    return [c for point in points if (c := _candidate(point, with_vectors, skipped, known)) is not None]
 
 
 def _candidate(point: ScoredPoint, with_vectors: bool, skipped: Skipped | None,
