@@ -19,9 +19,12 @@ from typing import TypeVar
 
 T = TypeVar("T")
 
-# Letters-dash-digits references (RC-2026-1184, TMP-55120, SIN-00042) and pseudonym placeholders
-# (<CONTRACT_3>), which stand for the same identifier in every record of a subject.
-_REFERENCE = re.compile(r"\b[A-Z]{2,}(?:-[A-Z0-9]+)*-\d[A-Z0-9]*(?:-[A-Z0-9]+)*\b|<[A-Z_]+_\d+>")
+# Letters-dash-digits references (RC-2026-1184, TMP-55120, SIN-00042), digit groups joined by dashes
+# (a Banque de France file, 057-2025-00841) and pseudonym placeholders (<CONTRACT_3>), which stand
+# for the same identifier in every record of a subject.
+_REFERENCE = re.compile(
+    r"\b[A-Z]{2,}(?:-[A-Z0-9]+)*-\d[A-Z0-9]*(?:-[A-Z0-9]+)*\b|\b\d{2,}(?:-\d{2,}){2,}\b|<[A-Z_]+_\d+>"
+)
 
 
 def references(text: str) -> frozenset[str]:

@@ -31,13 +31,17 @@ lands in record history and API responses, which must not carry plaintext.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, MutableMapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import datetime
 from enum import StrEnum
 
 from carnet.domain.records import Kind, Memory, Source, Status
+from carnet.domain.slot_rules import CHANGE_MARKERS, NEGATION
 from carnet.domain.slots import Comparison, Reading, Relation, compare, is_negated, read, uncovered
 from carnet.domain.text import content_tokens, exact_key, jaccard
+from carnet.domain.topics import TopicReading, may_close, read_topics, supersedes
 
 
 class Action(StrEnum):
@@ -52,6 +56,7 @@ class Rule(StrEnum):
     REPLAY = "replay"
     EXACT = "exact"
     SLOT = "slot"
+    TOPIC = "topic"
     JACCARD = "jaccard"
     COSINE = "cosine"
     BAND = "contradiction_band"
@@ -109,6 +114,7 @@ class Incoming:
     kind: Kind = Kind.FACT
     id: str | None = None  # the deterministic point id, to recognise a replay
     sources: tuple[Source, ...] = ()
+    valid_from: datetime | None = None  # when it became true: an older record is never closed by it
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +146,8 @@ class _Seen:
     tokens: frozenset[str]
     numbers: frozenset[str]
     negated: bool
+    topics: TopicReading
+    valid_from: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +157,7 @@ class _Read:
     numbers: frozenset[str]
     negated: bool
     exact: str
+    topics: TopicReading
 
 
 Memo = MutableMapping[tuple[str, str], _Read]
@@ -161,16 +170,17 @@ def _read(text: str, pseudo_text: str, memo: Memo | None) -> _Read:
     tokens = content_tokens(pseudo_text)
     reading = read(text)
     out = _Read(reading, tokens, frozenset(t for t in tokens if any(ch.isdigit() for ch in t)),
-                is_negated(reading.folded), exact_key(text))
+                is_negated(reading.folded), exact_key(text), read_topics(text))
     if memo is not None:
         memo[key] = out
     return out
 
 
-def _see(id_: str, cosine: float, text: str, pseudo_text: str, memo: Memo | None = None) -> _Seen:
+def _see(id_: str, cosine: float, text: str, pseudo_text: str, memo: Memo | None = None,
+         valid_from: datetime | None = None) -> _Seen:
     r = _read(text, pseudo_text, memo)
     return _Seen(id=id_, cosine=cosine, reading=r.reading, tokens=r.tokens, numbers=r.numbers,
-                 negated=r.negated)
+                 negated=r.negated, topics=r.topics, valid_from=valid_from)
 
 
 def decide(
@@ -197,11 +207,13 @@ def decide(
     early = _replay_or_exact(incoming, pool, memo)
     if early is not None:
         return early
-    seen_new = _see(incoming.id or "", 1.0, incoming.text, incoming.pseudo_text, memo)
-    seen = [_see(m.id, c, m.text, m.pseudo_text, memo) for m, c in pool]
+    seen_new = _see(incoming.id or "", 1.0, incoming.text, incoming.pseudo_text, memo, incoming.valid_from)
+    seen = [_see(m.id, c, m.text, m.pseudo_text, memo, m.valid_from) for m, c in pool]
     judged = incoming.kind is Kind.FACT  # episodes and procedures are never "no longer true"
     relations = {s.id: compare(s.reading, seen_new.reading) for s in seen}
     decision = _by_slot(seen_new, seen, relations) if judged else None
+    if judged and (decision is None or decision.action is Action.SUPERSEDE):
+        decision = _by_topic(seen_new, seen, decision)
     if decision is None:
         decision = _by_similarity(seen_new, seen, relations, thresholds)
     if decision is None and judged:
@@ -230,7 +242,8 @@ def _replay_or_exact(incoming: Incoming, pool: Sequence[tuple[Memory, float]], m
 
 
 def _by_slot(new: _Seen, seen: Sequence[_Seen], relations: Mapping[str, Comparison]) -> Decision | None:
-    conflicts = [s for s in seen if relations[s.id].relation is Relation.CONFLICT]
+    conflicts = [s for s in seen if relations[s.id].relation is Relation.CONFLICT
+                 and _may_close(new, s, per_person=bool(_CONTACT_SLOTS.intersection(relations[s.id].slots)))]
     superseded = tuple(s.id for s in conflicts)
     same = [s for s in seen if relations[s.id].relation is Relation.SAME and _adds_nothing(new, s)]
     if same:
@@ -243,6 +256,34 @@ def _by_slot(new: _Seen, seen: Sequence[_Seen], relations: Mapping[str, Comparis
         return Decision(Action.SUPERSEDE, Rule.SLOT, f"new value for slot {', '.join(slots)}",
                         superseded=superseded, slots=slots, score=max(s.cosine for s in conflicts))  # fmt: skip
     return None
+
+
+def _by_topic(new: _Seen, seen: Sequence[_Seen], decision: Decision | None) -> Decision | None:
+    """Records the newer note makes untrue by topic (``carnet.domain.topics``), added to what the slot
+    rule found. A record the note is older than is never closed by it (a late write of an old fact)."""
+    hits = [(s, name) for s in seen if not _newer(s, new) and (name := supersedes(new.topics, s.topics))]
+    if not hits:
+        return decision
+    topics = tuple(dict.fromkeys(name for _, name in hits))
+    if decision is None:
+        return Decision(Action.SUPERSEDE, Rule.TOPIC, f"newer statement on topic {', '.join(topics)}",
+                        superseded=tuple(s.id for s, _ in hits), slots=topics,
+                        score=max(s.cosine for s, _ in hits))  # fmt: skip
+    superseded = tuple(dict.fromkeys([*decision.superseded, *(s.id for s, _ in hits)]))
+    return replace(decision, superseded=superseded, reason=f"{decision.reason}; topic {', '.join(topics)}")
+
+
+# Slots whose value a note may give for someone else than the member, anywhere in it ("joindre la
+# curatrice au …"): the slot table only reads a holder at the start of a note.
+_CONTACT_SLOTS = frozenset({"phone", "email", "iban", "bank"})
+
+
+def _may_close(new: _Seen, old: _Seen, *, per_person: bool) -> bool:
+    return not _newer(old, new) and may_close(new.topics, old.topics, per_person=per_person)
+
+
+def _newer(old: _Seen, new: _Seen) -> bool:
+    return old.valid_from is not None and new.valid_from is not None and old.valid_from > new.valid_from
 
 
 def _adds_nothing(new: _Seen, old: _Seen) -> bool:
@@ -290,7 +331,8 @@ def _by_band(
     new: _Seen, seen: Sequence[_Seen], relations: Mapping[str, Comparison], t: ReconcileThresholds
 ) -> Decision | None:
     """Candidates at or above ``cosine_dup`` that a guard kept from merging are judged here too."""
-    hits = [s for s in seen if s.cosine >= t.band_low and _contradicts(new, s, relations[s.id])]
+    hits = [s for s in seen
+            if s.cosine >= t.band_low and _contradicts(new, s, relations[s.id]) and _may_close(new, s, per_person=True)]
     if not hits:
         return None
     top = max(s.cosine for s in hits)
@@ -304,8 +346,18 @@ def _contradicts(new: _Seen, old: _Seen, relation: Comparison) -> bool:
     if not (new.reading.changed or new.negated != old.negated):
         return False
     shared_slot = bool(new.reading.slots & old.reading.slots)
-    shared_word = any(not any(ch.isdigit() for ch in tok) for tok in new.tokens & old.tokens)
+    shared_word = any(not any(ch.isdigit() for ch in tok) for tok in _changed_words(new) & old.tokens)
     return shared_slot or shared_word
+
+
+def _changed_words(new: _Seen) -> frozenset[str]:
+    """The content words of the clauses that carry the change or the negation: "plus aucun démarchage,
+    ni par téléphone" changes the canvassing, not what the member's other notes say of the phone."""
+    clauses = [c for c in _CLAUSE.findall(new.reading.folded) if CHANGE_MARKERS.search(c) or NEGATION.search(c)]
+    return content_tokens(" ".join(clauses), cache=False) if clauses else new.tokens
+
+
+_CLAUSE = re.compile(r"[^,;:.!?()]+")
 
 
 def _create(relations: Mapping[str, Comparison]) -> Decision:

@@ -252,7 +252,7 @@ def _reconcile_one(deps: Deps, scope: Scope, batch: _Batch, mid: str, item: NewM
     candidates = _candidates(deps, scope, batch, item.kind, vec, now)
     record = _build(deps, scope, mid, item, prepared, now)
     incoming = Incoming(text=record.text, pseudo_text=record.pseudo_text, kind=record.kind, id=mid,
-                        sources=record.sources)
+                        sources=record.sources, valid_from=record.valid_from)
     decision = decide(incoming, candidates, _thresholds_for(deps, item), memo=batch.readings)
     if decision.action is Action.UNCHANGED and decision.target is not None:
         return Outcome("unchanged", _resolve(batch, decision.target, candidates), reason=decision.reason)

@@ -1,0 +1,179 @@
+"""Topics: a newer note about the same attribute of the member makes the older one untrue. Pure.
+
+The slot table (``carnet.domain.slots``) reads exact values where it has a pattern for the wording;
+this rule needs only to know what two notes are *about* (``topic_rules.TOPICS``) and whether the
+newer one gives another value or says something changed, so it carries to wordings nobody wrote a
+pattern for. The newer note ``N`` supersedes the older ``O`` when:
+
+- **a case moves on**: both name the same file reference, both state its status ("en attente
+  d'expertise", then "clos"), and ``O`` is not the file's opening ("déclaré le 11 juillet",
+  "conteste … réclamation enregistrée le"): opening a claim is an event and stays true;
+- **an attribute changes**: both are about one attribute that holds one value at a time (same
+  qualifier: the mobile, not the landline; the auto premium, not the home one; the same person:
+  a son's phone is not the member's), and ``N`` either says it changed ("désormais", "passe à",
+  "n'… plus", "retire son accord", "le bon numéro est") or gives other values than ``O`` while
+  ``O`` gives values ``N`` does not (both sides differ: a note that only refines keeps the old);
+- **a plan is carried out**: ``O`` states a plan ("projet de", "envisage") and ``N`` that it was
+  done ("posés le …"), and the two share at least two longer words;
+- **one of several ends**: for attributes with several values (cars), ``N`` says one changed or
+  ended and names a value of ``O`` ("la Clio a été vendue").
+
+Never when ``N`` only adds ("en plus du fixe", "un second véhicule"), nor between a temporary
+arrangement and a permanent one ("pendant les travaux").
+
+Values are what a note distinguishes one state from another by: numbers (amounts, dates, street
+numbers), codes, and capitalised names that do not start a sentence. They are compared as sets and
+never leave this module (a decision's reason names the topic, never a value).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from carnet.domain.linking import references
+from carnet.domain.text import fold
+from carnet.domain.topic_rules import (
+    ADDITIVE,
+    CASE_NOUNS,
+    CASE_OPENING,
+    CASE_STATUS,
+    CHANGE,
+    DONE,
+    EVENT,
+    NOT_A_HOLDER,
+    PLAN,
+    TEMPORARY,
+    THIRD_PARTIES,
+    TOPICS,
+    WITHDRAWAL,
+    Topic,
+)
+
+_BY_NAME = {t.name: t for t in TOPICS}
+_NUMBER = re.compile(r"\d+(?:[ .,]\d+)*")
+_NAME = re.compile(r"\b[A-ZÀ-ÖØ-Þ][\w'’-]+")
+_SENTENCE_START = re.compile(r"(?:^|[.!?:;(]\s*|\b(?:M|Mme|Mlle|Dr|Me|Mr|Mrs|Ms)\.?\s+)$")
+_CLAUSE = re.compile(r"[^,;:.!?()]+")
+_WORD = re.compile(r"[a-z]{5,}")
+_YEAR = re.compile(r"(?:19|20)\d\d")
+WILDCARD = "*"
+_PLAN_SHARED = 2  # words a plan and the note of its outcome share
+
+
+@dataclass(frozen=True, slots=True)
+class TopicReading:
+    """A note read for this rule once: reused for every comparison of a reconcile call."""
+
+    topics: frozenset[tuple[str, str]]  # (topic, qualifier or "*")
+    values: frozenset[str]  # numbers, codes and names
+    names: frozenset[str]  # the names alone
+    parties: frozenset[str]  # people other than the member whose values it may give
+    refs: frozenset[str]  # file references
+    case_refs: frozenset[str]  # the references of a note about a file (a claim, a complaint)
+    change: bool
+    additive: bool
+    temporary: bool
+    event: bool
+    withdrawal: bool
+    ended: frozenset[str]  # names and numbers (not days nor years) in the clauses that say something ended
+    case_state: bool
+    case_opening: bool
+    plan: bool
+    done: bool
+    words: frozenset[str]  # the longer words, without a final s: what a plan and its outcome share
+
+
+def read_topics(text: str) -> TopicReading:
+    folded = fold(text)
+    topics: set[tuple[str, str]] = set()
+    for topic in TOPICS:
+        if topic.cue.search(folded) is None:
+            continue
+        if topic.needs is not None and topic.needs.search(folded) is None:
+            continue
+        topics.update((topic.name, q) for q in _qualifiers(topic, folded))
+    numbers, names = _values(text)
+    refs = references(text)
+    return TopicReading(
+        topics=frozenset(topics),
+        values=numbers | names,
+        names=names,
+        parties=frozenset(m.group(0) for m in THIRD_PARTIES.finditer(folded)
+                          if NOT_A_HOLDER.search(folded, 0, m.start()) is None),
+        refs=refs,
+        case_refs=refs if CASE_NOUNS.search(folded) else frozenset(),
+        change=CHANGE.search(folded) is not None,
+        additive=ADDITIVE.search(folded) is not None,
+        temporary=TEMPORARY.search(folded) is not None,
+        event=EVENT.search(folded) is not None,
+        withdrawal=WITHDRAWAL.search(folded) is not None,
+        ended=_ended(text),
+        case_state=CASE_STATUS.search(folded) is not None,
+        case_opening=CASE_OPENING.search(folded) is not None,
+        plan=PLAN.search(folded) is not None,
+        done=DONE.search(folded) is not None,
+        words=frozenset(w.rstrip("s") for w in _WORD.findall(folded)),
+    )
+
+
+def _qualifiers(topic: Topic, folded: str) -> list[str]:
+    found = [name for name, pattern in topic.qualifiers if pattern.search(folded)]
+    return found or [WILDCARD]
+
+
+def _values(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    numbers = frozenset(re.sub(r"[ .,]", "", m.group(0)) for m in _NUMBER.finditer(text))
+    names = frozenset(fold(m.group(0)) for m in _NAME.finditer(text)
+                      if _SENTENCE_START.search(text[: m.start()]) is None)
+    return numbers, names
+
+
+def _ended(text: str) -> frozenset[str]:
+    out: set[str] = set()
+    for clause in _CLAUSE.finditer(text):
+        if WITHDRAWAL.search(fold(clause.group(0))):
+            numbers, names = _values(clause.group(0))
+            out.update(names)
+            out.update(n for n in numbers if len(n) >= 3 and not _YEAR.fullmatch(n))
+    return frozenset(out)
+
+
+def may_close(new: TopicReading, old: TopicReading, *, per_person: bool) -> bool:
+    """Guards every rule that closes a record (slots, topics, the contradiction band): for a value of
+    one person (``per_person``) the two notes speak of the same people (not the guardian's phone
+    against the member's), both or neither are temporary arrangements, a note about a file is only
+    closed by a note about the same file (a claim's deductible is not the contract's), and an ending
+    names what ended ("la Clio a été vendue" closes the Clio, not the home contract)."""
+    if (per_person and new.parties != old.parties) or new.temporary != old.temporary:
+        return False
+    if (new.case_refs or old.case_refs) and not new.refs & old.refs:
+        return False
+    return not (new.ended and not new.ended & old.values)
+
+
+def supersedes(new: TopicReading, old: TopicReading) -> str | None:
+    """The topic (or ``"case"``) by which ``new``, the newer note, makes ``old`` untrue; else None."""
+    if new.refs & old.refs and new.case_state and old.case_state and not old.case_opening:
+        return "case"
+    if new.additive or old.event or not may_close(new, old, per_person=False):
+        return None
+    for name, qualifier in sorted(new.topics):
+        topic = _BY_NAME[name]
+        if not _shares(old, name, qualifier):
+            continue
+        if topic.per_person and new.parties != old.parties:
+            continue
+        if topic.exclusive and (new.change or (new.values - old.values and old.values - new.values)):
+            return name
+        if not topic.exclusive and new.change and new.values & old.values:
+            return name
+    if old.plan and not new.plan and new.done and len(new.words & old.words) >= _PLAN_SHARED:
+        return "done"  # "projet de panneaux solaires" then "panneaux solaires posés le …"
+    if new.ended & old.names:
+        return "ended"  # "la Clio a été vendue": whatever named the Clio no longer holds
+    return None
+
+
+def _shares(old: TopicReading, name: str, qualifier: str) -> bool:
+    return any(n == name and (q == qualifier or WILDCARD in (q, qualifier)) for n, q in old.topics)

