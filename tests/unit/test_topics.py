@@ -79,6 +79,8 @@ KEPT = [
     pytest.param("Le 2 mai, il a transmis une offre d'assurance emprunteur d'un autre assureur.",
                  "Assurance emprunteur déléguée à un autre assureur à partir de juillet, 22 euros par mois.",
                  id="event"),
+    pytest.param("Cotisation santé de 45 euros par mois, formule Confort.",
+                 "Devis pour la formule Intégrale : cotisation de 60 euros par mois.", id="a-quote"),
     pytest.param("Franchise de 150 euros sur le contrat habitation.",
                  "Dossier DGE-2024-118 : franchise de 300 euros retenue.", id="a-file's-amount"),
     pytest.param("Il est gêné au téléphone : parler lentement et reformuler.",

@@ -148,6 +148,11 @@ PLAN = _c(r"\b(?:projet|projette|envisage\w*|prevoit|prevu\w*|compte (?:faire|in
 DONE = _c(r"\b(?:pose|installe|realise|effectue|livre|construit|achete|mis en place|posed|installed|done|"
           r"completed|carried out|bought)e?s?\b")
 
+# A quote, a simulation or a wish is not a new state: "devis pour la formule Confort à 60 euros"
+# leaves the current premium as it is.
+HYPOTHETICAL = _c(r"\b(?:devis|simulation|simule\w*|proposition|estimation|estime\w*|pourrait|pourraient|"
+                  r"si (?:elle|il|le membre|l'adherent\w*)|aimerait|voudrait|quote|estimate|would|could|might)\b")
+
 # --- case files: a reference's status is a state, its opening an event ------------------------
 
 # A status of a claim, complaint or file ("en attente d'expertise", "clos", "déclaré recevable").

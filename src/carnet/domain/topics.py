@@ -18,8 +18,9 @@ pattern for. The newer note ``N`` supersedes the older ``O`` when:
 - **one of several ends**: for attributes with several values (cars), ``N`` says one changed or
   ended and names a value of ``O`` ("la Clio a été vendue").
 
-Never when ``N`` only adds ("en plus du fixe", "un second véhicule"), nor between a temporary
-arrangement and a permanent one ("pendant les travaux").
+Never when ``N`` only adds ("en plus du fixe", "un second véhicule"), plans or supposes ("envisage",
+"devis pour la formule Confort"), nor between a temporary arrangement and a permanent one ("pendant
+les travaux"); and never ``O`` when it tells an event ("le 3 mars, elle a transmis une offre").
 
 Values are what a note distinguishes one state from another by: numbers (amounts, dates, street
 numbers), codes, and capitalised names that do not start a sentence. They are compared as sets and
@@ -41,6 +42,7 @@ from carnet.domain.topic_rules import (
     CHANGE,
     DONE,
     EVENT,
+    HYPOTHETICAL,
     NOT_A_HOLDER,
     PLAN,
     TEMPORARY,
@@ -80,6 +82,7 @@ class TopicReading:
     case_state: bool
     case_opening: bool
     plan: bool
+    hypothetical: bool
     done: bool
     words: frozenset[str]  # the longer words, without a final s: what a plan and its outcome share
 
@@ -112,6 +115,7 @@ def read_topics(text: str) -> TopicReading:
         case_state=CASE_STATUS.search(folded) is not None,
         case_opening=CASE_OPENING.search(folded) is not None,
         plan=PLAN.search(folded) is not None,
+        hypothetical=HYPOTHETICAL.search(folded) is not None,
         done=DONE.search(folded) is not None,
         words=frozenset(w.rstrip("s") for w in _WORD.findall(folded)),
     )
@@ -156,7 +160,7 @@ def supersedes(new: TopicReading, old: TopicReading) -> str | None:
     """The topic (or ``"case"``) by which ``new``, the newer note, makes ``old`` untrue; else None."""
     if new.refs & old.refs and new.case_state and old.case_state and not old.case_opening:
         return "case"
-    if new.additive or old.event or not may_close(new, old, per_person=False):
+    if new.additive or new.plan or new.hypothetical or old.event or not may_close(new, old, per_person=False):
         return None
     for name, qualifier in sorted(new.topics):
         topic = _BY_NAME[name]
