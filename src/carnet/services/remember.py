@@ -28,6 +28,8 @@ from carnet.services.deps import Deps
 from carnet.services.scope import scope_for
 
 RECONCILE_CANDIDATES = 8
+LINKED_TOKENS = 2  # identifiers of a note whose records are always candidates (a file reference, a phone)
+LINKED_CANDIDATES = 4  # records per identifier
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,20 +223,21 @@ def _build(deps: Deps, scope: Scope, mid: str, item: NewMemory, prepared: _Prepa
     )
 
 
-def _candidates(deps: Deps, scope: Scope, batch: _Batch, kind: Kind, vec: Vector,
+def _candidates(deps: Deps, scope: Scope, batch: _Batch, record: Memory, vec: Vector,
                 now: datetime) -> list[tuple[Memory, float]]:
-    """The subject's live records of the same kind nearest to ``vec``, stored or pending in this batch."""
-    hits = deps.index.hybrid_search(
-        scope,
-        dense=vec,
-        sparse=None,
-        limit=RECONCILE_CANDIDATES,
-        where=RecordFilter(kinds=(kind,), not_expired_at=now),
-    )
+    """The subject's live records of the same kind nearest to ``vec``, stored or pending in this batch,
+    and those naming one of the note's identifiers (a file reference, a phone: its blind-index tokens),
+    however far their wording: "dossier … clos" must meet "dossier … en attente d'expertise"."""
+    where = RecordFilter(kinds=(record.kind,), not_expired_at=now)
+    hits = deps.index.hybrid_search(scope, dense=vec, sparse=None, limit=RECONCILE_CANDIDATES, where=where).dense
+    for token in record.blind_index[:LINKED_TOKENS]:
+        hits += deps.index.hybrid_search(scope, dense=vec, sparse=None, limit=LINKED_CANDIDATES,
+                                         where=replace(where, blind_token=token)).dense
     found: dict[str, tuple[Memory, float]] = {}
     # reconcile reads both texts; a neighbour that does not open is no candidate (it is left as it is)
-    revealed = {m.id: m for m in deps.index.reveal(scope, [c.memory for c in hits.dense], pseudo_text=True)}
-    for c in hits.dense:
+    unique = list({c.memory.id: c for c in hits}.values())
+    revealed = {m.id: m for m in deps.index.reveal(scope, [c.memory for c in unique], pseudo_text=True)}
+    for c in unique:
         if c.memory.id not in revealed:
             continue
         current = batch.changed.get(c.memory.id, revealed[c.memory.id])
@@ -242,15 +245,16 @@ def _candidates(deps: Deps, scope: Scope, batch: _Batch, kind: Kind, vec: Vector
             found[current.id] = (current, c.score)
     for pending in batch.new.values():
         m = batch.changed.get(pending.memory.id, pending.memory)
-        if m.kind is kind and m.is_live(now):
+        if m.kind is record.kind and m.is_live(now):
             found[m.id] = (m, float(np.dot(pending.dense, vec)))
-    return sorted(found.values(), key=lambda mc: mc[1], reverse=True)[:RECONCILE_CANDIDATES]
+    ranked = sorted(found.values(), key=lambda mc: mc[1], reverse=True)
+    return ranked[: RECONCILE_CANDIDATES + LINKED_TOKENS * LINKED_CANDIDATES]
 
 
 def _reconcile_one(deps: Deps, scope: Scope, batch: _Batch, mid: str, item: NewMemory, prepared: _Prepared,
                    vec: Vector, now: datetime, actor: str) -> Outcome:
-    candidates = _candidates(deps, scope, batch, item.kind, vec, now)
     record = _build(deps, scope, mid, item, prepared, now)
+    candidates = _candidates(deps, scope, batch, record, vec, now)
     incoming = Incoming(text=record.text, pseudo_text=record.pseudo_text, kind=record.kind, id=mid,
                         sources=record.sources, valid_from=record.valid_from)
     decision = decide(incoming, candidates, _thresholds_for(deps, item), memo=batch.readings)
