@@ -7,6 +7,8 @@ serving defaults of DESIGN.md "Models".
 
 from __future__ import annotations
 
+import ipaddress
+import json
 import os
 import re
 import tomllib
@@ -320,3 +322,16 @@ def test_openbao_declares_its_audit_device_on_a_volume(compose: dict[str, Any]) 
     mounts = {v.split(":")[1]: v.split(":")[0] for v in compose["services"]["openbao"]["volumes"]}
     directory = str(Path(path).parent)
     assert directory in mounts and mounts[directory] in compose["volumes"]
+
+
+def test_compose_trusts_only_the_proxy_and_the_proxy_overwrites_the_client_header(compose: dict[str, Any]) -> None:
+    """Keyless requests are budgeted per client: carnet-api reads X-Forwarded-For from carnet-proxy's
+    fixed address only, and nginx sends its peer there instead of passing on what a client wrote."""
+    proxy = compose["services"]["carnet-proxy"]["networks"]["backend"]["ipv4_address"]
+    trusted = json.loads(_environment(compose["services"]["carnet-api"])["CARNET_API__TRUSTED_PROXIES"])
+    assert trusted == [proxy]
+    subnet = compose["networks"]["backend"]["ipam"]["config"][0]["subnet"]
+    assert ipaddress.ip_address(proxy) in ipaddress.ip_network(subnet)
+    conf = (DEPLOY / "compose" / "nginx" / "nginx.conf").read_text()
+    headers = [line.split()[1:] for line in conf.splitlines() if line.strip().startswith("proxy_set_header")]
+    assert ["X-Forwarded-For", "$remote_addr;"] in headers

@@ -671,3 +671,15 @@ def test_vllm_serves_mistral_on_gpus_from_a_local_model() -> None:
     service = one(manifests, "Service", "carnet-vllm")
     assert settings["CARNET_LLM__BASE_URL"] == f"https://carnet-vllm.carnet.svc:{service['spec']['ports'][0]['port']}"
     assert template_result(VLLM, ("vllm.model.existingClaim=",)).returncode != 0
+
+
+def test_ingress_trusted_proxies_reach_the_api_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rendered as the JSON list the setting reads (and loaded back through the environment)."""
+    default = one(render(PRODUCTION), "ConfigMap", "carnet-settings")["data"]
+    assert "CARNET_API__TRUSTED_PROXIES" not in default
+    manifests = render(PRODUCTION, ("ingress.trustedProxies[0]=10.42.0.0/16", "ingress.trustedProxies[1]=10.43.1.7"))
+    rendered = one(manifests, "ConfigMap", "carnet-settings")["data"]["CARNET_API__TRUSTED_PROXIES"]
+    for name in [n for n in os.environ if n.startswith("CARNET_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("CARNET_API__TRUSTED_PROXIES", rendered)
+    assert Settings(_env_file=None).api.trusted_proxies == ["10.42.0.0/16", "10.43.1.7"]  # type: ignore[call-arg]

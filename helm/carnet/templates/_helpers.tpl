@@ -248,6 +248,9 @@ CARNET_TLS__REQUIRE_CLIENT_CERT: {{ $v.tls.server.requireClientCert | toString |
 {{- if $v.tls.terminatedUpstream }}
 CARNET_TLS__TERMINATED_UPSTREAM: "true"
 {{- end }}
+{{- if $v.ingress.trustedProxies }}
+CARNET_API__TRUSTED_PROXIES: {{ $v.ingress.trustedProxies | toJson | quote }}
+{{- end }}
 CARNET_VECTOR_BACKEND: {{ $v.carnet.vectorBackend | quote }}
 {{- if hasKey $links "qdrant" }}
 CARNET_QDRANT__URL: {{ $v.qdrant.url | quote }}
