@@ -102,6 +102,7 @@ def evaluate(base: str, keys: dict[str, str], spec: dict[str, Any], *, source: S
 
 def _write(http: httpx.Client, result: Run, tenant: str, subject: str, sdata: dict[str, Any], weights: Weights) -> View:
     facts = [f["text"] for f in sdata["facts"]]
+    result.file_facts += len(facts)
     if result.source == "facts":
         progress(f"storing {len(facts)} facts for {tenant}/{subject}")
         ids = [_store(http, subject, fact) for fact in sdata["facts"]]

@@ -23,6 +23,7 @@ class Run:
     source: str
     scores: Scores
     calls: CallStats = field(default_factory=CallStats)
+    file_facts: int = 0  # the file's facts, to compare facts_per_call with
     leaks: int = 0
     seconds: float = 0.0
 
@@ -57,6 +58,7 @@ def summary(r: Run) -> dict[str, Any]:
         "calls": r.calls.calls if calls else None,
         "dead_intakes": r.calls.dead if calls else None,
         "facts_per_call": share(s.fact_records, r.calls.calls) if calls else None,
+        "file_facts_per_call": share(r.file_facts, r.calls.calls) if calls else None,
         "noise": share(s.noise_records, s.fact_records) if calls else None,
         "noise_records": s.noise_records if calls else None,
         "leaks": r.leaks,
@@ -86,7 +88,7 @@ def show(r: Run, *, json_out: bool) -> None:
     console.print(f"stale              {_fmt(out['stale'], s.stale_found, s.stale_checked)}")
     console.print(f"false superseded   {s.false_superseded}")
     if r.source == "calls":
-        console.print(f"facts per call     {out['facts_per_call']}")
+        console.print(f"facts per call     {out['facts_per_call']} (the file: {out['file_facts_per_call']})")
         console.print(f"noise              {_fmt(out['noise'], s.noise_records, s.fact_records)}")
     console.print(f"cross-tenant leaks {r.leaks}")
     table = Table("kind", "recall@3", "hits", "queries")
@@ -94,6 +96,6 @@ def show(r: Run, *, json_out: bool) -> None:
         table.add_row(kind, f"{row['recall_at_3']:.3f}", str(row["hits"]), str(row["queries"]))
     console.print(table)
     for miss in s.misses:
-        console.print(f"  miss: {miss}", markup=False)
+        console.print(f"  miss: {miss}", markup=False, soft_wrap=True)
     if json_out:
         emit_json(out)
