@@ -3,13 +3,16 @@ superseded (from searches and from status), false supersessions, noise, nulls.""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
+import httpx
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from carnet.bench.scenarios_calls import calls_of, parts
+from carnet.bench.scenarios_calls import CallStats, api_role, calls_of, parts, tell
 from carnet.bench.scenarios_match import CARRY_SHARE, Weights, carried, coverage, words
 from carnet.bench.scenarios_measures import (
     Record,
@@ -199,3 +202,34 @@ def test_long_calls_are_cut_in_parts_that_keep_every_message_in_order(n: int, si
     chunks = list(parts(messages, size))
     assert all(0 < len(c) <= size for c in chunks)
     assert [m for c in chunks for m in c] == messages
+
+
+def test_calls_are_posted_in_order_and_a_dead_intake_is_reported() -> None:
+    posted: list[dict[str, Any]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.method == "POST":
+            posted.append({"key": request.headers["Idempotency-Key"], **json.loads(request.content)})
+            return httpx.Response(202, json={"intake_id": f"i{len(posted)}", "status": "pending"})
+        dead = request.url.path.endswith("/i2")
+        return httpx.Response(
+            200, json={"status": "dead" if dead else "done", "reason": "extract_failed" if dead else None}
+        )
+
+    calls = [
+        {"session_id": "c1", "messages": [{"role": "advisor", "content": "Bonjour.", "at": "2026-01-02T10:00:00Z"}]},
+        {"session_id": "c2", "at": "2026-01-03T10:00:00Z", "messages": [{"role": "user", "content": "Oui."}]},
+    ]
+    stats = CallStats()
+    with httpx.Client(transport=httpx.MockTransport(handler), base_url="http://t") as http:
+        tell(http, "s1", calls, stats)
+    assert [p["session_id"] for p in posted] == ["c1", "c2"] and [p["key"] for p in posted] == ["c1:0", "c2:0"]
+    assert posted[1]["messages"] == [{"role": "user", "content": "Oui.", "at": "2026-01-03T10:00:00Z"}]
+    assert (stats.calls, stats.intakes, stats.dead) == (2, 2, 1)
+    assert stats.problems == ["s1: intake of c2:0 dead (extract_failed)"]
+
+
+def test_an_unknown_role_is_refused() -> None:
+    assert api_role("advisor") == "advisor"
+    with pytest.raises(ValueError, match="customer"):
+        api_role("customer")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
@@ -33,6 +33,7 @@ class CallStats:
     calls: int = 0
     intakes: int = 0
     dead: int = 0
+    problems: list[str] = field(default_factory=list)  # dead intakes: subject, session, reason code
 
 
 def calls_of(sdata: dict[str, Any]) -> list[dict[str, Any]]:
@@ -77,18 +78,24 @@ def tell(http: httpx.Client, subject: str, calls: Sequence[dict[str, Any]], stat
             r = http.post(f"/api/v1/subjects/{subject}/messages", json=body, headers={"Idempotency-Key": key})
             r.raise_for_status()
             stats.intakes += 1
-            stats.dead += wait(http, str(r.json()["intake_id"])) == "dead"
+            status, reason = wait(http, str(r.json()["intake_id"]))
+            if status == "dead":
+                stats.dead += 1
+                stats.problems.append(f"{subject}: intake of {key} dead ({reason})")
 
 
-def wait(http: httpx.Client, intake_id: str, *, deadline_seconds: float = INTAKE_DEADLINE_SECONDS) -> str:
-    """The intake's final status (``done`` or ``dead``); TimeoutError past the deadline."""
+def wait(
+    http: httpx.Client, intake_id: str, *, deadline_seconds: float = INTAKE_DEADLINE_SECONDS
+) -> tuple[str, str | None]:
+    """The intake's final status (``done`` or ``dead``) and reason code; TimeoutError past the deadline."""
     deadline = time.monotonic() + deadline_seconds
     while True:
         r = http.get(f"/api/v1/intakes/{intake_id}", params={"wait": "true", "timeout": 10})
         r.raise_for_status()
-        status = str(r.json()["status"])
+        body = r.json()
+        status = str(body["status"])
         if status in _FINISHED:
-            return status
+            return status, body.get("reason")
         if time.monotonic() > deadline:
             raise TimeoutError(f"intake {intake_id} still {status} after {deadline_seconds:.0f}s")
 

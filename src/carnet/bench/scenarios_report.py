@@ -62,7 +62,7 @@ def summary(r: Run) -> dict[str, Any]:
         "noise": share(s.noise_records, s.fact_records) if calls else None,
         "noise_records": s.noise_records if calls else None,
         "leaks": r.leaks,
-        "misses": list(s.misses),
+        "misses": [*r.calls.problems, *s.misses],
         "seconds": round(r.seconds, 1),
         "machine": machine(),
     }
@@ -95,7 +95,7 @@ def show(r: Run, *, json_out: bool) -> None:
     for kind, row in out["by_kind"].items():
         table.add_row(kind, f"{row['recall_at_3']:.3f}", str(row["hits"]), str(row["queries"]))
     console.print(table)
-    for miss in s.misses:
+    for miss in out["misses"]:
         console.print(f"  miss: {miss}", markup=False, soft_wrap=True)
     if json_out:
         emit_json(out)
