@@ -1,30 +1,45 @@
-"""The scenario benchmark's rules, on a tiny inline scenario through a real server."""
+"""The scenario benchmark's rules, on tiny inline scenarios through a real server, from facts and from calls."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import httpx
+from typer.testing import CliRunner
+
+from carnet.adapters.extract_rules import RuleExtractor
 from carnet.api.app import create_app
 from carnet.api.server import running
-from carnet.bench.scenarios import evaluate
-from carnet.bootstrap import Container
+from carnet.bench import scenarios_calls
+from carnet.bench.scenarios import Source, evaluate
+from carnet.bench.scenarios_report import Run, summary
+from carnet.bootstrap import Container, start_workers
 from carnet.services.apikeys import create_key
 
-SPEC = {
+SPEC: dict[str, Any] = {
     "tenants": {
-        "t-a": {"subjects": {"s1": {
-            "facts": [
-                {"at": "2026-01-02T10:00:00Z", "text": "Le membre habite à Lyon 7e."},
-                {"at": "2026-01-02T10:05:00Z", "text": "Il a un contrat auto formule Tiers."},
-                {"at": "2026-03-01T10:00:00Z", "text": "Le membre habite maintenant à Villeurbanne."},
-            ],
-            "queries": [
-                {"q": "Où habite le membre ?", "expect_any": ["Villeurbanne"], "not_old": 0},
-                {"q": "Quel contrat auto ?", "expect_any": ["Tiers"]},
-                {"q": "Quel est son animal ?", "expect_any": ["chat siamois"]},
-            ],
-            "superseded": [{"old": 0, "by": 2}],
-        }}},
-        "t-b": {"subjects": {"s2": {"facts": [{"at": "2026-01-02T10:00:00Z", "text": "La cliente a un livret A."}],
-                                    "queries": []}}},
+        "t-a": {
+            "subjects": {
+                "s1": {
+                    "facts": [
+                        {"at": "2026-01-02T10:00:00Z", "text": "Le membre habite à Lyon 7e."},
+                        {"at": "2026-01-02T10:05:00Z", "text": "Il a un contrat auto formule Tiers."},
+                        {"at": "2026-03-01T10:00:00Z", "text": "Le membre habite maintenant à Villeurbanne."},
+                    ],
+                    "queries": [
+                        {"q": "Où habite le membre ?", "expect_any": ["Villeurbanne"], "not_old": 0, "kind": "latest"},
+                        {"q": "Quel contrat auto ?", "expect_any": ["Tiers"], "kind": "short"},
+                        {"q": "Quel est son animal ?", "expect_any": ["chat siamois"]},
+                    ],
+                    "superseded": [{"old": 0, "by": 2}],
+                }
+            }
+        },
+        "t-b": {
+            "subjects": {
+                "s2": {"facts": [{"at": "2026-01-02T10:00:00Z", "text": "La cliente a un livret A."}], "queries": []}
+            }
+        },
     },
     "cross_tenant_probes": [
         {"tenant": "t-b", "subject": "s1", "q": "Où habite le membre ?", "must_return": 0},
@@ -32,13 +47,149 @@ SPEC = {
     ],
 }
 
+# The file says fact 0 was superseded, but fact 1 is about something else: the engine keeps both
+# active, so the old fact comes back and must count as stale, not hidden.
+UNRELATED_PAIR: dict[str, Any] = {
+    "tenants": {
+        "t-a": {
+            "subjects": {
+                "s1": {
+                    "facts": [
+                        {
+                            "at": "2026-01-02T10:00:00Z",
+                            "text": "Le membre souhaite être appelé le matin avant 10 heures.",
+                        },
+                        {"at": "2026-02-02T10:00:00Z", "text": "Le membre possède un chien nommé Rex."},
+                    ],
+                    "queries": [
+                        {
+                            "q": "À quel moment appeler le membre ?",
+                            "expect_any": ["matin"],
+                            "not_old": 0,
+                            "kind": "latest",
+                        }
+                    ],
+                    "superseded": [{"old": 0, "by": 1}],
+                }
+            }
+        }
+    }
+}
 
-def test_scenario_rules_are_counted(container: Container) -> None:
-    keys = {t: create_key(container.deps.catalog, container.pepper, tenant=t, roles=["agent"])[0]
-            for t in SPEC["tenants"]}
+CALLS: dict[str, Any] = {
+    "tenants": {
+        "t-a": {
+            "subjects": {
+                "s1": {
+                    "facts": SPEC["tenants"]["t-a"]["subjects"]["s1"]["facts"],
+                    "calls": [
+                        {
+                            "session_id": "call-1",
+                            "at": "2026-01-02T10:00:00Z",
+                            "messages": [
+                                {
+                                    "role": "advisor",
+                                    "content": "Bonjour, je vous écoute.",
+                                    "at": "2026-01-02T10:00:00Z",
+                                },
+                                {
+                                    "role": "user",
+                                    "content": "Le membre habite à Lyon 7e.",
+                                    "at": "2026-01-02T10:00:20Z",
+                                },
+                                {
+                                    "role": "user",
+                                    "content": "Il a un contrat auto formule Tiers.",
+                                    "at": "2026-01-02T10:05:00Z",
+                                },
+                            ],
+                        },
+                        {
+                            "session_id": "call-2",
+                            "at": "2026-03-01T10:00:00Z",
+                            "messages": [
+                                {
+                                    "role": "user",
+                                    "content": "Le membre habite maintenant à Villeurbanne.",
+                                    "at": "2026-03-01T10:00:00Z",
+                                },
+                            ],
+                        },
+                    ],
+                    "queries": SPEC["tenants"]["t-a"]["subjects"]["s1"]["queries"][:2],
+                    "superseded": [{"old": 0, "by": 2}],
+                }
+            }
+        }
+    }
+}
+
+
+def _run(container: Container, spec: dict[str, Any], source: Source = "facts") -> Run:
+    if source == "calls":
+        container.facade.on_intake = start_workers(container, extractor=RuleExtractor()).wake
+    keys = {
+        t: create_key(container.deps.catalog, container.pepper, tenant=t, roles=["agent"])[0] for t in spec["tenants"]
+    }
     with running(create_app(container)) as base:
-        tally = evaluate(base, keys, SPEC)
-    assert tally.queries == 3
-    assert tally.hits == 2  # the question about a pet has no answer stored: a miss, counted as one
-    assert (tally.superseded_hidden, tally.superseded_total) == (1, 1)
-    assert tally.leaks == 0
+        return evaluate(base, keys, spec, source=source)
+
+
+def test_facts_mode_counts_hits_kinds_supersessions_and_leaks(container: Container) -> None:
+    out = summary(_run(container, SPEC))
+    assert (out["from"], out["queries"], out["hits"]) == ("facts", 3, 2)  # the pet has no answer stored: a miss
+    assert out["by_kind"] == {
+        "latest": {"recall_at_3": 1.0, "hits": 1, "queries": 1},
+        "short": {"recall_at_3": 1.0, "hits": 1, "queries": 1},
+        "untagged": {"recall_at_3": 0.0, "hits": 0, "queries": 1},
+    }
+    assert sum(k["hits"] for k in out["by_kind"].values()) == out["hits"]
+    assert sum(k["queries"] for k in out["by_kind"].values()) == out["queries"]
+    assert (out["superseded_hidden"], out["superseded_status"], out["superseded_total"]) == (1.0, 1.0, 1)
+    assert (out["stale"], out["stale_checked"]) == (0.0, 1)
+    assert out["false_superseded"] == 0 and out["leaks"] == 0
+    assert out["noise"] is None and out["facts_per_call"] is None  # nothing to measure from facts
+
+
+def test_a_superseded_fact_that_comes_back_is_stale_and_not_hidden(container: Container) -> None:
+    out = summary(_run(container, UNRELATED_PAIR))
+    assert (out["stale"], out["stale_queries"]) == (1.0, 1)
+    assert out["recall_at_3"] == 0.0  # found, but stale: not a hit
+    assert (out["superseded_hidden"], out["superseded_status"]) == (0.0, 0.0)
+    assert any("returned by" in m for m in out["misses"])
+
+
+def test_a_file_without_supersessions_reports_null(container: Container) -> None:
+    subject = SPEC["tenants"]["t-a"]["subjects"]["s1"]
+    spec = {
+        "tenants": {"t-a": {"subjects": {"s1": {"facts": subject["facts"][:2], "queries": subject["queries"][1:2]}}}}
+    }
+    out = summary(_run(container, spec))
+    assert out["superseded_hidden"] is None and out["superseded_status"] is None and out["stale"] is None
+    assert out["superseded_total"] == 0 and out["recall_at_3"] == 1.0
+
+
+def test_calls_mode_posts_the_calls_and_measures_the_extracted_records(container: Container) -> None:
+    result = _run(container, CALLS, source="calls")
+    out = summary(result)
+    assert (out["from"], out["calls"], out["dead_intakes"]) == ("calls", 2, 0)
+    assert result.calls.intakes == 2
+    assert out["records"] >= 2 and out["facts_per_call"] == out["records"] / 2
+    assert out["noise"] is not None and 0.0 <= out["noise"] <= 1.0
+    assert out["queries"] == 2 and sum(k["queries"] for k in out["by_kind"].values()) == 2
+    assert out["superseded_total"] == 1
+    # the server is gone, the store stays: what the messages said is stored
+    key = create_key(container.deps.catalog, container.pepper, tenant="t-a", roles=["agent"])[0]
+    with (
+        running(create_app(container)) as base,
+        httpx.Client(base_url=base, headers={"Authorization": f"Bearer {key}"}) as http,
+    ):
+        texts = " ".join(r.text for r in scenarios_calls.records(http, "s1").values())
+    assert "Villeurbanne" in texts and "Tiers" in texts
+
+
+def test_from_takes_facts_or_calls_only() -> None:
+    from carnet.cli import app
+
+    result = CliRunner().invoke(app, ["bench", "scenarios", "--data", __file__, "--from", "transcripts"])
+    assert result.exit_code == 2

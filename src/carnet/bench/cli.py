@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -82,15 +83,25 @@ def crypto(
     run(memories=memories, subjects=subjects, pairs=pairs, queries=queries, json_out=json_out)
 
 
+class ScenarioSource(StrEnum):
+    FACTS = "facts"
+    CALLS = "calls"
+
+
 @bench_app.command("scenarios")
 def scenarios(
     data: Annotated[Path, typer.Option("--data", exists=True, dir_okay=False, help="Scenario JSON file.")],
     json_out: Annotated[bool, typer.Option("--json", help="Print a JSON summary as the last line.")] = False,
+    source: Annotated[ScenarioSource, typer.Option(
+        "--from", help="facts: store each fact as written; calls: post each call to …/messages and let the "
+                       "server's workers extract (rule extractor).")] = ScenarioSource.FACTS,
 ) -> None:
-    """French call-center scenarios through the REST API of a temporary embedded server."""
+    """French call-center scenarios through the REST API of a temporary embedded server: recall@3 (overall
+    and per query kind), superseded facts hidden (from searches and from status), stale answers, false
+    supersessions, and with --from calls facts per call and extraction noise."""
     from carnet.bench.scenarios import run
 
-    run(data=data, json_out=json_out)
+    run(data=data, json_out=json_out, source="calls" if source is ScenarioSource.CALLS else "facts")
 
 
 @bench_app.command("extract")

@@ -1,0 +1,163 @@
+"""The measures of ``carnet bench scenarios``, on one subject's stored records and a search function.
+
+Pure: the records, the map from facts to records (``View``) and ``search`` (a query's top-3 as
+(id, text) pairs) come from the caller, so the rules are tested without a server. Definitions (also in
+docs/benchmarks.md, "French scenarios"):
+
+- a query is a hit when one of ``expect_any`` is in a top-3 text and none of the top-3 carries its
+  ``not_old`` fact; ``by_kind`` counts hits per query ``kind`` (``untagged`` without one).
+- ``stale``: share of the queries with a ``not_old`` whose top-3 holds a record carrying that fact.
+- ``superseded_hidden`` (from what searches return): a pair ``old → by`` is hidden when neither the old
+  fact's own text nor any query whose ``not_old`` names it returns, in its top-3, a record carrying the
+  old fact. Pairs whose old fact left no record are not checked (``superseded_unmapped``).
+- ``superseded_status``: a pair is hidden by status when every fact record carrying the old fact has
+  status ``superseded``.
+- ``false_superseded``: superseded records that carry a fact no pair names as ``old``.
+- ``noise``: share of the stored fact records that carry no fact and hold no query's ``expect_any``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, field
+from typing import Any
+
+from carnet.bench.scenarios_match import Weights, carried
+
+Hit = tuple[str, str]
+Search = Callable[[str], Sequence[Hit]]
+UNTAGGED = "untagged"
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    id: str
+    text: str
+    status: str
+    kind: str
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    """One subject after ingestion: its records by id, and for each fact the ids of the records carrying it."""
+
+    records: Mapping[str, Record]
+    carriers: Sequence[frozenset[str]]
+
+    def facts_of(self, record_id: str) -> frozenset[int]:
+        return frozenset(i for i, ids in enumerate(self.carriers) if record_id in ids)
+
+
+def view_by_id(records: Mapping[str, Record], ids: Sequence[str]) -> View:
+    """Facts stored as written: fact ``i`` is the record the API answered for it (or merged it into)."""
+    return View(records=records, carriers=[frozenset({i}) for i in ids])
+
+
+def view_by_words(records: Mapping[str, Record], facts: Sequence[str], weights: Weights) -> View:
+    """Facts told in calls: fact ``i`` is carried by the records ``scenarios_match.carried`` maps to it."""
+    carriers: list[set[str]] = [set() for _ in facts]
+    for rec in records.values():
+        for i in carried(rec.text, facts, weights):
+            carriers[i].add(rec.id)
+    return View(records=records, carriers=[frozenset(c) for c in carriers])
+
+
+@dataclass
+class Scores:
+    queries: int = 0
+    hits: int = 0
+    by_kind: dict[str, list[int]] = field(default_factory=dict)  # kind -> [hits, queries]
+    stale_checked: int = 0
+    stale_found: int = 0
+    superseded_total: int = 0
+    superseded_unmapped: int = 0
+    superseded_checked: int = 0
+    superseded_hidden: int = 0
+    status_checked: int = 0
+    status_hidden: int = 0
+    false_superseded: int = 0
+    fact_records: int = 0
+    noise_records: int = 0
+    episodes: int = 0
+    misses: list[str] = field(default_factory=list)
+
+
+def judge(query: dict[str, Any], results: Sequence[Hit], *, old_ids: AbstractSet[str]) -> tuple[bool, bool]:
+    """(one of ``expect_any`` is in a result's text, a result is a superseded fact's record), for
+    ``results`` as (id, text) pairs. Shared with ``carnet bench extract``."""
+    found = any(e.lower() in text.lower() for _, text in results for e in query["expect_any"])
+    stale = any(mid in old_ids for mid, _ in results)
+    return found, stale
+
+
+def score_queries(scores: Scores, subject: str, queries: Sequence[dict[str, Any]], view: View, search: Search) -> None:
+    for query in queries:
+        results = search(query["q"])
+        old = query.get("not_old")
+        found, stale = judge(query, results, old_ids=view.carriers[old] if old is not None else frozenset())
+        hit = found and not stale
+        tally = scores.by_kind.setdefault(query.get("kind") or UNTAGGED, [0, 0])
+        tally[0] += hit
+        tally[1] += 1
+        scores.queries += 1
+        scores.hits += hit
+        if old is not None:
+            scores.stale_checked += 1
+            scores.stale_found += stale
+        if not hit:
+            scores.misses.append(f"{subject}: {query['q']} (found={found}, stale={stale})")
+
+
+def score_superseded(scores: Scores, subject: str, sdata: dict[str, Any], view: View, search: Search) -> None:
+    for pair in sdata.get("superseded", []):
+        old = pair["old"]
+        scores.superseded_total += 1
+        carriers = view.carriers[old]
+        if not carriers:
+            scores.superseded_unmapped += 1
+            scores.misses.append(f"{subject}: fact {old} (superseded by {pair['by']}) left no record")
+            continue
+        probes = [sdata["facts"][old]["text"]] + [q["q"] for q in sdata.get("queries", []) if q.get("not_old") == old]
+        returned = sum(1 for p in probes if any(mid in carriers for mid, _ in search(p)))
+        scores.superseded_checked += 1
+        scores.superseded_hidden += returned == 0
+        if returned:
+            scores.misses.append(
+                f"{subject}: fact {old} (superseded by {pair['by']}) returned by {returned}/{len(probes)} searches"
+            )
+        _score_status(scores, subject, pair, view)
+
+
+def _score_status(scores: Scores, subject: str, pair: dict[str, Any], view: View) -> None:
+    statuses = [
+        view.records[mid].status
+        for mid in view.carriers[pair["old"]]
+        if mid in view.records and view.records[mid].kind == "fact"
+    ]
+    if not statuses:
+        return
+    scores.status_checked += 1
+    if all(s == "superseded" for s in statuses):
+        scores.status_hidden += 1
+    else:
+        scores.misses.append(
+            f"{subject}: fact {pair['old']} not superseded by {pair['by']} (statuses {sorted(set(statuses))})"
+        )
+
+
+def score_records(scores: Scores, sdata: dict[str, Any], view: View) -> None:
+    """False supersessions, and (for the caller's noise) fact records that carry nothing needed."""
+    olds = {pair["old"] for pair in sdata.get("superseded", [])}
+    expected = [e.lower() for q in sdata.get("queries", []) for e in q["expect_any"]]
+    for rec in view.records.values():
+        if rec.kind == "episode":
+            scores.episodes += 1
+        if rec.kind != "fact":
+            continue
+        facts = view.facts_of(rec.id)
+        scores.fact_records += 1
+        if rec.status == "superseded" and facts and not facts & olds:
+            scores.false_superseded += 1
+        if not facts and not any(e in rec.text.lower() for e in expected):
+            scores.noise_records += 1
