@@ -19,9 +19,22 @@ def percentiles(samples_ms: Sequence[float]) -> dict[str, float]:
 
 
 def machine() -> str:
+    """The CPU model (machines differ: one with AMX embeds about twice as fast), cores and Python."""
     import os
 
-    return f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+    return f"{cpu_model()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+
+
+def cpu_model() -> str:
+    """``model name`` from /proc/cpuinfo (Linux); else what the platform module knows."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            for line in info:
+                if line.startswith("model name"):
+                    return line.partition(":")[2].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
 
 
 def emit_json(summary: dict[str, Any]) -> None:
