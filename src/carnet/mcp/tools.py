@@ -107,7 +107,8 @@ def _remember(api: Facade, who: Principal, a: RememberArgs) -> Json:
 
 def _recall(api: Facade, who: Principal, a: RecallArgs) -> Json:
     ranked = api.search(who, subject_id=a.subject_id, query=recall.Query(text=a.query, k=a.k))
-    return {"results": [ranked_json(r) if a.format == "full" else compact_ranked(r) for r in ranked]}
+    return {"results": [ranked_json(r) if a.format == "full" else compact_ranked(r) for r in ranked],
+            "unreadable": len(ranked.unreadable)}  # records left out because they cannot be read
 
 
 def _assemble(api: Facade, who: Principal, a: AssembleArgs) -> Json:
@@ -126,7 +127,8 @@ def _list(api: Facade, who: Principal, a: ListArgs) -> Json:
     page = api.list_memories(who, subject_id=a.subject_id, kind=a.kind, limit=a.limit,
                              cursor=str(a.cursor) if a.cursor else None)
     shown = memory_json if a.format == "full" else compact_memory
-    return {"items": [shown(m) for m in page.items], "next_cursor": page.next_cursor}
+    return {"items": [shown(m) for m in page.items], "next_cursor": page.next_cursor,
+            "unreadable": len(page.unreadable)}
 
 
 @dataclass(frozen=True, slots=True)

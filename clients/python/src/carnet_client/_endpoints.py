@@ -104,7 +104,7 @@ def remember_batch(subject_id: str, memories: Sequence[NewMemory], *,
 
 def _page(response: httpx.Response) -> Page[Memory]:
     d = json_body(response)
-    return Page(tuple(Memory.from_json(m) for m in d["items"]), d.get("next_cursor"))
+    return Page(tuple(Memory.from_json(m) for m in d["items"]), d.get("next_cursor"), int(d.get("unreadable", 0)))
 
 
 def list_memories(subject_id: str, *, kind: Kind | None = None, status: Status | None = None,

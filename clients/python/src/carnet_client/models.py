@@ -125,10 +125,13 @@ class RememberResult:
 
 @dataclass(frozen=True, slots=True)
 class Page(Generic[T]):
-    """One page of a listing; pass ``next_cursor`` back for the next one (None: this was the last)."""
+    """One page of a listing; pass ``next_cursor`` back for the next one (None: this was the last).
+    ``unreadable``: records of this page the server left out because they cannot be read (a damaged
+    record; the others are all here)."""
 
     items: tuple[T, ...]
     next_cursor: str | None
+    unreadable: int = 0
 
 
 @dataclass(frozen=True, slots=True)

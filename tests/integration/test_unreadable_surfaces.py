@@ -1,0 +1,46 @@
+"""A damaged record is counted, not hidden silently, on every surface a caller reads: the MCP tools
+(recall, list_memories; assemble_context through its stats) and the Python SDK's ``Page``."""
+
+from __future__ import annotations
+
+import httpx
+from carnet_client import CarnetClient
+
+from carnet.api.app import create_app
+from carnet.api.server import running
+from carnet.bootstrap import Container
+from carnet.mcp.tools import TOOLS
+from carnet.services.apikeys import authenticate, create_key
+from carnet.services.scope import scope_for
+from tests.integration.test_tamper import SUBJECT, TENANT, TEXTS, _flip_ciphertext_byte, _seed
+
+
+def _damaged_store(container: Container) -> tuple[str, str]:
+    """The tamper suite's subject with one record's ciphertext altered; (agent key, damaged id)."""
+    key = create_key(container.deps.catalog, container.pepper, tenant=TENANT, roles=["agent"])[0]
+    with running(create_app(container)) as base, httpx.Client(
+        base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=60
+    ) as agent:
+        ids = _seed(agent)
+    _flip_ciphertext_byte(container, scope_for(container.deps, TENANT, SUBJECT), ids[0])
+    return key, ids[0]
+
+
+def test_mcp_tools_count_the_record_they_leave_out(container: Container) -> None:
+    key, damaged = _damaged_store(container)
+    who = authenticate(container.deps.catalog, container.pepper, key)
+    for name, args in (("recall", {"subject_id": SUBJECT, "query": "où habite le membre", "k": 10}),
+                       ("list_memories", {"subject_id": SUBJECT})):  # fmt: skip
+        tool = TOOLS[name]
+        out = tool.run(container.facade, who, tool.arguments.model_validate(args))
+        shown = out.get("results", out.get("items"))
+        assert out["unreadable"] == 1, name
+        assert damaged not in {r["id"] for r in shown} and len(shown) == len(TEXTS) - 1, name
+
+
+def test_the_sdk_page_counts_the_record_left_out(container: Container) -> None:
+    key, damaged = _damaged_store(container)
+    with running(create_app(container)) as base, CarnetClient(base, key, timeout=30) as carnet:
+        page = carnet.list_memories(SUBJECT)
+    assert page.unreadable == 1
+    assert damaged not in {str(m.id) for m in page.items} and len(page.items) == len(TEXTS) - 1
