@@ -1,5 +1,6 @@
 """A damaged record is counted, not hidden silently, on every surface a caller reads: the MCP tools
-(recall, list_memories; assemble_context through its stats) and the Python SDK's ``Page``."""
+(recall, list_memories; assemble_context through its stats), the Python SDK's ``Page``, and the
+maintenance pass."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ from carnet.api.server import running
 from carnet.bootstrap import Container
 from carnet.mcp.tools import TOOLS
 from carnet.services.apikeys import authenticate, create_key
+from carnet.services.maintain import maintain
 from carnet.services.scope import scope_for
-from tests.integration.test_tamper import SUBJECT, TENANT, TEXTS, _flip_ciphertext_byte, _seed
+from tests.integration.test_tamper import SUBJECT, TENANT, TEXTS, _date_out_of_range, _flip_ciphertext_byte, _seed
 
 
 def _damaged_store(container: Container) -> tuple[str, str]:
@@ -44,3 +46,19 @@ def test_the_sdk_page_counts_the_record_left_out(container: Container) -> None:
         page = carnet.list_memories(SUBJECT)
     assert page.unreadable == 1
     assert damaged not in {str(m.id) for m in page.items} and len(page.items) == len(TEXTS) - 1
+
+
+def test_maintain_counts_the_records_whose_metadata_does_not_decode(container: Container) -> None:
+    """A payload that no longer decodes is left as it is (its dates cannot be read, so retention cannot
+    judge it) and counted: in the report, its audit entry and ``carnet_unreadable_records_total``."""
+    key = create_key(container.deps.catalog, container.pepper, tenant=TENANT, roles=["agent"])[0]
+    with running(create_app(container)) as base, httpx.Client(
+        base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=60
+    ) as agent:
+        ids = _seed(agent)
+    _date_out_of_range(container, scope_for(container.deps, TENANT, SUBJECT), ids[1])
+    before = container.deps.unreadable.counts().get(("maintain", "payload_invalid"), 0)
+    report = maintain(container.deps, tenant=TENANT)
+    assert report.tenants[TENANT].unreadable == 1 and report.tenants[TENANT].failed == 0
+    assert report.as_dict()["tenants"][TENANT]["unreadable"] == 1  # type: ignore[index]
+    assert container.deps.unreadable.counts()[("maintain", "payload_invalid")] == before + 1

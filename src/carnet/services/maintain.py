@@ -26,6 +26,7 @@ import structlog
 from carnet.domain.audit import DetailValue
 from carnet.domain.records import HistoryEntry, Memory, RetentionClass, Scope
 from carnet.domain.retention import doomed
+from carnet.domain.unreadable import Unreadable
 from carnet.ports import RecordFilter
 from carnet.services.audit import AuditTrail
 from carnet.services.deps import Deps
@@ -43,11 +44,12 @@ class TenantReport:
     subjects: int = 0
     held: int = 0  # under legal hold: nothing of theirs was looked at for deletion
     failed: int = 0
+    unreadable: int = 0  # records whose metadata no longer decodes: left as they are, counted
     deleted: dict[str, int] = field(default_factory=dict)  # reason -> records
 
     def as_dict(self) -> dict[str, object]:
         return {"subjects": self.subjects, "held": self.held, "failed": self.failed,
-                "deleted": dict(sorted(self.deleted.items()))}
+                "unreadable": self.unreadable, "deleted": dict(sorted(self.deleted.items()))}
 
 
 @dataclass(slots=True)
@@ -106,7 +108,7 @@ def record_audit(audit: AuditTrail, report: MaintainReport, *, actor: str) -> No
     Recorded after the pass: what a pass deletes is only known once it has looked."""
     for tenant, t in sorted(report.tenants.items()):
         detail: dict[str, DetailValue] = {"dry_run": report.dry_run, "subjects": t.subjects, "held": t.held,
-                                          "failed": t.failed, **t.deleted}
+                                          "failed": t.failed, "unreadable": t.unreadable, **t.deleted}
         audit.record(audit.event(tenant=tenant, actor=actor, action="retention.maintain",
                                  outcome="interrupted" if report.interrupted else "ok", detail=detail))
 
@@ -142,7 +144,9 @@ def _subject_pass(deps: Deps, scope: Scope, classes: Mapping[str, RetentionClass
         if state.legal_hold:
             report.held += 1
             return
-        records = _metadata(deps, scope)
+        skipped: list[Unreadable] = []
+        records = _metadata(deps, scope, skipped)
+        report.unreadable += len(deps.unreadable.add("maintain", skipped))
         now = deps.clock.now()
         gone = doomed(records, now=now, classes=classes, subject=state, decay=deps.decay)
         if not gone:
@@ -157,13 +161,15 @@ def _subject_pass(deps: Deps, scope: Scope, classes: Mapping[str, RetentionClass
         report.deleted[reason.value] = report.deleted.get(reason.value, 0) + 1
 
 
-def _metadata(deps: Deps, scope: Scope) -> list[Memory]:
-    """Every record of the subject, any status, texts left sealed."""
+def _metadata(deps: Deps, scope: Scope, skipped: list[Unreadable]) -> list[Memory]:
+    """Every record of the subject, any status, texts left sealed; those whose metadata does not decode
+    are noted in ``skipped`` (never deleted by retention: their dates cannot be read)."""
     every = RecordFilter(statuses=None)
     out: list[Memory] = []
     offset: str | None = None
     while True:
-        page, offset = deps.index.scroll(scope, where=every, limit=_PAGE, offset=offset, reveal=False)
+        page, offset = deps.index.scroll(scope, where=every, limit=_PAGE, offset=offset, reveal=False,
+                                         skipped=skipped)
         out.extend(page)
         if offset is None:
             return out
