@@ -79,6 +79,8 @@ KEPT = [
     pytest.param("Le 2 mai, il a transmis une offre d'assurance emprunteur d'un autre assureur.",
                  "Assurance emprunteur déléguée à un autre assureur à partir de juillet, 22 euros par mois.",
                  id="event"),
+    pytest.param("Cotisation de 45 euros par mois.",
+                 "Cotisation de l'option assistance : 6 euros par mois.", id="an-option's-premium"),
     pytest.param("Cotisation santé de 45 euros par mois, formule Confort.",
                  "Devis pour la formule Intégrale : cotisation de 60 euros par mois.", id="a-quote"),
     pytest.param("Franchise de 150 euros sur le contrat habitation.",

@@ -136,6 +136,7 @@ _PRODUCTS = _enum(
     (r"\b(?:velo|bike|bicycle)\b", "bike"),
     (r"\b(?:scolaire|school)\b", "school"),
     (r"\b(?:prevoyance|assurance vie|life insurance)\b", "life"),
+    (r"\b(?:options?|add-ons?|riders?)\b", "option"),  # an option's premium is not the contract's
 )
 
 

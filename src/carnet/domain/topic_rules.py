@@ -31,6 +31,7 @@ class Topic:
     per_person: bool = True  # a relative's or a guardian's value is theirs ("son fils se joint au …")
     needs: Pattern | None = None  # and the note must also contain this (a phone needs a number)
     qualifiers: tuple[tuple[str, Pattern], ...] = ()  # which one of the attribute (mobile/landline)
+    wildcard: bool = True  # an unqualified note matches any qualifier; False: only another unqualified one
 
 
 # Which contract a premium, a formula or a cover belongs to.
@@ -41,6 +42,7 @@ PRODUCT_LINES: tuple[tuple[str, Pattern], ...] = (
     ("health", _c(r"\b(?:sante|mutuelle|complementaire|health)\b")),
     ("life", _c(r"\b(?:assurance vie|prevoyance|obseques|deces|life insurance)\b")),
     ("card", _c(r"\b(?:carte|card)\b")),
+    ("option", _c(r"\b(?:options?|add-on)\b")),
 )
 CHANNELS: tuple[tuple[str, Pattern], ...] = (
     ("sms", _c(r"\b(?:sms|texto?s?|text messages?)\b")),
@@ -90,9 +92,9 @@ TOPICS: tuple[Topic, ...] = (
     Topic("loan_insurance", _c(r"\b(?:assurance (?:emprunteur|de pret|du pret|credit)|loan insurance)\b"),
           per_person=False),
     Topic("premium", _c(r"\b(?:cotisations?|primes? (?:annuelles?|mensuelles?|d'assurance)?|premium)\b"),
-          needs=_c(_AMOUNT), per_person=False, qualifiers=PRODUCT_LINES),
+          needs=_c(_AMOUNT), per_person=False, qualifiers=PRODUCT_LINES, wildcard=False),
     Topic("plan", _c(r"\b(?:formules?|niveau de (?:garantie|couverture)|coverage level|tier)\b"),
-          per_person=False, qualifiers=PRODUCT_LINES),
+          per_person=False, qualifiers=PRODUCT_LINES, wildcard=False),
     Topic("down_payment", _c(r"\b(?:apport(?: personnel)?|down payment)\b"), per_person=False),
     Topic("budget", _c(r"\bbudget\b"), per_person=False),
     Topic("vehicle", _c(r"\b(?:vehicule|voiture|immatricul\w*|vehicle)\b"), exclusive=False, per_person=False),

@@ -164,7 +164,7 @@ def supersedes(new: TopicReading, old: TopicReading) -> str | None:
         return None
     for name, qualifier in sorted(new.topics):
         topic = _BY_NAME[name]
-        if not _shares(old, name, qualifier):
+        if not _shares(old, name, qualifier, wildcard=topic.wildcard):
             continue
         if topic.per_person and new.parties != old.parties:
             continue
@@ -179,5 +179,5 @@ def supersedes(new: TopicReading, old: TopicReading) -> str | None:
     return None
 
 
-def _shares(old: TopicReading, name: str, qualifier: str) -> bool:
-    return any(n == name and (q == qualifier or WILDCARD in (q, qualifier)) for n, q in old.topics)
+def _shares(old: TopicReading, name: str, qualifier: str, *, wildcard: bool) -> bool:
+    return any(n == name and (q == qualifier or (wildcard and WILDCARD in (q, qualifier))) for n, q in old.topics)
