@@ -136,3 +136,16 @@ def test_any_text_reads_and_compares(a: str, b: str) -> None:
 def test_an_addition_never_supersedes(old: str, new: str, addition: str) -> None:
     added = f"{new.rstrip('.')}, {addition}."
     assert supersedes(read_topics(added), read_topics(old)) in (None, "case")
+
+
+@given(st.lists(st.tuples(st.sampled_from([t for p in SUPERSEDED for t in p.values]), st.integers(-60, 60)),
+                min_size=1, max_size=6),
+       st.sampled_from([t for p in SUPERSEDED for t in p.values]))
+def test_no_rule_closes_a_record_newer_than_the_note(olds: list[tuple[str, int]], new: str) -> None:
+    records = [(Memory(id=f"r{n}", scope=SCOPE, kind=Kind.FACT, text=text, pseudo_text=text,
+                       recorded_at=T0, valid_from=T0 + timedelta(days=days), updated_at=T0), COSINE)
+               for n, (text, days) in enumerate(olds)]  # fmt: skip
+    incoming = Incoming(text=new, pseudo_text=new, kind=Kind.FACT, id="new", valid_from=T0)
+    decision = decide(incoming, records, SHIPPED)
+    closed = {m.id: m for m, _ in records if m.id in decision.superseded}
+    assert all(m.valid_from <= T0 for m in closed.values())
