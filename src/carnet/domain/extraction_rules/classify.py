@@ -42,13 +42,15 @@ _KEYWORDS = _table(
     ("reclamation", 2.0, r"\bpas normal\b|\btoujours pas\b|\bpas d'accord\b|\bune erreur\b|\bpar erreur\b|"
                          r"\ba tort\b|\bdeux fois\b|\bstill (?:not|no)\b|\bby mistake\b|\btwice\b|\brelanc\w*|"
                          r"\bmenace\w*|\bthreaten\w*|\bpenible\b|\bras le bol\b|\bmarre\b|\bhonte\b"),
-    ("adresse", 3.0, r"\b(?:demenag\w*|emmenag\w*|adresse|domicil\w*|moved|relocat\w*|address)\b|<address_\d+>"),
+    ("adresse", 3.0, r"\b(?:demenag\w*|emmenag\w*|adresse(?! (?:e-?mail|mail|electronique|courriel))|domicil\w*|"
+                     r"moved|relocat\w*|address)\b|<address_\d+>"),
     ("adresse", 2.0, r"\b(?:habite\w*|reside\w*|installee? a|code postal|lives? in|living in)\b"),
     ("preference", 3.0, r"\b(?:prefer\w*|plutot que|jamais (?:de|par|avant|apres|le)|ne (?:veut|souhaite) (?:pas|plus)|"
                         r"uniquement par|seulement par|rather|never (?:by|before|after))\b"),
     ("preference", 1.5, r"\b(?:souhaite|voudrait|aimerait|ne repond (?:jamais|pas)|wants|would like)\b"),
     ("contact", 2.5, r"\b(?:e-?mails?|courriels?|courriers?|telephone|portable|sms|textos?|joindre|joignable|"
-                     r"injoignable|rappel\w*|recontact\w*|contacte\w*|phone|call(?:ed)? back|reach|unreachable)\b|"
+                     r"injoignable|rappel\w*|recontact\w*|contacte\w*|phone|call(?:ed)? back|reach|unreachable|"
+                     r"adresse (?:e-?mail|mail|electronique|courriel)|(?:numero|telephone|ligne) fixe|mobile)\b|"
                      r"<email_\d+>|<phone_\d+>"),
     ("contact", 1.0, r"\b(?:disponible|horaires?|matin|soir|apres-midi|avant \d+ ?h|apres \d+ ?h|morning|evening)\b"),
     ("contrat", 3.0, r"\b(?:contrats?|souscri\w*|resili\w*|avenant|mrh|multirisque|police|formule|ctr-\d+|"
@@ -69,6 +71,8 @@ _KEYWORDS = _table(
                      r"passed away|widow\w*)\b"),
     ("famille", 2.0, r"\b(?:enfants?|fils|filles?|epoux|epouse|conjointe?|mari|femme|compagne?|compagnon|parents?|"
                      r"retraite\w*|chomage|emploi|travaille\w*|metier|profession|infirmier\w*|etudiant\w*|"
+                     r"cdi|cdd|interim\w*|salaire|salarie\w*|embauche\w*|licencie\w*|france travail|pole emploi|"
+                     r"arret (?:de travail|maladie)|"
                      r"horaires decales|children|kids?|(?:his|her|their|my|a) sons?|daughters?|wife|husband|partner|"
                      r"retired|job|works?)\b"),
     ("projet", 3.0, r"\b(?:budget|projet|financ\w*|apport|envisage\w*|achat|acheter|project|purchase|buy)\b"),
