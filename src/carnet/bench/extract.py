@@ -4,14 +4,14 @@
 same story to ``RuleExtractor`` as conversation turns and stores only what it extracts, so the two
 recall figures compare "facts stored directly" with "facts extracted from raw messages".
 
-For each subject, turns are its ``calls`` (fr-dev-2: each call is one session, its ``session_id``,
-roles ``user`` and ``advisor``), else its ``messages`` (``role``, ``content``, ``at``, optional
-``session``), else, in the scenario format, its ``facts`` told by the member (role ``user``).
-Consecutive turns of the same call, day (or ``session``) are one session, handled as the intake
-worker (``services.worker``) handles an intake: the turns are pseudonymised with the subject's map
-(the extractor only ever sees placeholders), extracted in one call, the values are put back into the
-facts, and each fact (then the episode, importance 0.4 as the worker stores it) is remembered through
-the real write path. One difference: each fact's source is the turn it came from (the worker names the intake), so that the
+For each subject, turns are its ``calls`` (fr-dev-2: each call is one session, its ``session_id``, roles
+``user`` and ``advisor``), else its ``messages`` (``role``, ``content``, ``at``, optional ``session``),
+else, in the scenario format, its ``facts`` told by the member (role ``user``). Consecutive turns of the
+same call, day (or ``session``) are one session, handled as the intake worker (``services.worker``)
+handles an intake: the turns are pseudonymised with the subject's map (the extractor only ever sees
+placeholders), extracted in one call, the values are put back into the facts, and each fact (then the
+episode, importance 0.4 as the worker stores it) is remembered through the real write path. One
+difference: each fact's source is the turn it came from (the worker names the intake), so that the
 ``not_old`` and ``superseded`` checks can find the records a given turn made. With ``calls``, those
 checks name facts, not turns: a fact's records are the records of its call that state it
 (``extract_calls``).
