@@ -35,6 +35,7 @@ _KEYWORDS = _table(
     ("sinistre", 3.0, r"\bsinistres?\b|\bdegats? des eaux\b|\bdeclaration de sinistre\b|\bclaims?\b|\bwater damage\b"),
     ("sinistre", 2.0, r"\b(?:fuite|inondation|incendie|cambriol\w*|bris de glace|pare-brise|accident|accroch\w*|"
                       r"collision|tempete|grele|degats?|dommages?|endommage\w*|expert(?:ise)?|constat|"
+                     r"feu|pompiers|fumee|"
                       r"leak|flood\w*|fire|burglary|theft|stolen|windscreen|storm|hail|damaged?|loss adjuster)\b"),
     ("sinistre", 1.0, r"\b(?:vol|vole|volee|indemnis\w*|franchise|sin-\d+|reparation|repare\w*|couvreur|plombier)\b"),
     ("reclamation", 3.0, r"\b(?:reclamation|contest\w*|plainte|mecontent\w*|litige|mediat\w*|inadmissible|"
@@ -55,7 +56,7 @@ _KEYWORDS = _table(
     ("contact", 1.0, r"\b(?:disponible|horaires?|matin|soir|apres-midi|avant \d+ ?h|apres \d+ ?h|morning|evening)\b"),
     ("contrat", 3.0, r"\b(?:contrats?|souscri\w*|resili\w*|avenant|mrh|multirisque|police|formule|ctr-\d+|"
                      r"adherent|adhesion|societaire|contract|policy|subscri\w*|cancel\w*)\b"),
-    ("contrat", 2.0, r"\b(?:assurance|assure\w*|garanties?|option|couverture|habitation|auto|automobile|sante|"
+    ("contrat", 2.0, r"\b(?:client\w* depuis|chez nous depuis|assurance|assure\w*|garanties?|option|couverture|habitation|auto|automobile|sante|"
                      r"mutuelle|prevoyance|pret|credit|emprunt|livret|epargne|compte|devis|tarif|insurance|"
                      r"cover(?:age)?|loan|mortgage|savings|account|quote)\b"),
     ("contrat", 1.5, r"\b(?:voitures?|vehicules?|motos?|scooters?|maison|appartement|logement|piscine|garage|alarme|"
@@ -66,13 +67,13 @@ _KEYWORDS = _table(
                       r"direct debit|payments?|refund\w*|overdue|unpaid)\b|<iban_\d+>|<card_\d+>"),
     ("paiement", 2.0, r"\b(?:paiement|payer|paye\w*|regle\w*|cotisations?|primes?|factures?|rembours\w*|"
                       r"carte bancaire|carte bleue|montant|retard|premiums?|invoices?|bills?|paid|pay)\b"),
-    ("famille", 3.0, r"\b(?:marie\w*|mariage|pacs\w*|divorc\w*|separe\w*|naissance|bebe|enceinte|deced\w*|deces|"
+    ("famille", 3.0, r"\b(?:marie\w*|mariage|pacs\w*|divorc\w*|separe\w*|(?<!date de )naissance|bebe|enceinte|deced\w*|deces|"
                      r"veu(?:f|ve)|conge (?:maternite|paternite|parental)|married|divorce\w*|baby|pregnan\w*|"
                      r"passed away|widow\w*)\b"),
     ("famille", 2.0, r"\b(?:enfants?|fils|filles?|epoux|epouse|conjointe?|mari|femme|compagne?|compagnon|parents?|"
                      r"retraite\w*|chomage|emploi|travaille\w*|metier|profession|infirmier\w*|etudiant\w*|"
                      r"cdi|cdd|interim\w*|salaire|salarie\w*|embauche\w*|licencie\w*|france travail|pole emploi|"
-                     r"arret (?:de travail|maladie)|"
+                     r"arret (?:de travail|maladie)|revenus?|gagne\w*|euros? (?:net|brut)s?|"
                      r"horaires decales|children|kids?|(?:his|her|their|my|a) sons?|daughters?|wife|husband|partner|"
                      r"retired|job|works?)\b"),
     ("projet", 3.0, r"\b(?:budget|projet|financ\w*|apport|envisage\w*|achat|acheter|project|purchase|buy)\b"),

@@ -38,6 +38,6 @@ def is_fragment(sentence: str) -> bool:
 def joined(previous: str, fragment: str) -> str:
     """``previous`` continued by ``fragment``: "Le membre a signé un CDI ; cariste, à Yutz."."""
     tail = fragment.strip().rstrip(".!…")
-    if tail[:1].isupper() and tail[1:2].islower():
+    if tail[:1].isupper() and not tail[1:2].isupper():  # "À Annecy" → "à Annecy"; "SIN-…", "<PHONE_1>" stay
         tail = tail[0].lower() + tail[1:]
     return f"{previous.rstrip().rstrip('.!…')} ; {tail}."

@@ -44,6 +44,7 @@ from carnet.domain.text import content_tokens, exact_key
 _ROLES = {"user": MEMBER, "member": MEMBER, "customer": MEMBER, "assistant": ADVISOR, "advisor": ADVISOR,
           "agent": ADVISOR}
 _LONG = 300  # a sentence longer than this is cut at its semicolons (dictated notes run on)
+_PLACEHOLDER = re.compile(r"<[A-Z][A-Z0-9_]*_\d+>")
 _SHORT_ANSWER = 5  # content words: an answer this short is read with the question it answers
 
 
@@ -88,16 +89,23 @@ class _Call:
         if old.text in self.decisions:
             self.decisions[self.decisions.index(old.text)] = text
 
+    def continues(self, statement: str, speaker: str) -> bool:
+        """A verbless piece after the speaker's fact of this same message extends that fact."""
+        last = self.said.get(speaker)
+        if last is None or last[3] < self.message_start or not fragments.is_fragment(statement):
+            return False
+        if not content_tokens(_PLACEHOLDER.sub(" ", statement)) and not _PLACEHOLDER.search(statement):
+            return False
+        text = rewrite_en(statement, last[2] or speaker) if self.english else rewrite_fr(statement, last[2] or speaker)
+        self._extend(last[3], text, speaker)
+        return True
+
     def add(self, statement: str, speaker: str, at: datetime | None, question: str | None = None,
-            voice: str | None = None, *, continues: bool = False) -> None:
+            voice: str | None = None) -> None:
         """``speaker`` said it (it decides the category); ``voice`` is whose words they are (it
         decides who "je" and "vous" are): the advisor's for a question confirmed by the member."""
         voice = voice or (ADVISOR if speaker == MEMBER and _relayed(statement) else speaker)
         text = rewrite_en(statement, voice) if self.english else rewrite_fr(statement, voice)
-        last = self.said.get(speaker)
-        if continues and last is not None and last[3] >= self.message_start and fragments.is_fragment(statement):
-            self._extend(last[3], text, speaker)
-            return
         if question is not None and len(content_tokens(text)) <= _SHORT_ANSWER:
             text = _with_question(text, question, english=self.english)
         key = exact_key(text)
@@ -174,11 +182,16 @@ def _keep(call: _Call, statement: str, speaker: str, at: datetime | None, questi
         call.add(named[0], MEMBER, at)
         clean = named[1]
     clean = strip_fillers(without_ritual(clean))
-    if not clean or not carries_information(clean, advisor=speaker == ADVISOR):
+    if not clean:
+        return
+    if continues and call.continues(clean, speaker):  # "…acheté une maison. À Annecy.": one fact
+        return
+    answer = question is not None and _PLACEHOLDER.search(clean) is not None  # "<ADDRESS_1>." answers "et l'adresse ?"
+    if not (answer or carries_information(clean, advisor=speaker == ADVISOR)):
         return
     if speaker == MEMBER and voice is None:  # the call's topics are what the member brought up
         call.member_said.append(clean)
-    call.add(clean, speaker, at, question, voice, continues=continues)
+    call.add(clean, speaker, at, question, voice)
 
 
 # A "user" message may be the advisor relaying the member ("Elle conteste le remboursement", "On lui
