@@ -56,7 +56,8 @@ _KEYWORDS = _table(
     ("contact", 1.0, r"\b(?:disponible|horaires?|matin|soir|apres-midi|avant \d+ ?h|apres \d+ ?h|morning|evening)\b"),
     ("contrat", 3.0, r"\b(?:contrats?|souscri\w*|resili\w*|avenant|mrh|multirisque|police|formule|ctr-\d+|"
                      r"adherent|adhesion|societaire|contract|policy|subscri\w*|cancel\w*)\b"),
-    ("contrat", 2.0, r"\b(?:client\w* depuis|chez nous depuis|assurance|assure\w*|garanties?|option|couverture|habitation|auto|automobile|sante|"
+    ("contrat", 2.0, r"\b(?:client\w* depuis|chez nous depuis|"
+                     r"assurance|assure\w*|garanties?|option|couverture|habitation|auto|automobile|sante|"
                      r"mutuelle|prevoyance|pret|credit|emprunt|livret|epargne|compte|devis|tarif|insurance|"
                      r"cover(?:age)?|loan|mortgage|savings|account|quote)\b"),
     ("contrat", 1.5, r"\b(?:voitures?|vehicules?|motos?|scooters?|maison|appartement|logement|piscine|garage|alarme|"
@@ -67,7 +68,8 @@ _KEYWORDS = _table(
                       r"direct debit|payments?|refund\w*|overdue|unpaid)\b|<iban_\d+>|<card_\d+>"),
     ("paiement", 2.0, r"\b(?:paiement|payer|paye\w*|regle\w*|cotisations?|primes?|factures?|rembours\w*|"
                       r"carte bancaire|carte bleue|montant|retard|premiums?|invoices?|bills?|paid|pay)\b"),
-    ("famille", 3.0, r"\b(?:marie\w*|mariage|pacs\w*|divorc\w*|separe\w*|(?<!date de )naissance|bebe|enceinte|deced\w*|deces|"
+    ("famille", 3.0, r"\b(?:marie\w*|mariage|pacs\w*|divorc\w*|separe\w*|"
+                     r"(?<!date de )naissance|bebe|enceinte|deced\w*|deces|"
                      r"veu(?:f|ve)|conge (?:maternite|paternite|parental)|married|divorce\w*|baby|pregnan\w*|"
                      r"passed away|widow\w*)\b"),
     ("famille", 2.0, r"\b(?:enfants?|fils|filles?|epoux|epouse|conjointe?|mari|femme|compagne?|compagnon|parents?|"
