@@ -46,6 +46,7 @@ from carnet.domain.intake import Message
 from carnet.ports import Extractor
 
 ACTOR = "bench-extract"
+SOURCES = ("calls", "facts")
 
 
 @dataclass
@@ -60,6 +61,7 @@ class Stats:
     actions: dict[str, int] = field(default_factory=dict)
     shown: list[str] = field(default_factory=list)
     texts: dict[str, str] = field(default_factory=dict)  # record id → the text extracted for it (in clear)
+    by_kind: dict[str, list[int]] = field(default_factory=dict)  # query kind → [hits, queries]
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,9 +72,9 @@ class Turn:
     call: int | None = None  # index in the subject's ``calls``, when it has them
 
 
-def turns(sdata: dict[str, Any]) -> list[Turn]:
+def turns(sdata: dict[str, Any], source: str = "calls") -> list[Turn]:
     """The subject's turns, in order, each with its session key (the call's id, explicit, or the day)."""
-    if "calls" in sdata:
+    if source == "calls" and "calls" in sdata:
         return _call_turns(sdata["calls"])
     raw = sdata.get("messages")
     if raw is None:
@@ -120,7 +122,7 @@ def attribute(extractor: Extractor, messages: list[Message], *, session_id: str,
     return per_message
 
 
-def run(*, data: Path, json_out: bool, show: bool = False) -> None:
+def run(*, data: Path, json_out: bool, show: bool = False, source: str = "calls") -> None:
     from carnet.adapters.extract_rules import RuleExtractor
     from carnet.bootstrap import build
     from carnet.config import Settings
@@ -129,25 +131,28 @@ def run(*, data: Path, json_out: bool, show: bool = False) -> None:
     with tempfile.TemporaryDirectory(prefix="carnet-bench-extract-") as tmp:
         container = build(Settings(data_dir=Path(tmp) / "data", locale="fr"))
         try:
-            tally, stats = evaluate(container.deps, spec, RuleExtractor(), locale="fr")
+            tally, stats = evaluate(container.deps, spec, RuleExtractor(), locale="fr", source=source)
         finally:
             container.close()
-    _print(tally, stats, json_out, show)
+    _print(tally, stats, json_out, show, source)
 
 
-def evaluate(deps: Any, spec: dict[str, Any], extractor: Extractor, *, locale: str) -> tuple[Tally, Stats]:
+def evaluate(deps: Any, spec: dict[str, Any], extractor: Extractor, *, locale: str,
+             source: str = "calls") -> tuple[Tally, Stats]:
     tally, stats = Tally(), Stats()
     owned: dict[str, set[str]] = {}
     for tenant, tdata in spec["tenants"].items():
         owned[tenant] = set()
         for subject, sdata in tdata["subjects"].items():
-            all_turns = turns(sdata)
+            if source != "calls":
+                sdata = {k: v for k, v in sdata.items() if k != "calls"}
+            all_turns = turns(sdata, source)
             progress(f"extracting {len(all_turns)} turns for {tenant}/{subject}")
             made: list[set[str]] = [set() for _ in all_turns]
             for session in sessions(all_turns):
                 _tell(deps, extractor, tenant, subject, session, made, stats, locale)
             owned[tenant].update(*made)
-            _check(deps, tally, tenant, subject, sdata, _checked(sdata, all_turns, made, stats.texts))
+            _check(deps, tally, tenant, subject, sdata, _checked(sdata, all_turns, made, stats.texts), stats)
     for probe in spec.get("cross_tenant_probes", []):
         results = _search(deps, probe["tenant"], probe["subject"], probe["q"], k=10)
         tally.leaks += count_leaks(probe, results, owned)
@@ -226,7 +231,7 @@ def _search(deps: Any, tenant: str, subject: str, q: str, k: int = 3) -> list[tu
 
 
 def _check(deps: Any, tally: Tally, tenant: str, subject: str, sdata: dict[str, Any],
-           made: list[set[str]]) -> None:
+           made: list[set[str]], stats: Stats) -> None:
     from carnet.domain.records import Status
     from carnet.services.scope import scope_for
 
@@ -235,8 +240,11 @@ def _check(deps: Any, tally: Tally, tenant: str, subject: str, sdata: dict[str, 
         old = query.get("not_old")
         results = _search(deps, tenant, subject, query["q"])
         found, stale = judge(query, results, old_ids=made[old] if old is not None else set())
+        kind = stats.by_kind.setdefault(query.get("kind", "-"), [0, 0])
+        kind[1] += 1
         if found and not stale:
             tally.hits += 1
+            kind[0] += 1
         else:
             top = " | ".join(text[:60] for _, text in results)
             tally.misses.append(f"{subject}: {query['q']} (found={found}, stale={stale}; top-3: {top})")
@@ -251,7 +259,7 @@ def _check(deps: Any, tally: Tally, tenant: str, subject: str, sdata: dict[str, 
                                 f"({len(made[pair['old']])} record(s))")
 
 
-def _print(tally: Tally, stats: Stats, json_out: bool, show: bool) -> None:
+def _print(tally: Tally, stats: Stats, json_out: bool, show: bool, source: str = "calls") -> None:
     console = Console(highlight=False)
     if show:
         for line in stats.shown:
@@ -266,6 +274,8 @@ def _print(tally: Tally, stats: Stats, json_out: bool, show: bool) -> None:
                   f"write path: {stats.actions}")
     console.print(f"extraction         {ms:.3f} ms per message (first pass), {warm:.3f} ms warm")
     console.print(f"recall@3           {recall:.3f}  ({tally.hits}/{tally.queries})")
+    kinds = ", ".join(f"{k} {h}/{n}" for k, (h, n) in sorted(stats.by_kind.items()))
+    console.print(f"by kind            {kinds}")
     console.print(f"superseded hidden  {hidden:.3f}  ({tally.superseded_hidden}/{tally.superseded_total})")
     console.print(f"cross-tenant leaks {tally.leaks}")
     for miss in tally.misses:
@@ -286,5 +296,7 @@ def _print(tally: Tally, stats: Stats, json_out: bool, show: bool) -> None:
             "ms_per_message_warm": round(warm, 4),
             "actions": stats.actions,
             "extractor": "rules",
+            "from": source,
+            "by_kind": {k: round(h / n, 4) for k, (h, n) in sorted(stats.by_kind.items())},
             "machine": machine(),
         })
