@@ -11,11 +11,19 @@ from carnet.bench.extract import turns
 from carnet.bench.extract_calls import best_matches, call_of, fact_records
 
 CALLS = [
-    {"session_id": "c1", "at": "2025-01-10T09:00:00+01:00", "messages": [
-        {"role": "advisor", "content": "Bonjour, je vous écoute.", "at": "2025-01-10T09:00:00+01:00"},
-        {"role": "user", "content": "J'habite à Lyon.", "at": "2025-01-10T09:00:20+01:00"}]},
-    {"session_id": "c2", "at": "2025-03-02T15:00:00+01:00", "messages": [
-        {"role": "user", "content": "J'ai déménagé à Grenoble.", "at": "2025-03-02T15:00:10+01:00"}]},
+    {
+        "session_id": "c1",
+        "at": "2025-01-10T09:00:00+01:00",
+        "messages": [
+            {"role": "advisor", "content": "Bonjour, je vous écoute.", "at": "2025-01-10T09:00:00+01:00"},
+            {"role": "user", "content": "J'habite à Lyon.", "at": "2025-01-10T09:00:20+01:00"},
+        ],
+    },
+    {
+        "session_id": "c2",
+        "at": "2025-03-02T15:00:00+01:00",
+        "messages": [{"role": "user", "content": "J'ai déménagé à Grenoble.", "at": "2025-03-02T15:00:10+01:00"}],
+    },
 ]
 
 
@@ -32,16 +40,24 @@ def test_a_fact_belongs_to_the_call_under_way_or_the_last_one_started() -> None:
 
 
 def test_records_are_matched_by_what_they_say() -> None:
-    candidates = {"a": "Le membre habite à Lyon 3e, rue Garibaldi.", "b": "Le membre préfère être appelé le soir.",
-                  "c": "Le membre habite à Lyon depuis 2019."}
+    candidates = {
+        "a": "Le membre habite à Lyon 3e, rue Garibaldi.",
+        "b": "Le membre préfère être appelé le soir.",
+        "c": "Le membre habite à Lyon depuis 2019.",
+    }
     assert best_matches("Il habite à Lyon 3e, rue Garibaldi.", candidates) == {"a"}  # c shares 2 of 5
     assert best_matches("Il habite à Lyon.", candidates) == {"a", "c"}
     assert best_matches("Rien en commun ici.", candidates) == set()
 
 
 def test_fact_records_look_only_in_the_facts_call() -> None:
-    sdata = {"calls": CALLS, "facts": [{"at": "2025-01-10T09:00:30+01:00", "text": "Il habite à Lyon."},
-                                       {"at": "2025-03-02T15:00:30+01:00", "text": "Il habite à Grenoble."}]}
+    sdata = {
+        "calls": CALLS,
+        "facts": [
+            {"at": "2025-01-10T09:00:30+01:00", "text": "Il habite à Lyon."},
+            {"at": "2025-03-02T15:00:30+01:00", "text": "Il habite à Grenoble."},
+        ],
+    }
     texts = {"r1": "Le membre habite à Lyon.", "r2": "Le membre a déménagé à Grenoble, il habite à Grenoble."}
     assert fact_records(sdata, [{"r1"}, {"r2"}], texts) == [{"r1"}, {"r2"}]
     assert fact_records(sdata, [{"r2"}, {"r1"}], texts) == [set(), set()]

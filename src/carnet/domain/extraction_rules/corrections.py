@@ -44,7 +44,7 @@ def within(sentence: str) -> str:
         m = _INSIDE.search(sentence)
         if m is None:
             return sentence
-        before, after = sentence[: m.start()], sentence[m.end():]
+        before, after = sentence[: m.start()], sentence[m.end() :]
         fixed = apply(before, after)
         if fixed is None and not _VALUE.search(after):
             return sentence  # "c'était long… non, rien": nothing to put in place of anything
@@ -57,7 +57,7 @@ def opening(sentence: str) -> str | None:
     m = _OPENING.match(sentence)
     if m is None or m.end() == 0:
         return None
-    return sentence[m.end():].strip()
+    return sentence[m.end() :].strip()
 
 
 def apply(previous: str, correction: str) -> str | None:

@@ -16,13 +16,16 @@ from carnet.domain.extraction_rules.verbs import AUXILIARIES
 
 _MAX_WORDS = 10
 _WORD = re.compile(r"[\w']+")
-_STANDS_ALONE = frozenset(
-    """
+_STANDS_ALONE = (
+    frozenset(
+        """
     je j' tu il elle on nous vous ils elles c' ce ça ca cela ceci qui i we you he she they it
     faut reste restent fait font dit mets met prends prend paie paye paient payé coûte coute coûtent
     demande veux voudrais souhaite préfère prefere habite habitons vis vit travaille
     """.split()
-) | AUXILIARIES
+    )
+    | AUXILIARIES
+)
 _PLACEHOLDER = re.compile(r"<[A-Z][A-Z0-9_]*_\d+>")
 
 
