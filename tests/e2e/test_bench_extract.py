@@ -51,3 +51,31 @@ def test_the_story_is_extracted_stored_and_checked(container: Container) -> None
     assert stats.messages == 7 and stats.silent == 2  # the thanks, and the advisor's question
     assert stats.facts == 5 and stats.episodes == 1  # the transcript is a conversation with a decision
     assert any("Le numéro de contrat du membre est CTR-445566." in line for line in stats.shown)
+
+
+CALLS_SPEC: dict[str, Any] = {
+    "tenants": {"t-c": {"subjects": {"s4": {
+        "facts": [{"at": "2026-01-05T10:00:40Z", "text": "Le membre habite à Lyon."},
+                  {"at": "2026-04-01T15:00:40Z", "text": "Le membre habite désormais à Grenoble."}],
+        "calls": [
+            {"session_id": "call-a", "at": "2026-01-05T10:00:00Z", "messages": [
+                {"role": "advisor", "content": "Bonjour, je vous écoute.", "at": "2026-01-05T10:00:00Z"},
+                {"role": "user", "content": "Bonjour. J habite à Lyon, je voulais vérifier mon contrat.",
+                 "at": "2026-01-05T10:00:20Z"}]},
+            {"session_id": "call-b", "at": "2026-04-01T15:00:00Z", "messages": [
+                {"role": "user", "content": "J ai déménagé, j habite désormais à Grenoble.",
+                 "at": "2026-04-01T15:00:20Z"},
+                {"role": "advisor", "content": "C'est noté, merci.", "at": "2026-04-01T15:00:30Z"}]},
+        ],
+        "queries": [{"q": "Où habite le membre ?", "expect_any": ["Grenoble"], "not_old": 0, "kind": "latest"}],
+        "superseded": [{"old": 0, "by": 1}],
+    }}}},
+}
+
+
+def test_calls_are_sessions_and_the_checks_name_facts(container: Container) -> None:
+    tally, stats = evaluate(container.deps, CALLS_SPEC, RuleExtractor(), locale="fr")
+    assert stats.sessions == 2 and stats.messages == 4
+    assert (tally.hits, tally.queries) == (1, 1), tally.misses
+    assert (tally.superseded_hidden, tally.superseded_total) == (1, 1), tally.misses
+    assert stats.by_kind == {"latest": [1, 1]}

@@ -109,12 +109,17 @@ def extract(
     data: Annotated[Path, typer.Option("--data", exists=True, dir_okay=False, help="Scenario JSON file.")],
     json_out: Annotated[bool, typer.Option("--json", help="Print a JSON summary as the last line.")] = False,
     show: Annotated[bool, typer.Option("--show", help="Print every extracted fact and episode.")] = False,
+    source: Annotated[str, typer.Option(
+        "--from", help="calls: a subject's `calls` transcripts when it has them; facts: its facts as member turns.",
+    )] = "calls",
 ) -> None:
     """The scenarios told as raw messages to the rule-based extractor: what it keeps, stored through the
     service layer, then the same recall@3, superseded and leak checks as `bench scenarios`."""
-    from carnet.bench.extract import run
+    from carnet.bench.extract import SOURCES, run
 
-    run(data=data, json_out=json_out, show=show)
+    if source not in SOURCES:
+        raise typer.BadParameter(f"--from must be one of {', '.join(SOURCES)}")
+    run(data=data, json_out=json_out, show=show, source=source)
 
 
 @bench_app.command("pii")

@@ -4,14 +4,17 @@
 same story to ``RuleExtractor`` as conversation turns and stores only what it extracts, so the two
 recall figures compare "facts stored directly" with "facts extracted from raw messages".
 
-For each subject, turns are its ``messages`` (``role``, ``content``, ``at``, optional ``session``) or,
-in the scenario format, its ``facts`` told by the member (role ``user``). Consecutive turns of the
-same day (or ``session``) are one session, handled as the intake worker (``services.worker``) handles
-an intake: the turns are pseudonymised with the subject's map (the extractor only ever sees
-placeholders), extracted in one call, the values are put back into the facts, and each fact (then
-the episode, importance 0.4 as the worker stores it) is remembered through the real write path. One
+For each subject, turns are its ``calls`` (fr-dev-2: each call is one session, its ``session_id``, roles
+``user`` and ``advisor``), else its ``messages`` (``role``, ``content``, ``at``, optional ``session``),
+else, in the scenario format, its ``facts`` told by the member (role ``user``). Consecutive turns of the
+same call, day (or ``session``) are one session, handled as the intake worker (``services.worker``)
+handles an intake: the turns are pseudonymised with the subject's map (the extractor only ever sees
+placeholders), extracted in one call, the values are put back into the facts, and each fact (then the
+episode, importance 0.4 as the worker stores it) is remembered through the real write path. One
 difference: each fact's source is the turn it came from (the worker names the intake), so that the
-``not_old`` and ``superseded`` checks can find the records a given turn made.
+``not_old`` and ``superseded`` checks can find the records a given turn made. With ``calls``, those
+checks name facts, not turns: a fact's records are the records of its call that state it
+(``extract_calls``).
 
 Then the scenario's checks run through the real read path, judged by the same rules as ``bench
 scenarios`` (``judge``, ``count_leaks``): a query's top-3 must contain one of ``expect_any`` and none
@@ -35,6 +38,7 @@ from typing import Any
 
 from rich.console import Console
 
+from carnet.bench.extract_calls import fact_records
 from carnet.bench.report import emit_json, machine, progress
 from carnet.bench.scenarios import Tally, count_leaks, judge
 from carnet.domain.extraction import Extraction
@@ -42,6 +46,7 @@ from carnet.domain.intake import Message
 from carnet.ports import Extractor
 
 ACTOR = "bench-extract"
+SOURCES = ("calls", "facts")
 
 
 @dataclass
@@ -55,6 +60,8 @@ class Stats:
     warm_seconds: float = 0.0  # the same extraction again (word caches warm, as in a long-running worker)
     actions: dict[str, int] = field(default_factory=dict)
     shown: list[str] = field(default_factory=list)
+    texts: dict[str, str] = field(default_factory=dict)  # record id → the text extracted for it (in clear)
+    by_kind: dict[str, list[int]] = field(default_factory=dict)  # query kind → [hits, queries]
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,10 +69,13 @@ class Turn:
     index: int
     message: Message
     session: str
+    call: int | None = None  # index in the subject's ``calls``, when it has them
 
 
-def turns(sdata: dict[str, Any]) -> list[Turn]:
-    """The subject's turns, in order, each with its session key (explicit, or the day it was said)."""
+def turns(sdata: dict[str, Any], source: str = "calls") -> list[Turn]:
+    """The subject's turns, in order, each with its session key (the call's id, explicit, or the day)."""
+    if source == "calls" and "calls" in sdata:
+        return _call_turns(sdata["calls"])
     raw = sdata.get("messages")
     if raw is None:
         raw = [{"role": "user", "content": f["text"], "at": f.get("at")} for f in sdata["facts"]]
@@ -74,6 +84,16 @@ def turns(sdata: dict[str, Any]) -> list[Turn]:
         at = datetime.fromisoformat(item["at"].replace("Z", "+00:00")) if item.get("at") else None
         session = item.get("session") or (at.date().isoformat() if at else "0")
         out.append(Turn(i, Message(role=item["role"], content=item["content"], at=at), str(session)))
+    return out
+
+
+def _call_turns(calls: list[dict[str, Any]]) -> list[Turn]:
+    out: list[Turn] = []
+    for n, call in enumerate(calls):
+        for item in call["messages"]:
+            at = datetime.fromisoformat(item["at"].replace("Z", "+00:00")) if item.get("at") else None
+            out.append(Turn(len(out), Message(role=item["role"], content=item["content"], at=at),
+                            str(call["session_id"]), n))
     return out
 
 
@@ -102,7 +122,7 @@ def attribute(extractor: Extractor, messages: list[Message], *, session_id: str,
     return per_message
 
 
-def run(*, data: Path, json_out: bool, show: bool = False) -> None:
+def run(*, data: Path, json_out: bool, show: bool = False, source: str = "calls") -> None:
     from carnet.adapters.extract_rules import RuleExtractor
     from carnet.bootstrap import build
     from carnet.config import Settings
@@ -111,29 +131,43 @@ def run(*, data: Path, json_out: bool, show: bool = False) -> None:
     with tempfile.TemporaryDirectory(prefix="carnet-bench-extract-") as tmp:
         container = build(Settings(data_dir=Path(tmp) / "data", locale="fr"))
         try:
-            tally, stats = evaluate(container.deps, spec, RuleExtractor(), locale="fr")
+            tally, stats = evaluate(container.deps, spec, RuleExtractor(), locale="fr", source=source)
         finally:
             container.close()
-    _print(tally, stats, json_out, show)
+    _print(tally, stats, json_out, show, source)
 
 
-def evaluate(deps: Any, spec: dict[str, Any], extractor: Extractor, *, locale: str) -> tuple[Tally, Stats]:
+def evaluate(deps: Any, spec: dict[str, Any], extractor: Extractor, *, locale: str,
+             source: str = "calls") -> tuple[Tally, Stats]:
     tally, stats = Tally(), Stats()
     owned: dict[str, set[str]] = {}
     for tenant, tdata in spec["tenants"].items():
         owned[tenant] = set()
         for subject, sdata in tdata["subjects"].items():
-            all_turns = turns(sdata)
+            if source != "calls":
+                sdata = {k: v for k, v in sdata.items() if k != "calls"}
+            all_turns = turns(sdata, source)
             progress(f"extracting {len(all_turns)} turns for {tenant}/{subject}")
             made: list[set[str]] = [set() for _ in all_turns]
             for session in sessions(all_turns):
                 _tell(deps, extractor, tenant, subject, session, made, stats, locale)
             owned[tenant].update(*made)
-            _check(deps, tally, tenant, subject, sdata, made)
+            _check(deps, tally, tenant, subject, sdata, _checked(sdata, all_turns, made, stats.texts), stats)
     for probe in spec.get("cross_tenant_probes", []):
         results = _search(deps, probe["tenant"], probe["subject"], probe["q"], k=10)
         tally.leaks += count_leaks(probe, results, owned)
     return tally, stats
+
+
+def _checked(sdata: dict[str, Any], all_turns: list[Turn], made: list[set[str]],
+             texts: dict[str, str]) -> list[set[str]]:
+    """What the checks' indexes name: turns, or with ``calls`` the scenario's facts."""
+    if "calls" not in sdata:
+        return made
+    by_call: list[set[str]] = [set() for _ in sdata["calls"]]
+    for turn in all_turns:
+        by_call[turn.call or 0].update(made[turn.index])
+    return fact_records(sdata, by_call, texts)
 
 
 def _tell(deps: Any, extractor: Extractor, tenant: str, subject: str, session: list[Turn], made: list[set[str]],
@@ -180,7 +214,9 @@ def _tell(deps: Any, extractor: Extractor, tenant: str, subject: str, session: l
     for n, outcome in enumerate(remember(deps, tenant=tenant, subject_id=subject, items=items, actor=ACTOR)):
         stats.actions[outcome.action] = stats.actions.get(outcome.action, 0) + 1
         if n < len(origin):
-            made[origin[n]].add(outcome.merged_into or outcome.memory.id)
+            mid = outcome.merged_into or outcome.memory.id
+            made[origin[n]].add(mid)
+            stats.texts.setdefault(mid, items[n].text)
 
 
 def _search(deps: Any, tenant: str, subject: str, q: str, k: int = 3) -> list[tuple[str, str]]:
@@ -194,7 +230,8 @@ def _search(deps: Any, tenant: str, subject: str, q: str, k: int = 3) -> list[tu
     return [(r.memory.id, r.memory.text) for r in ranked]
 
 
-def _check(deps: Any, tally: Tally, tenant: str, subject: str, sdata: dict[str, Any], made: list[set[str]]) -> None:
+def _check(deps: Any, tally: Tally, tenant: str, subject: str, sdata: dict[str, Any],
+           made: list[set[str]], stats: Stats) -> None:
     from carnet.domain.records import Status
     from carnet.services.scope import scope_for
 
@@ -203,8 +240,11 @@ def _check(deps: Any, tally: Tally, tenant: str, subject: str, sdata: dict[str, 
         old = query.get("not_old")
         results = _search(deps, tenant, subject, query["q"])
         found, stale = judge(query, results, old_ids=made[old] if old is not None else set())
+        kind = stats.by_kind.setdefault(query.get("kind", "-"), [0, 0])
+        kind[1] += 1
         if found and not stale:
             tally.hits += 1
+            kind[0] += 1
         else:
             top = " | ".join(text[:60] for _, text in results)
             tally.misses.append(f"{subject}: {query['q']} (found={found}, stale={stale}; top-3: {top})")
@@ -215,11 +255,11 @@ def _check(deps: Any, tally: Tally, tenant: str, subject: str, sdata: dict[str, 
         if Status.SUPERSEDED in statuses:
             tally.superseded_hidden += 1
         else:
-            tally.misses.append(f"{subject}: turn {pair['old']} not superseded by {pair['by']} "
+            tally.misses.append(f"{subject}: {pair['old']} not superseded by {pair['by']} "
                                 f"({len(made[pair['old']])} record(s))")
 
 
-def _print(tally: Tally, stats: Stats, json_out: bool, show: bool) -> None:
+def _print(tally: Tally, stats: Stats, json_out: bool, show: bool, source: str = "calls") -> None:
     console = Console(highlight=False)
     if show:
         for line in stats.shown:
@@ -234,6 +274,8 @@ def _print(tally: Tally, stats: Stats, json_out: bool, show: bool) -> None:
                   f"write path: {stats.actions}")
     console.print(f"extraction         {ms:.3f} ms per message (first pass), {warm:.3f} ms warm")
     console.print(f"recall@3           {recall:.3f}  ({tally.hits}/{tally.queries})")
+    kinds = ", ".join(f"{k} {h}/{n}" for k, (h, n) in sorted(stats.by_kind.items()))
+    console.print(f"by kind            {kinds}")
     console.print(f"superseded hidden  {hidden:.3f}  ({tally.superseded_hidden}/{tally.superseded_total})")
     console.print(f"cross-tenant leaks {tally.leaks}")
     for miss in tally.misses:
@@ -254,5 +296,7 @@ def _print(tally: Tally, stats: Stats, json_out: bool, show: bool) -> None:
             "ms_per_message_warm": round(warm, 4),
             "actions": stats.actions,
             "extractor": "rules",
+            "from": source,
+            "by_kind": {k: round(h / n, 4) for k, (h, n) in sorted(stats.by_kind.items())},
             "machine": machine(),
         })

@@ -7,12 +7,13 @@ categories with an importance, dates them, and summarises the session in one sen
 I/O, no clock, no model. ``carnet.adapters.extract_rules.RuleExtractor`` puts it behind the
 ``Extractor`` port.
 
-Modules, in the order a sentence goes through them: ``sentences`` (splitting, fillers),
-``answers`` (a short answer read with the advisor's question), ``smalltalk`` (the "worth
-remembering" filter), ``requests`` (requests, imperatives, the member's name), ``rewrite_fr`` (with
-``walk``, ``verbs``, ``possessives``, ``french_words``) and ``rewrite_en`` (third person),
-``classify`` (category, importance), ``dates`` (valid_from), ``episode`` (the summary); ``pipeline``
-runs them.
+Modules, in the order a sentence goes through them: ``elision`` (apostrophes a transcript left out),
+``sentences`` (splitting, fillers), ``corrections`` (only the corrected value), ``answers`` (a short
+answer read with the advisor's question), ``smalltalk`` (the "worth remembering" filter),
+``requests`` (requests, imperatives, the member's name), ``rewrite_fr`` (with ``walk``, ``verbs``,
+``possessives``, ``french_words``) and ``rewrite_en`` (third person), ``fragments`` (a verbless
+piece joins the fact before it), ``classify`` (category, importance), ``dates`` (valid_from),
+``episode`` (the summary); ``pipeline`` runs them.
 """
 
 from carnet.domain.extraction_rules.classify import CATEGORIES

@@ -63,6 +63,8 @@ def answered(question: str, answer: str) -> tuple[str | None, str]:
     yes = _YES.match(reply)
     rest = reply[yes.end():].strip() if yes else reply
     shape, statement = _statement(question)
+    if statement is None and yes and (read := _read_back(question)) is not None:
+        return f"le membre confirme : {read[:1].lower()}{read[1:]}", rest
     if statement is None or not _ABOUT_MEMBER.search(statement):
         return None, reply
     if shape == "yes/no":
@@ -97,6 +99,22 @@ def _value(rest: str) -> str | None:
     if _LOWER_OPENING.match(text):  # "Par email" inside a sentence: "être contacté par email"
         text = text[0].lower() + text[1:]
     return text
+
+
+def _read_back(question: str) -> str | None:
+    """An advisor's elliptic read-back ("Toujours au <ADDRESS_1> ?", "Le 06 12…, c'est bien ça ?"):
+    a value and no question word. A "oui" makes it a fact in the advisor's words."""
+    asked = strip_fillers(without_ritual(question.strip().rstrip("?").strip()).rstrip(".")).strip()
+    asked = _CHECK_TAIL.sub("", asked).strip()
+    if not _READ_VALUE.search(asked) or _WH_ANYWHERE.search(asked) or _REQUEST.match(asked) is not None:
+        return None
+    return asked
+
+
+_CHECK_TAIL = re.compile(r",?\s*(?:c'est (?:bien )?(?:ça|ca|exact|correct|toujours (?:bon|valable|ça|ca))|"
+                         r"est-ce (?:bien )?(?:ça|ca|exact)|n'est-ce pas|toujours)$", re.IGNORECASE)
+_READ_VALUE = re.compile(r"<[A-Z][A-Z0-9_]*_\d+>|\d")
+_WH_ANYWHERE = re.compile(rf"\b(?:{_WH}|quel(?:le)?s?|qui|pourquoi|lequel|laquelle)\b", re.IGNORECASE)
 
 
 def _statement(question: str) -> tuple[str, str | None]:

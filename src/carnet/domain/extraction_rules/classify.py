@@ -35,6 +35,7 @@ _KEYWORDS = _table(
     ("sinistre", 3.0, r"\bsinistres?\b|\bdegats? des eaux\b|\bdeclaration de sinistre\b|\bclaims?\b|\bwater damage\b"),
     ("sinistre", 2.0, r"\b(?:fuite|inondation|incendie|cambriol\w*|bris de glace|pare-brise|accident|accroch\w*|"
                       r"collision|tempete|grele|degats?|dommages?|endommage\w*|expert(?:ise)?|constat|"
+                     r"feu|pompiers|fumee|"
                       r"leak|flood\w*|fire|burglary|theft|stolen|windscreen|storm|hail|damaged?|loss adjuster)\b"),
     ("sinistre", 1.0, r"\b(?:vol|vole|volee|indemnis\w*|franchise|sin-\d+|reparation|repare\w*|couvreur|plombier)\b"),
     ("reclamation", 3.0, r"\b(?:reclamation|contest\w*|plainte|mecontent\w*|litige|mediat\w*|inadmissible|"
@@ -42,18 +43,21 @@ _KEYWORDS = _table(
     ("reclamation", 2.0, r"\bpas normal\b|\btoujours pas\b|\bpas d'accord\b|\bune erreur\b|\bpar erreur\b|"
                          r"\ba tort\b|\bdeux fois\b|\bstill (?:not|no)\b|\bby mistake\b|\btwice\b|\brelanc\w*|"
                          r"\bmenace\w*|\bthreaten\w*|\bpenible\b|\bras le bol\b|\bmarre\b|\bhonte\b"),
-    ("adresse", 3.0, r"\b(?:demenag\w*|emmenag\w*|adresse|domicil\w*|moved|relocat\w*|address)\b|<address_\d+>"),
+    ("adresse", 3.0, r"\b(?:demenag\w*|emmenag\w*|adresse(?! (?:e-?mail|mail|electronique|courriel))|domicil\w*|"
+                     r"moved|relocat\w*|address)\b|<address_\d+>"),
     ("adresse", 2.0, r"\b(?:habite\w*|reside\w*|installee? a|code postal|lives? in|living in)\b"),
     ("preference", 3.0, r"\b(?:prefer\w*|plutot que|jamais (?:de|par|avant|apres|le)|ne (?:veut|souhaite) (?:pas|plus)|"
                         r"uniquement par|seulement par|rather|never (?:by|before|after))\b"),
     ("preference", 1.5, r"\b(?:souhaite|voudrait|aimerait|ne repond (?:jamais|pas)|wants|would like)\b"),
     ("contact", 2.5, r"\b(?:e-?mails?|courriels?|courriers?|telephone|portable|sms|textos?|joindre|joignable|"
-                     r"injoignable|rappel\w*|recontact\w*|contacte\w*|phone|call(?:ed)? back|reach|unreachable)\b|"
+                     r"injoignable|rappel\w*|recontact\w*|contacte\w*|phone|call(?:ed)? back|reach|unreachable|"
+                     r"adresse (?:e-?mail|mail|electronique|courriel)|(?:numero|telephone|ligne) fixe|mobile)\b|"
                      r"<email_\d+>|<phone_\d+>"),
     ("contact", 1.0, r"\b(?:disponible|horaires?|matin|soir|apres-midi|avant \d+ ?h|apres \d+ ?h|morning|evening)\b"),
     ("contrat", 3.0, r"\b(?:contrats?|souscri\w*|resili\w*|avenant|mrh|multirisque|police|formule|ctr-\d+|"
                      r"adherent|adhesion|societaire|contract|policy|subscri\w*|cancel\w*)\b"),
-    ("contrat", 2.0, r"\b(?:assurance|assure\w*|garanties?|option|couverture|habitation|auto|automobile|sante|"
+    ("contrat", 2.0, r"\b(?:client\w* depuis|chez nous depuis|"
+                     r"assurance|assure\w*|garanties?|option|couverture|habitation|auto|automobile|sante|"
                      r"mutuelle|prevoyance|pret|credit|emprunt|livret|epargne|compte|devis|tarif|insurance|"
                      r"cover(?:age)?|loan|mortgage|savings|account|quote)\b"),
     ("contrat", 1.5, r"\b(?:voitures?|vehicules?|motos?|scooters?|maison|appartement|logement|piscine|garage|alarme|"
@@ -64,11 +68,14 @@ _KEYWORDS = _table(
                       r"direct debit|payments?|refund\w*|overdue|unpaid)\b|<iban_\d+>|<card_\d+>"),
     ("paiement", 2.0, r"\b(?:paiement|payer|paye\w*|regle\w*|cotisations?|primes?|factures?|rembours\w*|"
                       r"carte bancaire|carte bleue|montant|retard|premiums?|invoices?|bills?|paid|pay)\b"),
-    ("famille", 3.0, r"\b(?:marie\w*|mariage|pacs\w*|divorc\w*|separe\w*|naissance|bebe|enceinte|deced\w*|deces|"
+    ("famille", 3.0, r"\b(?:marie\w*|mariage|pacs\w*|divorc\w*|separe\w*|"
+                     r"(?<!date de )naissance|bebe|enceinte|deced\w*|deces|"
                      r"veu(?:f|ve)|conge (?:maternite|paternite|parental)|married|divorce\w*|baby|pregnan\w*|"
                      r"passed away|widow\w*)\b"),
     ("famille", 2.0, r"\b(?:enfants?|fils|filles?|epoux|epouse|conjointe?|mari|femme|compagne?|compagnon|parents?|"
                      r"retraite\w*|chomage|emploi|travaille\w*|metier|profession|infirmier\w*|etudiant\w*|"
+                     r"cdi|cdd|interim\w*|salaire|salarie\w*|embauche\w*|licencie\w*|france travail|pole emploi|"
+                     r"arret (?:de travail|maladie)|revenus?|gagne\w*|euros? (?:net|brut)s?|"
                      r"horaires decales|children|kids?|(?:his|her|their|my|a) sons?|daughters?|wife|husband|partner|"
                      r"retired|job|works?)\b"),
     ("projet", 3.0, r"\b(?:budget|projet|financ\w*|apport|envisage\w*|achat|acheter|project|purchase|buy)\b"),

@@ -3,14 +3,17 @@
 For each message of the member ("user") or the call-center side ("assistant", "advisor"; "system"
 messages are instructions, never facts):
 
-1. split it into sentences and drop opening fillers (``sentences``);
+1. put back the apostrophes a transcript left out (``elision``), split it into sentences and drop
+   opening fillers (``sentences``);
 2. a member's first sentence right after an advisor's question is read with it (``answers``);
 3. questions are no facts (the member's still name the call's topic, and a request is kept:
    ``requests``); the member's name is read from a greeting; ritual clauses go, and what is left
    must carry information (``smalltalk``);
 4. the statement is rewritten in the third person (``rewrite_fr``/``rewrite_en``), given a
    category and importance (``classify``) and a ``valid_from`` (``dates``);
-5. the same fact said twice in a call is kept once.
+5. the same fact said twice in a call is kept once; a correction ("non pardon, c'est le 12") keeps
+   only the corrected value (``corrections``); a verbless piece that continues the sentence before
+   it ("J'ai signé un CDI. Cariste, à Yutz.") is joined to that fact (``fragments``).
 
 For a session, the episode summary (``episode``) is built from the member's topics and the
 advisor's decisions. Everything is pure Python regular expressions, a fraction of a millisecond
@@ -25,9 +28,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from carnet.domain.extraction import ExtractedFact, Extraction
-from carnet.domain.extraction_rules import answers, episode
+from carnet.domain.extraction_rules import answers, corrections, episode, fragments
 from carnet.domain.extraction_rules.classify import category, importance
 from carnet.domain.extraction_rules.dates import valid_from
+from carnet.domain.extraction_rules.elision import restore_apostrophes
 from carnet.domain.extraction_rules.requests import introduction, request
 from carnet.domain.extraction_rules.rewrite_en import rewrite_en
 from carnet.domain.extraction_rules.rewrite_fr import rewrite_fr
@@ -40,6 +44,7 @@ from carnet.domain.text import content_tokens, exact_key
 _ROLES = {"user": MEMBER, "member": MEMBER, "customer": MEMBER, "assistant": ADVISOR, "advisor": ADVISOR,
           "agent": ADVISOR}
 _LONG = 300  # a sentence longer than this is cut at its semicolons (dictated notes run on)
+_PLACEHOLDER = re.compile(r"<[A-Z][A-Z0-9_]*_\d+>")
 _SHORT_ANSWER = 5  # content words: an answer this short is read with the question it answers
 
 
@@ -51,6 +56,49 @@ class _Call:
     member_said: list[str] = field(default_factory=list)
     decisions: list[str] = field(default_factory=list)
     advisor_spoke: bool = False
+    message_start: int = 0  # index in ``facts`` of the current message's first fact
+    # speaker → (statement, question, voice, index in ``facts``) of their last fact
+    said: dict[str, tuple[str, str | None, str | None, int]] = field(default_factory=dict)
+
+    def correct(self, fix: str, speaker: str, at: datetime | None) -> bool:
+        """A sentence opening with a correction marker: the speaker's last fact, corrected."""
+        last = self.said.get(speaker)
+        corrected = corrections.apply(last[0], fix) if last is not None else None
+        if last is None or corrected is None or corrected == last[0]:
+            return False
+        _, question, voice, index = last
+        old = self.facts.pop(index)
+        self.seen.discard(exact_key(old.text))
+        if old.text in self.decisions:
+            self.decisions.remove(old.text)
+        for other, (st, q, v, i) in list(self.said.items()):
+            if i > index:
+                self.said[other] = (st, q, v, i - 1)
+        self.add(corrected, speaker, at, question, voice)
+        return True
+
+    def _extend(self, index: int, fragment: str, speaker: str) -> None:
+        """The fact at ``index`` continued by a verbless ``fragment`` of the same message."""
+        old = self.facts[index]
+        text = fragments.joined(old.text, fragment)
+        self.seen.discard(exact_key(old.text))
+        self.seen.add(exact_key(text))
+        cat = category(text, advisor=speaker == ADVISOR)
+        self.facts[index] = ExtractedFact(text=text, category=cat, importance=importance(cat),
+                                          valid_from=old.valid_from)
+        if old.text in self.decisions:
+            self.decisions[self.decisions.index(old.text)] = text
+
+    def continues(self, statement: str, speaker: str) -> bool:
+        """A verbless piece after the speaker's fact of this same message extends that fact."""
+        last = self.said.get(speaker)
+        if last is None or last[3] < self.message_start or not fragments.is_fragment(statement):
+            return False
+        if not content_tokens(_PLACEHOLDER.sub(" ", statement)) and not _PLACEHOLDER.search(statement):
+            return False
+        text = rewrite_en(statement, last[2] or speaker) if self.english else rewrite_fr(statement, last[2] or speaker)
+        self._extend(last[3], text, speaker)
+        return True
 
     def add(self, statement: str, speaker: str, at: datetime | None, question: str | None = None,
             voice: str | None = None) -> None:
@@ -64,6 +112,7 @@ class _Call:
         if key in self.seen:
             return
         self.seen.add(key)
+        self.said[speaker] = (statement, question, voice, len(self.facts))
         cat = category(text, advisor=speaker == ADVISOR)
         self.facts.append(ExtractedFact(text=text, category=cat, importance=importance(cat),
                                         valid_from=valid_from(statement, at)))
@@ -80,8 +129,13 @@ def extract(messages: Sequence[Message], *, session_id: str | None, locale: str)
             question = None
             continue
         call.advisor_spoke |= speaker == ADVISOR
-        sentences = _sentences(message.content)
-        for n, sentence in enumerate(sentences):
+        sentences = _sentences(restore_apostrophes(message.content))
+        call.message_start = len(call.facts)
+        for n, said in enumerate(sentences):
+            sentence = corrections.within(said)
+            fix = corrections.opening(sentence)
+            if fix is not None and call.correct(fix, speaker, message.at):
+                continue
             asked = None
             if speaker == MEMBER and n == 0 and question is not None:
                 statement, rest = answers.answered(question, sentence)
@@ -90,7 +144,7 @@ def extract(messages: Sequence[Message], *, session_id: str | None, locale: str)
                 elif rest == sentence:
                     asked = question  # "Non, je préfère le 10." needs its question to mean anything
                 sentence = rest
-            _read(call, sentence, speaker, message.at, asked)
+            _read(call, sentence, speaker, message.at, asked, continues=n > 0)
         question = _last_question(sentences) if speaker == ADVISOR else None
     return Extraction(facts=tuple(call.facts), episode=_episode(call, messages, session_id))
 
@@ -105,7 +159,8 @@ def _sentences(content: str) -> list[str]:
     return out
 
 
-def _read(call: _Call, sentence: str, speaker: str, at: datetime | None, question: str | None = None) -> None:
+def _read(call: _Call, sentence: str, speaker: str, at: datetime | None, question: str | None = None, *,
+          continues: bool = False) -> None:
     clean = strip_fillers(sentence)
     if not clean:
         return
@@ -116,18 +171,23 @@ def _read(call: _Call, sentence: str, speaker: str, at: datetime | None, questio
             if asked is not None:
                 _keep(call, asked, speaker, at)
         return
-    _keep(call, clean, speaker, at, question)
+    _keep(call, clean, speaker, at, question, continues=continues)
 
 
 def _keep(call: _Call, statement: str, speaker: str, at: datetime | None, question: str | None = None,
-          voice: str | None = None) -> None:
+          voice: str | None = None, *, continues: bool = False) -> None:
     clean = strip_fillers(statement)
     named = introduction(clean, english=call.english) if speaker == MEMBER and voice is None else None
     if named is not None:  # "<PERSON_1>, j'ai un contrat…": the name, then the rest
         call.add(named[0], MEMBER, at)
         clean = named[1]
     clean = strip_fillers(without_ritual(clean))
-    if not clean or not carries_information(clean, advisor=speaker == ADVISOR):
+    if not clean:
+        return
+    if continues and call.continues(clean, speaker):  # "…acheté une maison. À Annecy.": one fact
+        return
+    answer = question is not None and _PLACEHOLDER.search(clean) is not None  # "<ADDRESS_1>." answers "et l'adresse ?"
+    if not (answer or carries_information(clean, advisor=speaker == ADVISOR)):
         return
     if speaker == MEMBER and voice is None:  # the call's topics are what the member brought up
         call.member_said.append(clean)
@@ -166,12 +226,13 @@ def _last_question(sentences: Sequence[str]) -> str | None:
 
 
 def _episode(call: _Call, messages: Sequence[Message], session_id: str | None) -> str | None:
-    """Only a conversation gets one: decisions were made, or both sides spoke and two facts came out
-    of it. Member notes alone are already their own record; a summary that restates
-    one of them with a date adds nothing but a record that crowds facts out of a top-k."""
+    """Only a call where something was decided gets one. A summary of topics alone ("Appel du 3 mai :
+    situation familiale et coordonnées") restates what its facts say with fewer words, and it crowds
+    them out of a top-k: on fr-dev-2's calls such episodes were one in seven of the top-3 results
+    of the missed queries."""
     if session_id is None:
         return None
-    if not call.decisions and not (call.advisor_spoke and len(call.facts) >= 2):
+    if not call.decisions:
         return None
     at = next((m.at for m in messages if m.at is not None), None)
     named = episode.topics(call.member_said, english=call.english)

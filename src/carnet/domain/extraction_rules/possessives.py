@@ -26,6 +26,8 @@ _NP_END = frozenset(
     s'eleve change changent ne n' se s' y lui c' qui , : ; ( - a-t-il
     """.split()
 )
+# Object pronouns between a subject noun phrase and its verb ("Mon fils vous l'enverra").
+_PRONOUNS = frozenset("me m' te t' vous nous l' le la les lui leur en y".split())
 _FUTURE = re.compile(r"\w{2,}(?:ra|ront|rait|raient)$")
 _ADJECTIVES = frozenset("nouvelle nouveau nouvel ancienne ancien premier première premiere dernier dernière "
                         "derniere prochain prochaine actuel actuelle même meme propre".split())
@@ -59,7 +61,10 @@ def possessive_subject(walk: Walk) -> None:
         walk.tokens[words[0]] = article.rstrip()
         if article.endswith("'"):
             walk.tokens[words[0] + 1] = ""
-        walk.tokens[words[n - 1]] += " du membre"
+        end = n - 1
+        while end > 1 and walk.low(words[end]) in _PRONOUNS:  # "Mon fils m'a offert…": the noun, not "m'"
+            end -= 1
+        walk.tokens[words[end]] += " du membre"
         walk.named.add("member")
         return
 

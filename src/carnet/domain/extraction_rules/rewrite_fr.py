@@ -38,7 +38,13 @@ _ADVERBS = frozenset("pas plus jamais bien déjà deja encore aussi tout rien pe
 _INDIRECT = ("envo", "transm", "adress", "dis", "dit", "dire", "propos", "confirm", "écri", "ecri", "accord",
              "offr", "vers", "expliqu", "conseill", "recommand", "demand", "signal", "précis", "precis", "indiqu",
              "communiqu", "garanti", "fourni", "remet", "remis", "renv", "octroi", "donn", "montr", "fai", "fer",
-             "promi", "promet", "répond", "repond", "rembours", "réserv", "reserv", "accord", "attribu")
+             "promi", "promet", "répond", "repond", "rembours", "réserv", "reserv", "accord", "attribu", "dict",
+             "offert", "enverr", "prêt", "apport",
+             # impersonal verbs whose object is the beneficiary: "il vous reste 200 euros", "il vous faut"
+             "rest", "faut", "faudr", "manqu", "convien", "conviendr", "coût", "cout", "appartien", "sembl")
+_BEING = frozenset("suis es est sommes êtes etes sont étais était etait étiez etiez étaient etaient".split())
+# Other object pronouns that may stand between the member's pronoun and the verb ("il me l'a dit").
+_OBJECT_CLITICS = frozenset("le la les l' en y".split())
 # "je vous appelle parce que j'ai…": the reason is the fact.
 _CALLING_BECAUSE = re.compile(
     r"^(?:je vous (?:appelle|contacte|téléphone|telephone)|j'appelle|je me permets de vous (?:appeler|contacter))"
@@ -87,6 +93,10 @@ def _step(walk: Walk, i: int) -> int:
         return _vous(walk, i)
     if tok in ("mon", "ma", "mes", "notre", "nos", "votre", "vos"):
         swap(walk, i, tok)
+    elif tok == "moi" and _before_subject(walk, i):
+        walk.drop(i)  # "moi, je préfère le matin": the stress pronoun doubles the subject
+        if i + 1 < len(walk.tokens) and walk.tokens[i + 1] == ",":
+            walk.drop(i + 1)
     elif tok == "moi":
         walk.tokens[i] = "lui"
     elif tok in ("me", "m'"):
@@ -94,6 +104,11 @@ def _step(walk: Walk, i: int) -> int:
     elif tok == "nous" and _after_preposition(walk, i):
         walk.tokens[i] = "le foyer" if walk.speaker == MEMBER else "l'établissement"
     return i
+
+
+def _before_subject(walk: Walk, i: int) -> bool:
+    words = [k for k in walk.words(i + 1) if walk.tokens[k] != ","]
+    return bool(words) and walk.low(words[0]) in ("je", "j'")
 
 
 def _impersonal(walk: Walk, i: int) -> bool:
@@ -107,6 +122,9 @@ def _company_after_chez(walk: Walk, i: int, tok: str) -> bool:
     j = walk.before(i)
     if tok != company or j is None or walk.low(j) != "chez":
         return False
+    verb = walk.before(j)
+    if verb is not None and walk.low(verb) in _BEING:
+        return True  # "vous êtes chez nous depuis 2009": being a customer, kept as said
     walk.tokens[j] = ""
     walk.tokens[i] = ""
     return True
@@ -168,7 +186,7 @@ def _subject(walk: Walk, i: int, person: str, who: str) -> int:
             member_object |= _subject_clitic(walk, k, low, person)
             last = k
             continue
-        if person != "3s":
+        if person != "3s" and walk.tokens[k][:1].isalpha():  # never a placeholder or a number
             walk.tokens[k] = case(walk.tokens[k], third_singular(walk.tokens[k], person))
         _reelide(walk, k)
         if member_object:
@@ -192,7 +210,7 @@ def _subject_clitic(walk: Walk, k: int, low: str, person: str) -> bool:
 def _member_after_verb(walk: Walk, start: int) -> None:
     """Insert the member after the verb group that follows ``start``: "envoie au membre", "a
     rappelé le membre", "va envoyer au membre", "fait parvenir au membre"."""
-    words = walk.words(start + 1)
+    words = [k for k in walk.words(start + 1) if walk.low(k) not in _OBJECT_CLITICS] or walk.words(start + 1)
     if not words:
         return
     k = 0

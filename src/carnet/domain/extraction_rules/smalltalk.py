@@ -49,7 +49,7 @@ _RITUAL = [
     r"(?:je suis (?:toujours )?(?:la|en ligne)|vous (?:etes toujours la|m'entendez)|je vous entends (?:mal|bien)|"
     r"vous pouvez repeter|pouvez-vous repeter|can you hear me)",
     r"(?:que|en quoi) (?:puis-je|est-ce que je peux|je peux) .*|je vous ecoute|how can i help.*",
-    r".*\ba l'appareil\b.*|vous etes (?:bien )?chez .*|bienvenue (?:chez|a|au) .*",
+    r".*\ba l'appareil\b.*|vous etes (?:bien )?chez (?!nous\b)[^\d]*|bienvenue (?:chez|a|au) .*",
     r"(?:cet|votre) appel (?:est|peut etre) enregistre.*|pour des raisons de (?:securite|confidentialite).*",
     r"(?:je suis|nous sommes) (?:vraiment |sincerement )?(?:desolee?s?|navree?s?)(?: (?:pour |de |du |d'))?"
     r"(?:(?:ce|cet|cette|ca|cela|le|la|l'|apprendre|votre)(?:\s?\S+){0,2})?|je m'excuse(?: pour \S+(?: \S+)?)?|"
@@ -63,6 +63,13 @@ _RITUAL = [
     r"s'il vous plait|si vous plait|please|"
     r"j'ai (?:mon|le|votre) (?:dossier|contrat|courrier|papier)s? (?:sous les yeux|devant moi)",
     r"(?:je vous appelle|je vous rappelle|comment (?:ca va|allez-vous)|ca va(?: bien)?(?: et vous)?)",
+    # the line, and what the caller does while the advisor waits
+    r"(?:je ne |je n'|je )?vous (?:entends|capte|comprends) (?:mal|bien|mieux|un peu|tres|pas|plus|loin|de loin|"
+    r"a peine)(?: \S+){0,3}|(?:vous )?m'entendez(?: \S+){0,2}|(?:ca|la ligne|le reseau) (?:coupe|grésille|gresille|"
+    r"est mauvaise?|passe mal)(?: \S+){0,2}|(?:la|c'est) mieux(?: comme ca)?|ca va mieux(?: comme ca)?",
+    r"(?:attendez,? |deux secondes,? |un instant,? )?je (?:mets|prends|cherche|attrape|recupere|sors|trouve) "
+    r"(?:mes lunettes|un stylo|un crayon|de quoi (?:noter|ecrire)|mon (?:carnet|agenda|telephone|sac|portefeuille)|"
+    r"mes (?:papiers|documents|notes)|ma (?:carte|pochette)|le (?:courrier|papier|document))(?: \S+){0,2}",
 ]
 _RITUAL_RE = re.compile("|".join(f"(?:{p})" for p in _RITUAL))
 _CLAUSE = re.compile(r"\s*[,;]\s+|\s+[-–]\s+")
@@ -70,6 +77,7 @@ _HARD_INFO = re.compile(r"<[A-Z][A-Z0-9_]*_\d+>|\d|\b[A-Z]{2,}[-/]?\w*\d")
 _GREETING = re.compile(r"\s*(?:bonjour|bonsoir|hello|hi|good (?:morning|afternoon|evening))\b")
 _NAME_WORDS = 3
 _PLACEHOLDER = re.compile(r"<[A-Z][A-Z0-9_]*_\d+>")
+_DIGIT = re.compile(r"\d")
 _FIRST_PERSON = re.compile(r"\b(?:je|j'|j’|nous|on|i|i'm|i've|we|my|mon|ma|mes|notre|nos)\b", re.IGNORECASE)
 
 
@@ -97,8 +105,8 @@ def carries_information(sentence: str, *, advisor: bool) -> bool:
     if not words:
         return False  # "Le <BIRTHDATE_1>.": a value whose question was not understood
     keyworded = bool(keyword_scores(fold(sentence))) or is_decision(sentence, advisor=advisor)
-    if len(words) == 1:
-        return keyworded  # "Injoignable." is a note; "Parfait." is not
+    if len(words) == 1:  # "Injoignable." is a note, "Le 12 mars." an answer; "Parfait." is neither
+        return keyworded or _DIGIT.search(_PLACEHOLDER.sub(" ", sentence)) is not None
     if keyworded or _HARD_INFO.search(sentence):
         return True
     if advisor:

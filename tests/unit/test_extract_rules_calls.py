@@ -1,0 +1,261 @@
+"""The rule extractor on spoken calls: apostrophes left out, corrections mid-call, the advisor's
+read-backs, small talk about the line, verbless continuations, categories of contact details.
+
+Sentences are written for these tests (general call-center French), not taken from a benchmark."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from carnet.domain.extraction import Extraction
+from carnet.domain.extraction_rules import corrections, extract, fragments
+from carnet.domain.extraction_rules.classify import category
+from carnet.domain.extraction_rules.elision import restore_apostrophes
+from carnet.domain.extraction_rules.rewrite_fr import ADVISOR, MEMBER, rewrite_fr
+from carnet.domain.extraction_rules.smalltalk import is_ritual
+from carnet.domain.intake import Message
+
+AT = datetime(2025, 5, 6, 14, 0, tzinfo=UTC)
+PLACEHOLDER = re.compile(r"<[A-Z][A-Z0-9_]*_\d+>")
+
+
+def _call(*turns: tuple[str, str]) -> Extraction:
+    messages = [Message(role, text, AT + timedelta(seconds=20 * n)) for n, (role, text) in enumerate(turns)]
+    return extract(messages, session_id="call-1", locale="fr")
+
+
+def _texts(*turns: tuple[str, str]) -> list[str]:
+    return [f.text for f in _call(*turns).facts]
+
+
+# --- apostrophes a transcript left out ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("said", "restored"),
+    [
+        ("j ai un contrat", "j'ai un contrat"),
+        ("J habite à Nantes", "J'habite à Nantes"),
+        ("c est le 5", "c'est le 5"),
+        ("qu il me rappelle", "qu'il me rappelle"),
+        ("il m a dit", "il m'a dit"),
+        ("il n y a rien", "il n'y a rien"),
+        ("à l heure", "à l'heure"),
+        ("j’attends", "j'attends"),
+    ],
+)
+def test_elided_words_get_their_apostrophe(said: str, restored: str) -> None:
+    assert restore_apostrophes(said) == restored
+
+
+@pytest.mark.parametrize("said", ["S I N 2025", "plan A a", "vitamine c ou d", "de a à z", "M. Roux"])
+def test_spellings_and_letters_stay_as_they_are(said: str) -> None:
+    assert restore_apostrophes(said) == said
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("jmtlcqu aeiohyéà'’ ,.JCLS<>_1")), max_size=40))
+def test_restoring_only_ever_adds_apostrophes(text: str) -> None:
+    restored = restore_apostrophes(text)
+    assert restored.replace("'", "").replace(" ", "") == text.replace("’", "").replace("'", "").replace(" ", "")
+
+
+@pytest.mark.parametrize(
+    ("said", "fact"),
+    [
+        ("j ai déménagé à Brest", "Le membre a déménagé à Brest."),
+        ("j habite au <ADDRESS_1> depuis mars", "Le membre habite au <ADDRESS_1> depuis mars."),
+        ("moi, je préfère qu on m appelle le soir", "Le membre préfère qu'on appelle le membre le soir."),
+    ],
+)
+def test_first_person_without_apostrophes(said: str, fact: str) -> None:
+    assert _texts(("user", said)) == [fact]
+
+
+# --- pronouns between a noun and its verb ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("said", "speaker", "fact"),
+    [
+        ("Ma sœur m'a prêté sa voiture.", MEMBER, "La sœur du membre a prêté au membre sa voiture."),
+        ("Mon fils vous l'apportera lundi.", MEMBER, "Le fils du membre l'apportera lundi."),
+        ("Il me l'a expliqué hier.", MEMBER, "Il l'a expliqué au membre hier."),
+        ("Il vous reste 300 euros à payer.", ADVISOR, "Il reste au membre 300 euros à payer."),
+        ("Vous êtes chez nous depuis 2012.", ADVISOR, "Le membre est chez nous depuis 2012."),
+    ],
+)
+def test_object_pronouns_land_on_the_right_word(said: str, speaker: str, fact: str) -> None:
+    assert rewrite_fr(said, speaker) == fact
+
+
+_WORDS = st.sampled_from(
+    "je j'ai j ai mon ma mes moi on nous vous votre vos me m'a m'envoie l'a l'ai le la lui a ai avez suis est "
+    "envoie habite rappelle , . : <PHONE_1> <ADDRESS_2> <EMAIL_1> 12 mars euros contrat fils".split()
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_WORDS, min_size=1, max_size=14), st.sampled_from([MEMBER, ADVISOR]))
+def test_rewriting_never_raises_and_keeps_exactly_the_placeholders(words: list[str], speaker: str) -> None:
+    sentence = restore_apostrophes(" ".join(words))
+    out = rewrite_fr(sentence, speaker)
+    assert sorted(PLACEHOLDER.findall(out)) == sorted(PLACEHOLDER.findall(sentence))
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Mon fils me l'a envoyé.",
+        "Ma mère vous l'a dit.",
+        "Il m'en a parlé.",
+        "Le notaire me l'enverra.",
+        "Mon conseiller m'a rappelé hier.",
+    ],
+)
+@pytest.mark.parametrize("speaker", [MEMBER, ADVISOR])
+def test_the_member_is_never_glued_to_an_elided_pronoun(said: str, speaker: str) -> None:
+    assert not re.search(r"'(?:du|le|au) membre", rewrite_fr(said, speaker))
+
+
+# --- corrections mid-call ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        ("Mon rendez-vous est le 4 juin, non pardon, le 6 juin.", "Mon rendez-vous est le 6 juin."),
+        ("Je paie 38 euros, enfin non, 48 euros par mois.", "Je paie 48 euros par mois."),
+        ("C'est le <PHONE_1>... non, <PHONE_2>.", "C'est le <PHONE_2>."),
+        ("J'habite au 3 rue Haute, je me suis trompée, au 5 rue Haute.", "J'habite au 5 rue Haute."),
+        ("J'ai un enfant, pardon, j'ai deux enfants.", "j'ai deux enfants."),
+    ],
+)
+def test_a_correction_inside_a_sentence_keeps_the_new_value(said: str, kept: str) -> None:
+    assert corrections.within(said) == kept
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Pardon de vous déranger, j'ai une question.",
+        "C'était long... non, rien.",
+        "Je vous dis non, pas de démarchage.",
+    ],
+)
+def test_no_correction_leaves_the_sentence_alone(said: str) -> None:
+    assert corrections.within(said) == said
+
+
+def test_a_correction_in_the_next_sentence_replaces_the_last_fact() -> None:
+    facts = _texts(
+        ("advisor", "Quelle est votre date de naissance ?"),
+        ("user", "Le 8 février 1971."),
+        ("user", "Ah non pardon, le 9 février 1971."),
+    )
+    assert len(facts) == 1 and "9 février 1971" in facts[0] and "8 février" not in facts[0]
+
+
+def test_a_correction_after_the_advisor_spoke_still_finds_the_members_fact() -> None:
+    facts = _texts(
+        ("user", "Le passage de l'expert est prévu le 14 octobre."),
+        ("advisor", "Très bien."),
+        ("user", "Enfin non, c'est le 16 octobre."),
+    )
+    assert facts == ["Le passage de l'expert est prévu le 16 octobre."]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from("le 12 , non pardon enfin non euros au rue ... je me suis trompé <PHONE_1> c'est mars".split()),
+        max_size=16,
+    )
+)
+def test_corrections_never_raise_nor_invent_placeholders(words: list[str]) -> None:
+    sentence = " ".join(words)
+    out = corrections.within(sentence)
+    assert set(PLACEHOLDER.findall(out)) <= set(PLACEHOLDER.findall(sentence))
+
+
+# --- read-backs, small talk --------------------------------------------------------------------
+
+
+def test_a_yes_confirms_the_advisors_read_back() -> None:
+    facts = _call(("advisor", "Toujours au <ADDRESS_1> ?"), ("user", "Oui, toujours.")).facts
+    assert [f.text for f in facts] == ["Le membre confirme : toujours au <ADDRESS_1>."]
+    assert facts[0].category == "adresse"
+
+
+def test_a_no_confirms_nothing() -> None:
+    assert _texts(("advisor", "Toujours au <ADDRESS_1> ?"), ("user", "Non.")) == []
+
+
+@pytest.mark.parametrize(
+    "clause",
+    [
+        "Je vous entends mal",
+        "je vous entends un peu loin",
+        "Vous m'entendez ?",
+        "la ligne coupe",
+        "Attendez, je prends un stylo",
+        "je cherche mes papiers",
+        "ça va mieux comme ça",
+    ],
+)
+def test_the_line_and_the_pen_are_small_talk(clause: str) -> None:
+    assert is_ritual(clause)
+
+
+@pytest.mark.parametrize("said", ["J'entends mal au téléphone.", "Je mets ma maison en location."])
+def test_what_sounds_like_small_talk_but_is_a_fact_stays(said: str) -> None:
+    assert not is_ritual(said)
+    assert _texts(("user", said))
+
+
+# --- verbless continuations --------------------------------------------------------------------
+
+
+def test_a_verbless_piece_continues_the_fact_before_it() -> None:
+    facts = _texts(("user", "J'ai trouvé un emploi. Aide-soignante, à la clinique du parc. 1 900 euros net."))
+    assert facts == ["Le membre a trouvé un emploi ; aide-soignante, à la clinique du parc ; 1 900 euros net."]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "fragment"),
+    [
+        ("Surtout pas le matin.", True),
+        ("1 200 euros.", True),
+        ("Je préfère le soir.", False),
+        ("C'est urgent.", False),
+        ("Mon fils a 17 ans.", False),
+    ],
+)
+def test_what_is_a_fragment(sentence: str, fragment: bool) -> None:
+    assert fragments.is_fragment(sentence) is fragment
+
+
+def test_a_fragment_of_another_message_stands_alone() -> None:
+    facts = _texts(("user", "J'ai trouvé un emploi."), ("advisor", "Quel salaire ?"), ("user", "1 900 euros net."))
+    assert len(facts) == 2
+
+
+# --- categories --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("L'adresse e-mail du membre est <EMAIL_1>.", "contact"),
+        ("L'adresse du membre est <ADDRESS_1>.", "adresse"),
+        ("Le numéro fixe du membre est <PHONE_1>.", "contact"),
+        ("Le membre a signé un CDI de magasinier.", "famille"),
+    ],
+)
+def test_contact_details_and_situation(text: str, expected: str) -> None:
+    assert category(text, advisor=False) == expected
