@@ -36,6 +36,7 @@ def test_site_playbook_syntax(tmp_path: Path) -> None:
     _run("ansible-playbook", "--syntax-check", "-i", "inventory/example.yml", "playbooks/site.yml", tmp_path=tmp_path)
 
 
+@pytest.mark.slow
 def test_ansible_lint_production_profile(tmp_path: Path) -> None:
     _run("ansible-lint", "--offline", "--profile", "production", tmp_path=tmp_path)
     shutil.rmtree(ANSIBLE / ".ansible", ignore_errors=True)  # ansible-lint's scratch copy, if any
