@@ -22,4 +22,7 @@ echo "ruff, mypy --strict, import rules…"
 # Any pytest arguments are passed on: `bash scripts/test.sh -m "not slow"` is the fast loop (docs in README).
 # Two workers, each taking whole test files (--dist loadfile: a file's fixtures and its order stay in one
 # process): many tests wait on subprocesses (molecule, servers, PostgreSQL), so two share the 2 cores well.
-exec .venv/bin/python -m pytest -q -n 2 --dist loadfile "$@"
+# --no-loadscope-reorder keeps the files in the order tests/conftest.py gives them (the longest first):
+# by default xdist hands out the files with the most tests first, which left the one-test, five-minute
+# molecule scenario and the crash tests for last, one worker running them alone while the other idled.
+exec .venv/bin/python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder "$@"

@@ -76,12 +76,15 @@ def carnet_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 # The longest files first: with two xdist workers taking a file at a time (scripts/test.sh), a
-# five-minute molecule scenario started last would keep one worker busy alone at the end.
+# five-minute molecule scenario started last would keep one worker busy alone at the end. xdist keeps
+# this order only with --no-loadscope-reorder (scripts/test.sh passes it): by default it sorts files by
+# their number of tests, most first.
 _LONGEST_FIRST = (
     "integration/test_molecule.py", "integration/test_bundle.py", "integration/test_molecule_openbao.py",
     "integration/test_molecule_postgresql.py", "e2e/test_erase_race_postgres.py", "e2e/test_openapi_fuzz.py",
     "security/test_unauthenticated.py", "e2e/test_intake_crash.py", "e2e/test_worker_crash_postgres.py",
-    "e2e/test_tls_serve.py",
+    "e2e/test_tls_serve.py", "e2e/test_bench_commands.py", "integration/test_intake_loss_llm.py",
+    "unit/test_ansible.py", "e2e/test_mcp.py",
 )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from typer.testing import CliRunner
 
 from carnet.bootstrap import Container
@@ -47,6 +48,7 @@ def test_serve_refuses_clearly_when_another_process_owns_the_store(container: Co
     assert "Traceback" not in result.output
 
 
+@pytest.mark.slow
 def test_demo_tells_the_story(tmp_path: object) -> None:
     result = runner.invoke(app, ["demo"], env={"COLUMNS": "160"})
     assert result.exit_code == 0, result.output

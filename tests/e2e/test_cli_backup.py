@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from carnet.bootstrap import Container
@@ -22,6 +23,7 @@ def _json(stdout: str) -> object:
     return json.loads(stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_create_list_erase_restore(container: Container, tmp_path: Path) -> None:
     data_dir = str(container.settings.data_dir)
     env = _env(container)

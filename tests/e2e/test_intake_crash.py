@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 
 from carnet.bootstrap import build_control_plane
 from carnet.config import Settings
@@ -39,6 +40,7 @@ def _key(root: Path) -> str:
         plane.catalog.close()
 
 
+@pytest.mark.slow
 def test_kill_9_mid_extraction_then_restart_completes_exactly_once(tmp_path: Path) -> None:
     stand_in = VllmStandIn()
     stand_in.push(answer(FACTS, delay=60))  # the first call hangs: the server is killed meanwhile

@@ -199,6 +199,7 @@ def _stdio_env(settings: Settings, key: str | None) -> dict[str, str | None]:
     return {"CARNET_KEY_DIR": str(settings.resolved_key_dir), "CARNET_API_KEY": key}
 
 
+@pytest.mark.slow
 def test_stdio_serves_each_tool(tmp_path: Path) -> None:
     settings = Settings(data_dir=tmp_path / "data", key_dir=tmp_path / "keys")
     plane = build_control_plane(settings)  # a key, without opening the shard: the server process owns it

@@ -33,6 +33,7 @@ def _client(files: MtlsFiles, cert: tuple[Path, Path] | None, *, max_version: ss
     return context
 
 
+@pytest.mark.slow
 def test_https_with_client_certificates_and_the_api_key_still_required(tmp_path: Path) -> None:
     files = make_mtls(tmp_path / "tls")
     key = _key(tmp_path)
@@ -83,6 +84,7 @@ def _run_healthcheck(base: str, env: dict[str, str]) -> int:
     return subprocess.run(command, env={"CARNET_PORT": port, **env}, timeout=30).returncode
 
 
+@pytest.mark.slow
 def test_the_image_healthcheck_follows_the_listener(tmp_path: Path) -> None:
     """The Dockerfile's HEALTHCHECK code, run as is: healthy on a clear listener and on a TLS one (the
     loopback probe cannot verify a certificate that names the service), unhealthy when nothing listens."""

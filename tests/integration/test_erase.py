@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from carnet.bootstrap import Container, build
@@ -66,6 +67,7 @@ def test_a_backup_of_the_data_taken_before_erasure_cannot_be_read_after(tmp_path
         c.close()
 
 
+@pytest.mark.slow
 def test_cli_erase_prints_a_receipt_and_refuses_while_the_store_is_held(tmp_path: Path, embedder: Embedder) -> None:
     settings = Settings(data_dir=tmp_path / "data", key_dir=tmp_path / "keys")
     c = build(settings, embedder=embedder)

@@ -54,6 +54,7 @@ def llm() -> Iterator[tuple[VllmStandIn, MistralExtractor]]:
             extractor.close()
 
 
+@pytest.mark.slow
 def test_200_concurrent_intakes_with_20_percent_llm_failures(container: Container,
                                                               llm: tuple[VllmStandIn, MistralExtractor]) -> None:
     stand_in, extractor = llm

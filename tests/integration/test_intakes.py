@@ -7,6 +7,8 @@ import threading
 import time
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from carnet.bootstrap import Container
 from carnet.domain.intake import IntakeStatus, Message, RetryPolicy
 from carnet.domain.records import Scope
@@ -119,6 +121,7 @@ def test_erasure_deletes_queued_intakes_and_wins_over_a_worker(container: Contai
         Scope("assur-nord", container.deps.hasher.subject_hash("assur-nord", "ADH-7")))
 
 
+@pytest.mark.slow
 def test_no_intake_lost_with_200_concurrent_and_40_percent_failures(container: Container) -> None:
     # 40 %: some intakes must dead-letter for the test to show both ends. At 20 % (0.2 ** 3 of 200, about
     # 1.6 expected) none did in about one run in five, as threads draw from the seeded script in any order.

@@ -387,6 +387,7 @@ def test_custom_key_template(hsm: Hsm) -> None:
     assert kms.key_label("acme", 1) == "bank/1/acme"
 
 
+@pytest.mark.slow
 def test_the_service_runs_on_the_hsm(hsm: Hsm, tmp_path: Path, embedder: Embedder) -> None:
     """Bootstrap wired to the token: records sealed under data keys wrapped by an HSM-held key."""
     from carnet.bootstrap import build

@@ -219,6 +219,7 @@ def test_any_exception_on_a_subject_or_tenant_is_counted_and_later_ones_are_proc
     assert report.tenants["gamma"].deleted == {"retention": 1} and report.compacted
 
 
+@pytest.mark.slow
 def test_cli_maintain_refuses_while_the_store_is_held_then_reports(tmp_path: Path, embedder: Embedder) -> None:
     settings = settings_for(tmp_path)
     c = build(settings, embedder=embedder)

@@ -65,7 +65,7 @@ def _environment(tmp_path: Path, root: Path, wheelhouse: Path, bao: Bao) -> dict
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(_TIMEOUT_S)  # converge, idempotence and check mode each copy the 110-file wheelhouse
+@pytest.mark.timeout(_TIMEOUT_S)  # converge installs ~110 wheels; idempotence and check run the role again
 def test_molecule_carnet_scenario(carnet_wheelhouse: Path, tmp_path: Path) -> None:
     # Not under tmp_path: pytest's directories are root's only (0700), and the service user must reach
     # the venv and its state directory as it would under /opt and /var/lib.

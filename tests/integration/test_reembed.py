@@ -76,6 +76,7 @@ def top(c: Container, subject: str, query: str) -> str:
     return recall.search(c.deps, tenant="t", subject_id=subject, query=recall.Query(query, k=1))[0].memory.text
 
 
+@pytest.mark.slow
 def test_cli_reembed_moves_every_record_to_a_sentence_transformers_model(
         tmp_path: Path, embedder: Embedder, minilm: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")

@@ -144,6 +144,7 @@ def test_rehash_refuses_a_tenant_with_unregistered_subjects(settings: Settings, 
         c.close()
 
 
+@pytest.mark.slow
 def test_cli_rehash_reports_progress_and_json_and_refuses_while_the_store_is_held(settings: Settings,
                                                                                  embedder: Embedder) -> None:
     import json

@@ -77,6 +77,7 @@ def _leaks(blob: str) -> list[str]:
     return [v for v in VALUES if v.casefold() in folded]
 
 
+@pytest.mark.slow
 def test_no_pii_reaches_an_embedding_a_field_a_file_or_a_log(spied: tuple[Container, SpyEmbedder],
                                                               capsys: pytest.CaptureFixture[str]) -> None:
     c, spy = spied

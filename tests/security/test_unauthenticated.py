@@ -56,6 +56,7 @@ def _refusal_entries(c: Container) -> list[dict[str, Any]]:
     return [dict(e.event.detail) for e in c.audit.log.entries("_system") if e.event.action == "access.denied"]
 
 
+@pytest.mark.slow
 def test_n_refused_requests_add_one_entry_per_source_and_window_not_n(container: Container) -> None:
     before = len(list(container.audit.log.entries("_system")))
     n = 120

@@ -4,6 +4,7 @@ on the repository's collection, offline, with every cache in a temporary directo
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -42,16 +43,26 @@ def tool(name: str) -> Path:
 
 
 def molecule(command: str, scenario: str, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
-    """``molecule COMMAND --scenario-name SCENARIO`` from the collection's directory, output captured."""
-    return subprocess.run(
+    """``molecule COMMAND --scenario-name SCENARIO`` from the collection's directory, output captured.
+
+    Molecule runs in a session of its own: when the test ends early (``timeout``, pytest-timeout, ^C),
+    the whole group is killed, so no ansible-playbook or ``carnet serve`` it started runs on."""
+    proc = subprocess.Popen(
         [str(tool("molecule")), command, "--scenario-name", scenario],
         cwd=COLLECTION,
         env=env,
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=timeout,
-        check=False,
+        start_new_session=True,
         # An operator's umask, not the one Carnet gave this test process (bootstrap.build restricts the
         # umask of the process it runs in): the role's venv and scripts must be readable by the service user.
         umask=0o022,
     )
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
+    except BaseException:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise
+    return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)

@@ -36,6 +36,7 @@ def test_site_playbook_syntax(tmp_path: Path) -> None:
     _run("ansible-playbook", "--syntax-check", "-i", "inventory/example.yml", "playbooks/site.yml", tmp_path=tmp_path)
 
 
+@pytest.mark.slow
 def test_ansible_lint_production_profile(tmp_path: Path) -> None:
     _run("ansible-lint", "--offline", "--profile", "production", tmp_path=tmp_path)
     shutil.rmtree(ANSIBLE / ".ansible", ignore_errors=True)  # ansible-lint's scratch copy, if any
@@ -135,3 +136,32 @@ def test_the_example_inventory_speaks_tls_everywhere() -> None:
     assert api["carnet_api_enabled"] is True and api["carnet_tls_cert_src"] and api["carnet_tls_key_src"]
     tls_vars = (ROLES / "carnet" / "vars" / "main.yml").read_text()
     assert "'CARNET_TLS__CERT_FILE': _carnet_tls_dir ~ '/carnet.pem'" in tls_vars
+
+
+def _tasks(path: Path) -> list[dict[str, object]]:
+    """The tasks of a role's task file, blocks (and their rescue and always parts) flattened."""
+    import yaml
+
+    def flat(items: list[dict[str, object]]) -> list[dict[str, object]]:
+        out: list[dict[str, object]] = []
+        for task in items:
+            out.append(task)
+            for part in ("block", "rescue", "always"):
+                out += flat(task.get(part, []))  # type: ignore[arg-type]
+        return out
+
+    return flat(yaml.safe_load(path.read_text()) or [])
+
+
+def test_the_wheelhouse_travels_as_one_archive_not_file_by_file() -> None:
+    """``copy`` of a directory costs a module call per wheel (~110: minutes per converge); the role packs
+    the wheelhouse on the controller and unpacks it on the host in one ``unarchive``."""
+    tasks = [t for f in sorted((ROLES / "carnet" / "tasks").glob("*.yml")) for t in _tasks(f)]
+    copies = [t for t in tasks if "carnet_wheelhouse_src" in str(t.get("ansible.builtin.copy", ""))]
+    assert not copies, copies
+    (unpack,) = [t for t in tasks if "ansible.builtin.unarchive" in t]
+    args = unpack["ansible.builtin.unarchive"]
+    assert isinstance(args, dict) and args["dest"] == "{{ _carnet_wheelhouse_dest }}"
+    assert args.get("remote_src", False) is False  # the archive is the controller's, sent once
+    (pack,) = [t for t in tasks if "carnet_wheelhouse_src" in str(t.get("ansible.builtin.command", ""))]
+    assert pack["delegate_to"] == "localhost" and pack["become"] is False

