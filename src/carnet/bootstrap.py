@@ -324,6 +324,7 @@ def build(settings: Settings, *, embedder: Embedder | None = None, kms: Kms | No
             episodes=TierBudget(asm.episodes, asm.episode_tokens),
             procedures=TierBudget(asm.procedures, asm.procedure_tokens),
             min_relevance=asm.min_relevance,
+            profile=TierBudget(asm.profile, asm.profile_tokens),
         ),
         limits=Limits(api.max_text_chars, api.max_batch, api.max_query_chars, api.max_k),
         search_min_relevance=sc.min_relevance,

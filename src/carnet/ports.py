@@ -52,6 +52,7 @@ class RecordFilter:
     blind_token: str | None = None  # records whose blind index holds this token (exact identifier lookup)
     hidden_special: tuple[str, ...] = ()  # leave out records flagged with any of these special categories
     not_expired_at: datetime | None = None  # drop records whose expires_at is before this instant
+    profile_only: bool = False  # only records flagged as profile records (``Memory.profile``)
 
 
 @dataclass(frozen=True, slots=True)

@@ -130,7 +130,7 @@ class Facade:
             return [*ctx.memories, *ctx.episodes, *ctx.procedures]
 
         ctx = self.door.read(who, "context.assemble", (AGENT,), run, scope=self._subject(who, subject_id),
-                             seen=lambda found: [r.memory.id for r in chosen(found)])
+                             seen=lambda found: [r.memory.id for r in chosen(found)] + [m.id for m in found.profile])
         self._observe(who.tenant, "assemble", [r.score for r in chosen(ctx)])
         self._unreadable(who, "assemble", self._scope(who, subject_id), ctx.unreadable)
         return ctx
