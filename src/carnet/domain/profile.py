@@ -47,21 +47,24 @@ _RULES: dict[str, str] = {
         parle (uniquement |seulement |surtout |mieux )?(en )?(""" + _LANGUAGE.replace(",", "|") + r"""), interprete,
         traduct, traduire, tutelle, tuteur, tutrice, curatelle, curateur, curatrice, sauvegarde de justice,
         habilitation familiale, mandataire, mandat de protection, procuration, personne de confiance,
-        represente par, representee par, (autorise|habilite)e? a, aidant, deaf, hard of hearing, hearing,
+        represente par, representee par, (autorise|habilite)e?s? (par [^.;]{0,40} )?a\b, aidant, deaf,
+        hard of hearing, hearing,
         sign language, blind, visually impaired, large print, interpreter, guardian, power of attorney,
         carer, caregiver, authori[sz]ed to act, speaks? slowly, speaks? only""",
     VULNERABILITY: r"""deuil, endeuill, deces, decede, veuf, veuve, veuvage, disparition de,
         (perdu|perdre|perd) (son|sa) (mari|femme|epouse|conjoint|compagn|fils|fille|enfant|pere|mere|emploi|
         travail), fin de vie,
         soins palliatifs, maladie grave, gravement malade, cancer, chimio, longue maladie,
-        affection de longue duree, ald\b, invalidite, handicap, depression, hospitalis, surendett,
+        affection de longue duree, ald\b, invalidite, handicap, polyhandicap, autis, trisomi, mdph\b, aah\b,
+        aeeh\b, rqth\b, depression, hospitalis, surendett,
         plan de redressement, fiche (a la )?banque de france, ficp\b, fragilite financiere,
         fragile financierement, difficultes? financiere, difficultes? (de|a) (paiement|payer|rembourser),
         du mal a (payer|rembourser), ne peut plus (payer|rembourser), impaye, retards? de paiement,
         rejets? de prelevement, precarite, precaire, chomage, licenci, perte d'emploi, rsa\b, minima sociaux,
         isole, isolement, vulnerab, fragile, bereave, widow, passed away, died, terminal, seriously ill,
         over-?indebted, debts?\b, arrears, hardship, unemployed, lost (his|her) job""",
-    CONSENT: r"""consent, demarch, prospect, sollicitation, solliciter, offres? commerciale, commerciaux,
+    CONSENT: r"""consent, demarchage, demarcher, demarches? (commercial|telephoni),
+        prospect, sollicitation, solliciter, offres? commerciale, commerciaux,
         marketing, newsletter, lettre d'information, publicit, promotionnel, bloctel, desinscri, desabonn,
         opt-?in, opt-?out, rgpd, unsubscrib, do not contact, no marketing, advertising, promotional,
         solicitation, (s'oppose|opposee?|opposition|refuse|accepte|d'accord|accord|retire|ne veut (pas|plus)|
@@ -70,8 +73,10 @@ _RULES: dict[str, str] = {
 }
 # Insurance and banking products named after what they cover: "garantie décès" is a contract, not a
 # bereavement; "faire opposition sur sa carte" blocks a card. Removed before the rules read the text.
-_PRODUCTS = re.compile(r"(?<![a-z0-9])(?:(garantie|capital|assurance|contrat|prevoyance|rente|option)s?"
-                       r"( en cas)?( de)? (deces|obseques|invalidite|dependance|chomage|perte d'emploi)"
+_PRODUCTS = re.compile(r"(?<![a-z0-9])(?:(garantie|capital|assurance|contrat|prevoyance|rente|option|allocation"
+                       r"|indemnite|prime|forfait)s?( en cas)?( de| d')? ?(deces|obseques|invalidite|dependance"
+                       r"|chomage|perte d'emploi|hospitalisation)"
+                       r"|en cas (de |d')(deces|maladie|hospitalisation|invalidite|chomage|accident)"
                        r"|opposition (sur|de|a) (sa|la|une|son) (carte|cheque|cb|prelevement))")
 _START = r"(?<![a-z0-9])"
 
