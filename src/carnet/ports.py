@@ -521,6 +521,13 @@ class Extractor(Protocol):
         ...
 
 
+class ContradictionJudge(Protocol):
+    """What the LLM's contradiction judgment needs of an extractor (``Extractor.obsolete``): explicit
+    writes get it too when an LLM is configured (:mod:`carnet.services.judge`)."""
+
+    def obsolete(self, new_fact: str, existing: Sequence[tuple[str, str]], *, locale: str) -> list[str]: ...
+
+
 class IntakeStore(Protocol):
     """Durable queue of intakes (SQLite embedded, PostgreSQL for several workers)."""
 
