@@ -25,11 +25,19 @@ from carnet.bench.scenarios import judge
 OUTPUTS = ("search_top3", "profile", "assemble")
 
 
-def run(*, data: Path, json_out: bool) -> None:
-    from carnet.bootstrap import build
+def run(*, data: Path, json_out: bool, compare: bool = False) -> None:
+    from carnet.bootstrap import build, build_embedder
     from carnet.config import Settings
 
     spec = json.loads(data.read_text(encoding="utf-8"))
+    if compare:
+        from carnet.bench.profile_classifiers import compare as compare_classifiers
+
+        result = compare_classifiers(build_embedder(Settings(data_dir=Path(tempfile.gettempdir()))), spec)
+        Console().print(result)
+        if json_out:
+            emit_json(result)
+        return
     with tempfile.TemporaryDirectory(prefix="carnet-profile-") as tmp:
         container = build(Settings(data_dir=Path(tmp) / "data", locale="fr"))
         try:
