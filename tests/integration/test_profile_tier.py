@@ -78,3 +78,16 @@ def test_profile_tier_turned_off(container: Container) -> None:
     ctx = assemble(deps, tenant="t", subject_id="P5", query="Comment lui parler ?", budget=budgets(deps, overrides={}))
     assert ctx.profile == [] and "Profil" not in ctx.prompt
     assert any("malentendant" in r.memory.text for r in ctx.memories)  # ranked like any fact again
+
+
+def test_a_rectified_text_is_classified_again(container: Container) -> None:
+    from carnet.services.rectify import Correction, rectify
+
+    ids = _store(container, "P6", OTHERS)
+    assert _assemble(container, "P6", "Son contrat ?").profile == []
+    rectify(container.deps, tenant="t", subject_id="P6", memory_id=ids[1], actor="dpo",
+            correction=Correction(text="Le membre ne souhaite plus être démarché par téléphone."))
+    assert [m.id for m in _assemble(container, "P6", "Son contrat ?").profile] == [ids[1]]
+    rectify(container.deps, tenant="t", subject_id="P6", memory_id=ids[1], actor="dpo",
+            correction=Correction(text="Le membre habite à Brest depuis 2024."))
+    assert _assemble(container, "P6", "Son contrat ?").profile == []
