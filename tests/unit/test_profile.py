@@ -23,6 +23,7 @@ from carnet.domain.profile import KINDS, profile_kinds
     ("Il a du mal à payer ses mensualités depuis son licenciement.", ("vulnerability",)),
     ("Elle a retiré son consentement aux offres commerciales.", ("consent",)),
     ("Inscrit sur Bloctel, refuse le démarchage téléphonique.", ("consent",)),
+    ("Le membre ne souhaite plus être démarché par téléphone.", ("consent",)),
     ("He is hard of hearing; his daughter holds a power of attorney.", ("accessibility",)),
     ("She opted out of all marketing.", ("consent",)),
     ("Her husband passed away last spring.", ("vulnerability",)),

@@ -63,7 +63,7 @@ _RULES: dict[str, str] = {
         rejets? de prelevement, precarite, precaire, chomage, licenci, perte d'emploi, rsa\b, minima sociaux,
         isole, isolement, vulnerab, fragile, bereave, widow, passed away, died, terminal, seriously ill,
         over-?indebted, debts?\b, arrears, hardship, unemployed, lost (his|her) job""",
-    CONSENT: r"""consent, demarchage, demarcher, demarches? (commercial|telephoni),
+    CONSENT: r"""consent, demarchage, demarcher, demarches? (commercial|telephoni), (etre|soit|jamais) demarchee?s?,
         prospect, sollicitation, solliciter, offres? commerciale, commerciaux,
         marketing, newsletter, lettre d'information, publicit, promotionnel, bloctel, desinscri, desabonn,
         opt-?in, opt-?out, rgpd, unsubscrib, do not contact, no marketing, advertising, promotional,
