@@ -31,9 +31,18 @@ SOLD = "Le membre a vendu sa voiture et n'a plus de véhicule."  # no slot or va
 def llm(tmp_path: Path, embedder: Embedder) -> Iterator[tuple[VllmStandIn, Container]]:
     stand_in = VllmStandIn()
     with serving(stand_in) as base:
-        settings = Settings(data_dir=tmp_path / "data", key_dir=tmp_path / "keys", extractor="mistral",
-                            llm={"base_url": base, "api_key": stand_in.api_key, "model": stand_in.served_model,
-                                 "timeout": 5, "max_retries": 0})
+        settings = Settings(
+            data_dir=tmp_path / "data",
+            key_dir=tmp_path / "keys",
+            extractor="mistral",
+            llm={
+                "base_url": base,
+                "api_key": stand_in.api_key,
+                "model": stand_in.served_model,
+                "timeout": 5,
+                "max_retries": 0,
+            },
+        )
         c = build(settings, embedder=embedder)
         try:
             yield stand_in, c
@@ -49,8 +58,10 @@ def _rest(c: Container) -> Any:
 
 def test_rest_write_is_judged_by_the_llm(llm: tuple[VllmStandIn, Container]) -> None:
     stand_in, c = llm
-    with running(create_app(c)) as base, httpx.Client(base_url=base, timeout=30,
-                                                     headers={"Authorization": f"Bearer {_rest(c)}"}) as http:
+    with (
+        running(create_app(c)) as base,
+        httpx.Client(base_url=base, timeout=30, headers={"Authorization": f"Bearer {_rest(c)}"}) as http,
+    ):
         url = "/api/v1/subjects/ADH-J1/memories"
         car = http.post(url, json={"text": CAR}).json()
         assert car["action"] == "created" and not stand_in.requests  # nothing to judge against yet
@@ -67,13 +78,16 @@ def test_rest_write_is_judged_by_the_llm(llm: tuple[VllmStandIn, Container]) -> 
 
 def test_a_model_that_keeps_everything_supersedes_nothing(llm: tuple[VllmStandIn, Container]) -> None:
     stand_in, c = llm
-    with running(create_app(c)) as base, httpx.Client(base_url=base, timeout=30,
-                                                     headers={"Authorization": f"Bearer {_rest(c)}"}) as http:
+    with (
+        running(create_app(c)) as base,
+        httpx.Client(base_url=base, timeout=30, headers={"Authorization": f"Bearer {_rest(c)}"}) as http,
+    ):
         url = "/api/v1/subjects/ADH-J2/memories"
         http.post(url, json={"text": CAR})
         stand_in.push(answer({"obsolete_ids": []}))
-        assert http.post(url, json={"text": "Le membre a aussi une assurance habitation."}).json()["action"] == \
-            "created"
+        assert (
+            http.post(url, json={"text": "Le membre a aussi une assurance habitation."}).json()["action"] == "created"
+        )
         stand_in.push(unguided("pas du JSON"))  # a failed judgment: the write stands, as the rules left it
         r = http.post(url, json={"text": SOLD})
         assert r.status_code == 201 and r.json()["action"] == "created"

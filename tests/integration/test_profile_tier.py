@@ -18,19 +18,29 @@ PROFILE = [
     "Il refuse toute sollicitation commerciale.",
     "Joignable de préférence le matin sur son portable.",
 ]
-OTHERS = ["Le membre a un contrat auto formule tous risques.", "Le membre habite à Rennes depuis 2019.",
-          "Sinistre bris de glace ouvert en janvier."]
+OTHERS = [
+    "Le membre a un contrat auto formule tous risques.",
+    "Le membre habite à Rennes depuis 2019.",
+    "Sinistre bris de glace ouvert en janvier.",
+]
 
 
 def _store(c: Container, subject: str, texts: list[str]) -> list[str]:
-    out = remember(c.deps, tenant="t", subject_id=subject, actor="a",
-                   items=[NewMemory(text=t, occurred_at=AT) for t in texts])
+    out = remember(
+        c.deps, tenant="t", subject_id=subject, actor="a", items=[NewMemory(text=t, occurred_at=AT) for t in texts]
+    )
     return [o.memory.id for o in out]
 
 
 def _assemble(c: Container, subject: str, query: str, hidden: tuple[str, ...] = (), **over: int) -> Context:
-    return assemble(c.deps, tenant="t", subject_id=subject, query=query, hidden_special=hidden,
-                    budget=budgets(c.deps, overrides=dict(over)))
+    return assemble(
+        c.deps,
+        tenant="t",
+        subject_id=subject,
+        query=query,
+        hidden_special=hidden,
+        budget=budgets(c.deps, overrides=dict(over)),
+    )
 
 
 def test_profile_tier_is_there_whatever_the_query_and_not_repeated(container: Container) -> None:
@@ -85,9 +95,21 @@ def test_a_rectified_text_is_classified_again(container: Container) -> None:
 
     ids = _store(container, "P6", OTHERS)
     assert _assemble(container, "P6", "Son contrat ?").profile == []
-    rectify(container.deps, tenant="t", subject_id="P6", memory_id=ids[1], actor="dpo",
-            correction=Correction(text="Le membre ne souhaite plus être démarché par téléphone."))
+    rectify(
+        container.deps,
+        tenant="t",
+        subject_id="P6",
+        memory_id=ids[1],
+        actor="dpo",
+        correction=Correction(text="Le membre ne souhaite plus être démarché par téléphone."),
+    )
     assert [m.id for m in _assemble(container, "P6", "Son contrat ?").profile] == [ids[1]]
-    rectify(container.deps, tenant="t", subject_id="P6", memory_id=ids[1], actor="dpo",
-            correction=Correction(text="Le membre habite à Brest depuis 2024."))
+    rectify(
+        container.deps,
+        tenant="t",
+        subject_id="P6",
+        memory_id=ids[1],
+        actor="dpo",
+        correction=Correction(text="Le membre habite à Brest depuis 2024."),
+    )
     assert _assemble(container, "P6", "Son contrat ?").profile == []

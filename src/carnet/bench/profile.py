@@ -62,8 +62,13 @@ def evaluate(deps: Any, spec: dict[str, Any]) -> dict[str, Any]:
             progress(f"storing {len(sdata['facts'])} facts for {tenant}/{subject}")
             ids = []
             for fact in sdata["facts"]:
-                (o,) = remember(deps, tenant=tenant, subject_id=subject, actor="bench", items=[
-                    NewMemory(text=fact["text"], occurred_at=datetime.fromisoformat(fact["at"]))])
+                (o,) = remember(
+                    deps,
+                    tenant=tenant,
+                    subject_id=subject,
+                    actor="bench",
+                    items=[NewMemory(text=fact["text"], occurred_at=datetime.fromisoformat(fact["at"]))],
+                )
                 ids.append(o.memory.id)
                 facts += 1
                 flagged += int(o.memory.profile)
@@ -71,15 +76,16 @@ def evaluate(deps: Any, spec: dict[str, Any]) -> dict[str, Any]:
                 old = query.get("not_old")
                 old_ids = {ids[old]} if old is not None else set()
                 found = recall.search(deps, tenant=tenant, subject_id=subject, query=recall.Query(query["q"], k=3))
-                ctx = assemble(deps, tenant=tenant, subject_id=subject, query=query["q"],
-                               budget=budgets(deps, overrides={}))
+                ctx = assemble(
+                    deps, tenant=tenant, subject_id=subject, query=query["q"], budget=budgets(deps, overrides={})
+                )
                 tier_records.append(len(ctx.profile))
                 tier_tokens.append(int(ctx.stats["profile_tokens"]))
                 shown = {
                     "search_top3": [(r.memory.id, r.memory.text) for r in found],
                     "profile": [(m.id, m.text) for m in ctx.profile],
-                    "assemble": [(m.id, m.text) for m in ctx.profile] + [(r.memory.id, r.memory.text)
-                                                                         for r in ctx.memories],
+                    "assemble": [(m.id, m.text) for m in ctx.profile]
+                    + [(r.memory.id, r.memory.text) for r in ctx.memories],
                 }
                 judged = {o: judge(query, results, old_ids=old_ids) for o, results in shown.items()}
                 for kind in (query.get("kind", "untyped"), "all"):
@@ -88,8 +94,9 @@ def evaluate(deps: Any, spec: dict[str, Any]) -> dict[str, Any]:
                         hits[kind][output] += int(ok and not stale)
                 ok, stale = judged["assemble"]
                 if not ok or stale:
-                    misses.append({"subject": subject, "q": query["q"], "kind": query.get("kind"), "found": ok,
-                                   "stale": stale})
+                    misses.append(
+                        {"subject": subject, "q": query["q"], "kind": query.get("kind"), "found": ok, "stale": stale}
+                    )
     n = len(tier_records)
     return {
         "by_kind": {k: v for k, v in sorted(hits.items())},
@@ -103,9 +110,11 @@ def evaluate(deps: Any, spec: dict[str, Any]) -> dict[str, Any]:
 
 def _print(summary: dict[str, Any], json_out: bool) -> None:
     console = Console()
-    console.print(f"facts flagged as profile: {summary['facts_flagged_profile']}/{summary['facts']}; "
-                  f"tier per context: {summary['profile_records_mean']} records, "
-                  f"{summary['profile_tokens_mean']} tokens")
+    console.print(
+        f"facts flagged as profile: {summary['facts_flagged_profile']}/{summary['facts']}; "
+        f"tier per context: {summary['profile_records_mean']} records, "
+        f"{summary['profile_tokens_mean']} tokens"
+    )
     for kind, row in summary["by_kind"].items():
         cells = ", ".join(f"{o} {row[o]}/{row['queries']}" for o in OUTPUTS)
         console.print(f"{kind:>14}: {cells}")

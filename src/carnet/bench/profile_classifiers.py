@@ -96,17 +96,28 @@ def compare(embedder: Embedder, spec: dict[str, Any]) -> dict[str, Any]:
     best = max((_f1([s >= th for s in scores], truth), float(th)) for th in np.unique(scores))
     threshold = best[1]
     facts = [f["text"] for tdata in spec["tenants"].values() for s in tdata["subjects"].values() for f in s["facts"]]
-    answers = [f["text"] for tdata in spec["tenants"].values() for s in tdata["subjects"].values()
-               for q in s.get("queries", []) if q.get("kind") in ("vulnerability", "consent")
-               for f in s["facts"] if any(e.lower() in f["text"].lower() for e in q["expect_any"])]
+    answers = [
+        f["text"]
+        for tdata in spec["tenants"].values()
+        for s in tdata["subjects"].values()
+        for q in s.get("queries", [])
+        if q.get("kind") in ("vulnerability", "consent")
+        for f in s["facts"]
+        if any(e.lower() in f["text"].lower() for e in q["expect_any"])
+    ]
     fact_scores = _scores(embedder, facts) if facts else np.zeros(0)
     answer_scores = _scores(embedder, answers) if answers else np.zeros(0)
     return {
         "labelled": len(LABELLED),
-        "lexicon": {"precision_recall_f1": _f1([is_profile(t) for t in texts], truth),
-                    "answers_flagged": f"{sum(is_profile(t) for t in answers)}/{len(answers)}",
-                    "facts_flagged": f"{sum(is_profile(t) for t in facts)}/{len(facts)}"},
-        "prototypes": {"threshold": round(threshold, 4), "precision_recall_f1": best[0],
-                       "answers_flagged": f"{int((answer_scores >= threshold).sum())}/{len(answers)}",
-                       "facts_flagged": f"{int((fact_scores >= threshold).sum())}/{len(facts)}"},
+        "lexicon": {
+            "precision_recall_f1": _f1([is_profile(t) for t in texts], truth),
+            "answers_flagged": f"{sum(is_profile(t) for t in answers)}/{len(answers)}",
+            "facts_flagged": f"{sum(is_profile(t) for t in facts)}/{len(facts)}",
+        },
+        "prototypes": {
+            "threshold": round(threshold, 4),
+            "precision_recall_f1": best[0],
+            "answers_flagged": f"{int((answer_scores >= threshold).sum())}/{len(answers)}",
+            "facts_flagged": f"{int((fact_scores >= threshold).sum())}/{len(facts)}",
+        },
     }

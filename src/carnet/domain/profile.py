@@ -44,7 +44,9 @@ _RULES: dict[str, str] = {
         lentement et, articul, langue des signes, lsf\b, malvoyant, mal voyant, non-?voyant, aveugle, cecite,
         braille, gros caracteres, dyslex, illettr, ne (lit|sait) pas lire, ne parle pas (bien )?(le )?francais,
         parle (peu|mal) (le )?francais, (comprend|maitrise) mal le francais, non francophone, langue maternelle,
-        parle (uniquement |seulement |surtout |mieux )?(en )?(""" + _LANGUAGE.replace(",", "|") + r"""), interprete,
+        parle (uniquement |seulement |surtout |mieux )?(en )?("""
+    + _LANGUAGE.replace(",", "|")
+    + r"""), interprete,
         traduct, traduire, tutelle, tuteur, tutrice, curatelle, curateur, curatrice, sauvegarde de justice,
         habilitation familiale, mandataire, mandat de protection, procuration, personne de confiance,
         represente par, representee par, (autorise|habilite)e?s? (par [^.;]{0,40} )?a\b, aidant, deaf,
@@ -73,17 +75,18 @@ _RULES: dict[str, str] = {
 }
 # Insurance and banking products named after what they cover: "garantie décès" is a contract, not a
 # bereavement; "faire opposition sur sa carte" blocks a card. Removed before the rules read the text.
-_PRODUCTS = re.compile(r"(?<![a-z0-9])(?:(garantie|capital|assurance|contrat|prevoyance|rente|option|allocation"
-                       r"|indemnite|prime|forfait)s?( en cas)?( de| d')? ?(deces|obseques|invalidite|dependance"
-                       r"|chomage|perte d'emploi|hospitalisation)"
-                       r"|en cas (de |d')(deces|maladie|hospitalisation|invalidite|chomage|accident)"
-                       r"|opposition (sur|de|a) (sa|la|une|son) (carte|cheque|cb|prelevement))")
+_PRODUCTS = re.compile(
+    r"(?<![a-z0-9])(?:(garantie|capital|assurance|contrat|prevoyance|rente|option|allocation"
+    r"|indemnite|prime|forfait)s?( en cas)?( de| d')? ?(deces|obseques|invalidite|dependance"
+    r"|chomage|perte d'emploi|hospitalisation)"
+    r"|en cas (de |d')(deces|maladie|hospitalisation|invalidite|chomage|accident)"
+    r"|opposition (sur|de|a) (sa|la|une|son) (carte|cheque|cb|prelevement))"
+)
 _START = r"(?<![a-z0-9])"
 
 
 def _compile(words: str) -> re.Pattern[str]:
-    entries = [re.sub(r"\|\s+", "|", " ".join(e.split())) for e in re.split(r",(?![^()]*\))", words)
-               if e.strip()]
+    entries = [re.sub(r"\|\s+", "|", " ".join(e.split())) for e in re.split(r",(?![^()]*\))", words) if e.strip()]
     return re.compile(_START + "(?:" + "|".join(e.replace(" ", r"\s+") for e in entries) + ")")
 
 

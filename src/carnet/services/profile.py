@@ -28,13 +28,19 @@ def cost(m: Memory) -> int:
     return estimate_tokens(m.text) + LINE_TOKENS
 
 
-def profile_tier(deps: Deps, scope: Scope, budget: TierBudget, *, now: datetime,
-                 hidden_special: tuple[str, ...], skipped: Skipped) -> tuple[list[Memory], int]:
+def profile_tier(
+    deps: Deps, scope: Scope, budget: TierBudget, *, now: datetime, hidden_special: tuple[str, ...], skipped: Skipped
+) -> tuple[list[Memory], int]:
     """The profile records chosen (newest first) and the tokens they use; nothing when the budget is 0."""
     if budget.max_items == 0 or budget.max_tokens == 0:
         return [], 0
-    where = RecordFilter(kinds=(Kind.FACT,), statuses=(Status.ACTIVE,), hidden_special=hidden_special,
-                         not_expired_at=now, profile_only=True)
+    where = RecordFilter(
+        kinds=(Kind.FACT,),
+        statuses=(Status.ACTIVE,),
+        hidden_special=hidden_special,
+        not_expired_at=now,
+        profile_only=True,
+    )
     found, _ = deps.index.scroll(scope, where=where, limit=CANDIDATES, reveal=False, skipped=skipped)
     newest = sorted(found, key=lambda m: (m.valid_from, m.recorded_at), reverse=True)
 
