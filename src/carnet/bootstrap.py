@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -39,6 +39,7 @@ from carnet.ports import (
     AuditLog,
     Catalog,
     Clock,
+    ContradictionJudge,
     Embedder,
     ErasureLedger,
     Extractor,
@@ -65,6 +66,7 @@ from carnet.services.subjects import SubjectRegistry
 from carnet.services.worker import WorkerPool
 
 if TYPE_CHECKING:  # psycopg is optional: imported only when CARNET_CATALOG=postgres
+    from carnet.adapters.extract_mistral import MistralExtractor
     from carnet.adapters.postgres.pool import Pool
 
 log = structlog.get_logger(__name__)
@@ -99,10 +101,13 @@ class Container:
     queue: IntakeQueue
     refusals: RefusalTally  # unauthenticated requests, audited per source and window (carnet.api.gate)
     workers: WorkerPool | None = None  # started by `carnet serve` / `carnet worker` (start_workers)
+    closing: list[Callable[[], None]] = field(default_factory=list)  # clients to close last (the LLM judge's)
 
     def close(self) -> None:
         if self.workers is not None:
             self.workers.stop()
+        for close in self.closing:
+            close()
         self.deps.access.stop()
         self.refusals.close()
         self.audit.stop()
@@ -324,6 +329,7 @@ def build(settings: Settings, *, embedder: Embedder | None = None, kms: Kms | No
             episodes=TierBudget(asm.episodes, asm.episode_tokens),
             procedures=TierBudget(asm.procedures, asm.procedure_tokens),
             min_relevance=asm.min_relevance,
+            profile=TierBudget(asm.profile, asm.profile_tokens),
         ),
         limits=Limits(api.max_text_chars, api.max_batch, api.max_query_chars, api.max_k),
         search_min_relevance=sc.min_relevance,
@@ -340,11 +346,15 @@ def build(settings: Settings, *, embedder: Embedder | None = None, kms: Kms | No
     metrics.watch_background("audit", lambda: audit.guard.errors)
     metrics.watch_unreadable(deps.unreadable)
     queue = IntakeQueue(deps.intakes, IntakeSealer(keyring))
-    facade = Facade(deps, audit, queue, pepper=plane.pepper, observe=metrics.retrieval)
+    judge = build_judge(settings)
+    facade = Facade(deps, audit, queue, pepper=plane.pepper, observe=metrics.retrieval,
+                    judge=judge[0] if judge else None)
     facade.wait_max_seconds = settings.workers.wait_max_seconds
     container = Container(settings, deps, plane.pepper, metrics, kms, keyring, audit, facade,
                           RateLimiter(settings.api.rate_limit or None), queue,
                           RefusalTally(audit, deps.clock, pepper=plane.pepper))
+    if judge is not None:
+        container.closing.append(judge[1])
     if settings.vector_backend is VectorBackend.EDGE and settings.catalog is CatalogBackend.SQLITE:
         from carnet.bootstrap_ops import backup_now  # POST /admin/backup: the scheduler's job, on demand
 
@@ -435,17 +445,30 @@ def build_extractor(settings: Settings) -> Extractor:
     """The rules (no model: the embedded default), or Mistral on vLLM (``CARNET_EXTRACTOR=mistral``).
     Never one in place of the other: when the LLM fails, intakes are retried, then dead-lettered."""
     if settings.extractor is ExtractorKind.MISTRAL:
-        from carnet.adapters.extract_mistral import MistralExtractor
-
-        llm = settings.llm
-        return MistralExtractor(llm.base_url, llm.api_key.get_secret_value() if llm.api_key else None, llm.model,
-                                ca_cert=llm.ca_cert, timeout=llm.timeout, max_tokens=llm.max_tokens,
-                                client_cert=(llm.client_cert, llm.client_key)
-                                if llm.client_cert is not None and llm.client_key is not None else None,
-                                max_retries=llm.max_retries, transcript_chars=llm.transcript_chars)
+        return _mistral(settings)
     from carnet.adapters.extract_rules import RuleExtractor
 
     return RuleExtractor()
+
+
+def build_judge(settings: Settings) -> tuple[ContradictionJudge, Callable[[], None]] | None:
+    """The contradiction judgment of explicit writes and how to close its client: the LLM's when one
+    is configured (``CARNET_EXTRACTOR=mistral``), else none (reconcile's rules, as for intakes)."""
+    if settings.extractor is not ExtractorKind.MISTRAL:
+        return None
+    llm = _mistral(settings)
+    return llm, llm.close
+
+
+def _mistral(settings: Settings) -> MistralExtractor:
+    from carnet.adapters.extract_mistral import MistralExtractor
+
+    llm = settings.llm
+    return MistralExtractor(llm.base_url, llm.api_key.get_secret_value() if llm.api_key else None, llm.model,
+                            ca_cert=llm.ca_cert, timeout=llm.timeout, max_tokens=llm.max_tokens,
+                            client_cert=(llm.client_cert, llm.client_key)
+                            if llm.client_cert is not None and llm.client_key is not None else None,
+                            max_retries=llm.max_retries, transcript_chars=llm.transcript_chars)
 
 
 def start_workers(c: Container, *, extractor: Extractor | None = None, prefix: str = "serve") -> WorkerPool:

@@ -52,6 +52,7 @@ class RecordFilter:
     blind_token: str | None = None  # records whose blind index holds this token (exact identifier lookup)
     hidden_special: tuple[str, ...] = ()  # leave out records flagged with any of these special categories
     not_expired_at: datetime | None = None  # drop records whose expires_at is before this instant
+    profile_only: bool = False  # only records flagged as profile records (``Memory.profile``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -518,6 +519,13 @@ class Extractor(Protocol):
         """The ids among ``existing`` (id, text) that ``new_fact`` makes obsolete (contradiction
         judgment). Rule-based extractors return [] and leave it to reconcile's rules."""
         ...
+
+
+class ContradictionJudge(Protocol):
+    """What the LLM's contradiction judgment needs of an extractor (``Extractor.obsolete``): explicit
+    writes get it too when an LLM is configured (:mod:`carnet.services.judge`)."""
+
+    def obsolete(self, new_fact: str, existing: Sequence[tuple[str, str]], *, locale: str) -> list[str]: ...
 
 
 class IntakeStore(Protocol):

@@ -200,6 +200,10 @@ class AssembleSettings(BaseModel):
     memory_tokens: int = Field(1200, ge=1)
     episode_tokens: int = Field(600, ge=0)
     procedure_tokens: int = Field(400, ge=0)
+    # The profile tier (how to reach and treat the person: channel and hours, accessibility,
+    # vulnerability, consent), in every context whatever the query; 0 items or 0 tokens turns it off.
+    profile: int = Field(8, ge=0, le=50)
+    profile_tokens: int = Field(300, ge=0)
     # Calibrated scale: 0 is the median cosine of an unrelated question→fact pair, 1 of a paraphrase.
     # Tuned on the French scenarios (docs/benchmarks.md): higher floors dropped answers e5-small
     # ranks by keywords or case references rather than by cosine.

@@ -45,3 +45,19 @@ def test_a_date_outside_years_1_to_9999_is_unreadable_not_an_error(field: str, v
     skipped: list[Unreadable] = []
     assert pl.decoded([(ID, {**GOOD, field: value}), ("other", None)], skipped) == []
     assert skipped == [Unreadable(ID, PAYLOAD_INVALID), Unreadable("other", PAYLOAD_INVALID)]
+
+
+def test_the_profile_flag_round_trips_and_older_payloads_are_not_profile() -> None:
+    flagged = pl.from_payload(ID, {**GOOD, pl.PROFILE: pl.PROFILE_MARK})
+    assert flagged.profile and pl.to_payload(flagged)[pl.PROFILE] == pl.PROFILE_MARK
+    assert GOOD[pl.PROFILE] is None and not pl.from_payload(ID, GOOD).profile
+    older = {k: v for k, v in GOOD.items() if k != pl.PROFILE}  # written before the flag existed
+    assert not pl.from_payload(ID, older).profile
+
+
+def test_the_profile_filter_is_one_equality_on_the_indexed_flag() -> None:
+    from carnet.ports import RecordFilter
+
+    assert pl.Equals(pl.PROFILE, pl.PROFILE_MARK) in pl.narrowing(RecordFilter(profile_only=True))
+    assert all(getattr(c, "key", None) != pl.PROFILE for c in pl.narrowing(RecordFilter()))
+    assert pl.PROFILE in pl.KEYWORD_INDEXES

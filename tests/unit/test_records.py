@@ -13,9 +13,9 @@ def test_with_texts_keeps_every_other_field() -> None:
                last_accessed_at=at + timedelta(days=2), valid_to=at + timedelta(days=3),
                expires_at=at + timedelta(days=4), retention="r", status=Status.SUPERSEDED, superseded_by="j",
                sources=(Source("turn", "D1:1"),), agent_id="ag", session_id="se", blind_index=("b1",),
-               special=("health",), meta="enc1:m")
+               special=("health",), meta="enc1:m", profile=True)
     assert m.with_texts("A", "B") == replace(m, text="A", pseudo_text="B")
     other = (Source("api", "k", "s2", "r", "f"),)
     assert m.with_metadata(category="d", tags=("y",), session_id="s2", sources=other, meta=None) == replace(
         m, category="d", tags=("y",), session_id="s2", sources=other, meta=None)
-    assert len(fields(Memory)) == 26  # a new field must be added to with_texts and with_metadata too
+    assert len(fields(Memory)) == 27  # a new field must be added to with_texts and with_metadata too

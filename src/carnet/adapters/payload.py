@@ -42,8 +42,11 @@ ACCESS_COUNT = "access_count"
 LAST_ACCESSED_AT = "last_accessed_at"
 BLIND_INDEX = "blind_index"
 SPECIAL = "special"
+PROFILE = "profile"  # PROFILE_MARK on a profile record, absent (null) on the others
+PROFILE_MARK = "y"
 
-KEYWORD_INDEXES = (SUBJECT, KIND, STATUS, CATEGORY, BLIND_INDEX, SPECIAL)  # plus TENANT, indexed as the tenant key
+# plus TENANT, indexed as the tenant key
+KEYWORD_INDEXES = (SUBJECT, KIND, STATUS, CATEGORY, BLIND_INDEX, SPECIAL, PROFILE)
 FLOAT_INDEXES = (EXPIRES_AT,)
 
 
@@ -92,6 +95,8 @@ def narrowing(where: RecordFilter) -> list[Condition]:
         out.append(Equals(BLIND_INDEX, where.blind_token))  # matches a record listing the token
     if where.hidden_special:
         out.append(NoneOf(SPECIAL, tuple(where.hidden_special)))
+    if where.profile_only:
+        out.append(Equals(PROFILE, PROFILE_MARK))
     if where.not_expired_at is not None:
         out.append(GreaterThan(EXPIRES_AT, epoch(where.not_expired_at)))
     return out
@@ -206,6 +211,7 @@ def to_payload(memory: Memory) -> dict[str, Any]:
         BLIND_INDEX: list(memory.blind_index),
         SPECIAL: list(memory.special),
         "meta": memory.meta,
+        PROFILE: PROFILE_MARK if memory.profile else None,
     }
 
 
@@ -257,6 +263,7 @@ def from_payload(point_id: str, p: Mapping[str, Any]) -> Memory:
         blind_index=tuple(p.get(BLIND_INDEX) or ()),
         special=tuple(p.get(SPECIAL) or ()),
         meta=p.get("meta"),
+        profile=p.get(PROFILE) == PROFILE_MARK,
     )
 
 

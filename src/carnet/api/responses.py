@@ -97,7 +97,16 @@ class SearchOut(BaseModel):
     unreadable: int = Field(0, description="Candidates left out because they cannot be read.")
 
 
+class ProfileOut(BaseModel):
+    memory: MemoryOut
+    kinds: list[str] = Field(examples=[["accessibility"]],
+                             description="contact, accessibility, vulnerability and/or consent.")
+
+
 class ContextOut(BaseModel):
+    profile: list[ProfileOut] = Field(default_factory=list, description=(
+        "The subject's current facts about how to reach and treat them, whatever the query; not repeated "
+        "in memories."))
     memories: list[RankedOut]
     episodes: list[RankedOut]
     procedures: list[RankedOut]

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
+from carnet.domain.profile import profile_kinds
 from carnet.domain.records import HistoryEntry, Kind, Memory, Status
 from carnet.domain.values import MAX_SAFE_INT, Fraction, Instant, Int, Label, Text
 from carnet.services.assemble import Context
@@ -78,6 +79,8 @@ class AssembleBudgets(_Strict):
     episodes_tokens: Budget | None = None
     max_procedures: Budget | None = None
     procedures_tokens: Budget | None = None
+    max_profile: Budget | None = None
+    profile_tokens: Budget | None = None
     min_relevance: float | None = Field(None, allow_inf_nan=False, strict=True)  # out of [0, 1]: invalid_budget
 
 
@@ -144,8 +147,13 @@ def outcome_json(o: Outcome) -> dict[str, Any]:
 
 
 def context_json(ctx: Context) -> dict[str, Any]:
-    return {"memories": [ranked_json(r) for r in ctx.memories], "episodes": [ranked_json(r) for r in ctx.episodes],
+    return {"profile": [profile_json(m) for m in ctx.profile],
+            "memories": [ranked_json(r) for r in ctx.memories], "episodes": [ranked_json(r) for r in ctx.episodes],
             "procedures": [ranked_json(r) for r in ctx.procedures], "prompt": ctx.prompt, "stats": ctx.stats}
+
+
+def profile_json(m: Memory) -> dict[str, Any]:
+    return {"memory": memory_json(m), "kinds": list(profile_kinds(m.text))}
 
 
 def ranked_json(r: Ranked) -> dict[str, Any]:

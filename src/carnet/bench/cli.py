@@ -122,6 +122,20 @@ def extract(
     run(data=data, json_out=json_out, show=show, source=source)
 
 
+@bench_app.command("profile")
+def profile(
+    data: Annotated[Path, typer.Option("--data", exists=True, dir_okay=False, help="Scenario JSON file.")],
+    json_out: Annotated[bool, typer.Option("--json", help="Print a JSON summary as the last line.")] = False,
+    compare: Annotated[bool, typer.Option("--compare", help="Compare the lexicon with embedding prototypes "
+                                                            "instead (no store).")] = False,
+) -> None:
+    """The profile tier per query kind: how often the answer is in search's top 3, in assemble's
+    profile tier, and anywhere in assemble's output."""
+    from carnet.bench.profile import run
+
+    run(data=data, json_out=json_out, compare=compare)
+
+
 @bench_app.command("pii")
 def pii(
     size: Annotated[int, typer.Option("--size", min=10, help="Filled templates (decoys are added).")] = 400,

@@ -29,8 +29,16 @@ _PREAMBLE = {
 }
 
 _HEADINGS = {
-    "fr": {"facts": "Faits", "episodes": "Échanges précédents", "procedures": "Procédures", "none": "—"},
-    "en": {"facts": "Facts", "episodes": "Previous exchanges", "procedures": "Procedures", "none": "—"},
+    "fr": {"facts": "Faits", "episodes": "Échanges précédents", "procedures": "Procédures", "none": "—",
+           "profile": "Profil : comment joindre et accompagner la personne"},
+    "en": {"facts": "Facts", "episodes": "Previous exchanges", "procedures": "Procedures", "none": "—",
+           "profile": "Profile: how to reach and treat the person"},
+}
+_KIND_LABELS = {
+    "fr": {"contact": "contact", "accessibility": "accessibilité", "vulnerability": "vulnérabilité",
+           "consent": "consentement"},
+    "en": {"contact": "contact", "accessibility": "accessibility", "vulnerability": "vulnerability",
+           "consent": "consent"},
 }
 
 
@@ -42,12 +50,27 @@ def _lines(records: Sequence[Memory], locale: str) -> list[str]:
     return [f"- [{human_date(m.valid_from, locale)}] {m.text}" for m in records]
 
 
+def _profile_lines(profile: Sequence[tuple[Memory, Sequence[str]]], locale: str) -> list[str]:
+    labels = _KIND_LABELS.get(locale, _KIND_LABELS["en"])
+    out = []
+    for m, kinds in profile:
+        named = ", ".join(labels.get(k, k) for k in kinds)
+        out.append(f"- [{human_date(m.valid_from, locale)}] " + (f"({named}) " if named else "") + m.text)
+    return out
+
+
 def render(*, facts: Sequence[Memory], episodes: Sequence[Memory], procedures: Sequence[Memory],
-           locale: str) -> str:
+           locale: str, profile: Sequence[tuple[Memory, Sequence[str]]] | None = None) -> str:
+    """``profile``: the profile tier's records with their kinds, right after the procedures (the
+    subject's part starts there); ``None`` leaves the section out (the tier is turned off)."""
     h = _HEADINGS.get(locale, _HEADINGS["en"])
+    sections = [("procedures", _lines(procedures, locale))]
+    if profile is not None:
+        sections.append(("profile", _profile_lines(profile, locale)))
+    sections += [("episodes", _lines(episodes, locale)), ("facts", _lines(facts, locale))]
     out = [preamble(locale)]
-    for key, records in (("procedures", procedures), ("episodes", episodes), ("facts", facts)):
+    for key, lines in sections:
         out.append(f"\n#### {h[key]}\n")
-        out.append("\n".join(_lines(records, locale)) if records else h["none"])
+        out.append("\n".join(lines) if lines else h["none"])
         out.append("\n")
     return "".join(out)

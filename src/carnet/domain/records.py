@@ -100,6 +100,9 @@ class Memory:
     # Stored form only (``SealedIndex``): category, tags, session id and sources sealed together, while
     # ``category`` holds the keyed hash the category filter matches and the others are empty.
     meta: str | None = None
+    # A profile record (how to reach and treat the person, :mod:`carnet.domain.profile`): flagged at write
+    # time, so ``assemble`` finds the profile by filter.
+    profile: bool = False
 
     def with_texts(self, text: str, pseudo_text: str) -> Memory:
         """The same record with other texts (sealing and opening). Spelled out rather than
@@ -109,7 +112,7 @@ class Memory:
             self.updated_at, self.category, self.tags, self.importance, self.confidence, self.access_count,
             self.reinforcement_count, self.last_accessed_at, self.valid_to, self.expires_at, self.retention,
             self.status, self.superseded_by, self.sources, self.agent_id, self.session_id, self.blind_index,
-            self.special, self.meta,
+            self.special, self.meta, self.profile,
         )
 
     def with_metadata(self, *, category: str | None, tags: tuple[str, ...], session_id: str | None,
@@ -120,7 +123,7 @@ class Memory:
             self.updated_at, category, tags, self.importance, self.confidence, self.access_count,
             self.reinforcement_count, self.last_accessed_at, self.valid_to, self.expires_at, self.retention,
             self.status, self.superseded_by, sources, self.agent_id, session_id, self.blind_index,
-            self.special, meta,
+            self.special, meta, self.profile,
         )
 
     def reinforced(self, *, at: datetime, sources: tuple[Source, ...]) -> Memory:

@@ -18,8 +18,8 @@ Json = dict[str, Any]
 
 def compact_context(ctx: Context) -> Json:
     """The prompt block, the ids of the records it was rendered from (facts, episodes, procedures, in
-    that order) and the counts."""
-    ids = [r.memory.id for r in (*ctx.memories, *ctx.episodes, *ctx.procedures)]
+    that order, then the profile tier's) and the counts."""
+    ids = [r.memory.id for r in (*ctx.memories, *ctx.episodes, *ctx.procedures)] + [m.id for m in ctx.profile]
     return {"prompt": ctx.prompt, "ids": ids, "stats": ctx.stats}
 
 

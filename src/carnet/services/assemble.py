@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from carnet.domain.budget import TierBudget, pack
 from carnet.domain.embedding_text import query_text
+from carnet.domain.profile import profile_kinds
 from carnet.domain.prompt import render
-from carnet.domain.records import Kind
+from carnet.domain.records import Kind, Memory
 from carnet.domain.text import estimate_tokens
 from carnet.domain.unreadable import Skipped, Unreadable
 from carnet.errors import InvalidBudget
 from carnet.services import pii
 from carnet.services.deps import Deps
+from carnet.services.profile import profile_tier
 from carnet.services.recall import Query, Ranked, ensure_subject_exists, rank, reveal_ranked, validate_query
 from carnet.services.scope import scope_for
 
@@ -25,6 +27,7 @@ class Budgets:
     episodes: TierBudget
     procedures: TierBudget
     min_relevance: float
+    profile: TierBudget = field(default_factory=lambda: TierBudget(0, 0))  # 0: no profile tier
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,10 +38,12 @@ class Context:
     prompt: str
     stats: dict[str, float | int]
     unreadable: tuple[Unreadable, ...] = ()  # candidates that could not be read, left out (stats counts them)
+    profile: list[Memory] = field(default_factory=list)  # the profile tier, newest first (never ranked)
 
 
 def budgets(deps: Deps, *, overrides: dict[str, int | float | None]) -> Budgets:
-    """Request overrides on top of the configured defaults; any budget <= 0 is refused."""
+    """Request overrides on top of the configured defaults; any budget <= 0 is refused (the profile
+    tier is turned off in the settings, not per request)."""
     d = deps.assemble
 
     def tier(name: str, default: TierBudget) -> TierBudget:
@@ -56,8 +61,13 @@ def budgets(deps: Deps, *, overrides: dict[str, int | float | None]) -> Budgets:
         memories=tier("memories", d.memories),
         episodes=tier("episodes", d.episodes),
         procedures=tier("procedures", d.procedures),
+        profile=tier("profile", d.profile),
         min_relevance=d.min_relevance if floor is None else float(floor),
     )
+
+
+def _enabled(tier: TierBudget) -> bool:
+    return tier.max_items > 0 and tier.max_tokens > 0
 
 
 def assemble(deps: Deps, *, tenant: str, subject_id: str, query: str, budget: Budgets,
@@ -78,8 +88,12 @@ def assemble(deps: Deps, *, tenant: str, subject_id: str, query: str, budget: Bu
                                      min_relevance=budget.min_relevance, hidden_special=hidden_special),
                   qvec, now, candidates=few,
                  prepared=prepared, reveal=False, skipped=skipped)
-    if not facts and not others and not skipped:
+    profile, profile_tokens = profile_tier(deps, scope, budget.profile, now=now, hidden_special=hidden_special,
+                                           skipped=skipped)
+    if not facts and not others and not profile and not skipped:
         ensure_subject_exists(deps, scope)
+    shown = {m.id for m in profile}
+    facts = [r for r in facts if r.memory.id not in shown]  # the profile tier holds them already
 
     def cost(r: Ranked) -> int:
         return estimate_tokens(r.memory.text) + 8  # the date and bullet around each line
@@ -93,17 +107,20 @@ def assemble(deps: Deps, *, tenant: str, subject_id: str, query: str, budget: Bu
     pro, pro_tokens = pack([r for r in others if r.memory.kind is Kind.PROCEDURE], budget.procedures, cost,
                            open_chunk=opened)
     prompt = render(facts=[r.memory for r in mem], episodes=[r.memory for r in epi],
-                    procedures=[r.memory for r in pro], locale=deps.locale)
+                    procedures=[r.memory for r in pro], locale=deps.locale,
+                    profile=[(m, profile_kinds(m.text)) for m in profile] if _enabled(budget.profile) else None)
     chosen = mem + epi + pro
-    deps.access.record(scope, [r.memory.id for r in chosen], now)
+    deps.access.record(scope, [r.memory.id for r in chosen] + [m.id for m in profile], now)
     scores = [r.score for r in chosen]
     stats: dict[str, float | int] = {
         "count": len(chosen),
         "top_score": round(max(scores), 4) if scores else 0.0,
         "mean_score": round(sum(scores) / len(scores), 4) if scores else 0.0,
         "tokens": mem_tokens + epi_tokens + pro_tokens,
+        "profile_count": len(profile),
+        "profile_tokens": profile_tokens,
         "latency_ms": round((time.perf_counter() - started) * 1000, 3),
     }
     unreadable = deps.unreadable.add("assemble", skipped)
     stats["unreadable"] = len(unreadable)
-    return Context(mem, epi, pro, prompt, stats, unreadable)
+    return Context(mem, epi, pro, prompt, stats, unreadable, profile)

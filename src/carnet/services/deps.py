@@ -33,6 +33,7 @@ class AssembleDefaults:
     episodes: TierBudget = field(default_factory=lambda: TierBudget(3, 600))
     procedures: TierBudget = field(default_factory=lambda: TierBudget(3, 400))
     min_relevance: float = 0.0
+    profile: TierBudget = field(default_factory=lambda: TierBudget(8, 300))
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,7 @@ from carnet.domain.records import HistoryEntry, Kind, Memory, Scope, Status
 from carnet.domain.retention import SubjectRetention
 from carnet.domain.unreadable import Found, Unreadable
 from carnet.errors import InvalidInput, LegalHold, MemoryUnreadable, SubjectNotFound
-from carnet.ports import RecordFilter
+from carnet.ports import ContradictionJudge, RecordFilter
 from carnet.services import export as export_service
 from carnet.services import intake, memories, recall, rectify, retention
 from carnet.services.admin import Admin
@@ -31,6 +31,7 @@ from carnet.services.deps import Deps
 from carnet.services.door import Door
 from carnet.services.erase import ErasureReceipt, erase_subject
 from carnet.services.intake import IntakeQueue
+from carnet.services.judge import remember_judged
 from carnet.services.maintain import MaintainReport, Progress, StopFlag, maintain, record_audit
 from carnet.services.remember import NewMemory, Outcome, check_items, remember
 from carnet.services.scope import scope_for
@@ -43,8 +44,11 @@ Observe = Callable[[str, str, list[float]], None]  # (tenant, operation, scores 
 
 class Facade:
     def __init__(self, deps: Deps, audit: AuditTrail, queue: IntakeQueue, *, pepper: bytes,
-                 observe: Observe | None = None) -> None:
+                 observe: Observe | None = None, judge: ContradictionJudge | None = None) -> None:
+        """``judge``: the LLM's contradiction judgment for explicit writes (an LLM is configured), or
+        ``None`` (reconcile's rules alone, as without an LLM)."""
         self.deps = deps
+        self.judge = judge
         self.audit = audit
         self.queue = queue
         self.door = Door(audit)
@@ -91,6 +95,9 @@ class Facade:
     def remember(self, who: Principal, *, subject_id: str, items: Sequence[NewMemory]) -> list[Outcome]:
         with self.door.write(who, "memory.write", (AGENT,), scope=self._subject(who, subject_id),
                              check=lambda: check_items(self.deps, who.tenant, items), detail={"count": len(items)}):
+            if self.judge is not None:
+                return remember_judged(self.deps, self.judge, tenant=who.tenant, subject_id=subject_id, items=items,
+                                       actor=who.key_id)
             return remember(self.deps, tenant=who.tenant, subject_id=subject_id, items=items, actor=who.key_id)
 
     def submit_messages(self, who: Principal, *, subject_id: str, session_id: str | None,
@@ -130,7 +137,7 @@ class Facade:
             return [*ctx.memories, *ctx.episodes, *ctx.procedures]
 
         ctx = self.door.read(who, "context.assemble", (AGENT,), run, scope=self._subject(who, subject_id),
-                             seen=lambda found: [r.memory.id for r in chosen(found)])
+                             seen=lambda found: [r.memory.id for r in chosen(found)] + [m.id for m in found.profile])
         self._observe(who.tenant, "assemble", [r.score for r in chosen(ctx)])
         self._unreadable(who, "assemble", self._scope(who, subject_id), ctx.unreadable)
         return ctx

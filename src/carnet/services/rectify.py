@@ -15,7 +15,8 @@ from datetime import datetime
 from carnet.domain.embedding_text import embedding_text
 from carnet.domain.linking import references
 from carnet.domain.pii.special import special_categories
-from carnet.domain.records import HistoryEntry, Memory, Scope
+from carnet.domain.profile import is_profile
+from carnet.domain.records import HistoryEntry, Kind, Memory, Scope
 from carnet.domain.unreadable import Skipped
 from carnet.domain.values import DATETIME_MESSAGE, TEXT_MESSAGE, in_range, is_clean
 from carnet.errors import InvalidInput, MemoryNotFound, MemoryUnreadable
@@ -118,6 +119,7 @@ def _corrected(deps: Deps, old: Memory, c: Correction, now: datetime) -> Memory:
     if c.text is not None:
         prepared = pii.for_write(deps.pii, old.scope, [c.text])[0]
         new = replace(new, text=c.text, pseudo_text=prepared.pseudo_text, special=special_categories(c.text),
+                      profile=old.kind is Kind.FACT and is_profile(c.text),
                       blind_index=deps.hasher.blind_tokens(old.scope.tenant,
                                                            [*references(c.text), *prepared.identifiers]))
     if c.text is not None or c.occurred_at is not None or c.retention is not None:

@@ -17,6 +17,7 @@ from carnet.domain.embedding_text import embedding_text
 from carnet.domain.idempotency import canonical
 from carnet.domain.linking import references
 from carnet.domain.pii.special import special_categories
+from carnet.domain.profile import is_profile
 from carnet.domain.reconcile import Action, Incoming, Memo, ReconcileThresholds, decide
 from carnet.domain.records import HistoryEntry, Kind, Memory, Scope, Source, point_id
 from carnet.domain.text import normalize
@@ -220,6 +221,7 @@ def _build(deps: Deps, scope: Scope, mid: str, item: NewMemory, prepared: _Prepa
         session_id=item.session_id,
         blind_index=deps.hasher.blind_tokens(scope.tenant, [*references(item.text), *prepared.text.identifiers]),
         special=special,
+        profile=item.kind is Kind.FACT and is_profile(item.text),
     )
 
 

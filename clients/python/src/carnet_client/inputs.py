@@ -68,6 +68,8 @@ class Budgets:
     max_procedures: int | None = None
     procedures_tokens: int | None = None
     min_relevance: float | None = None
+    max_profile: int | None = None
+    profile_tokens: int | None = None
 
     def as_json(self) -> dict[str, Any]:
         return compact(**asdict(self))

@@ -135,22 +135,38 @@ class Page(Generic[T]):
 
 
 @dataclass(frozen=True, slots=True)
+class ProfileItem:
+    """A fact of the profile tier and its kinds (contact, accessibility, vulnerability, consent)."""
+
+    memory: Memory
+    kinds: tuple[str, ...]
+
+    @classmethod
+    def from_json(cls, d: Json) -> ProfileItem:
+        return cls(Memory.from_json(d["memory"]), tuple(d.get("kinds") or ()))
+
+
+@dataclass(frozen=True, slots=True)
 class Context:
     """What to put in the prompt: the ranked tiers, the rendered ``prompt`` and ``stats``
-    (count, top_score, mean_score, tokens, latency_ms)."""
+    (count, top_score, mean_score, tokens, profile_count, profile_tokens, latency_ms), and the
+    ``profile`` tier: the subject's current facts on how to reach and treat them, whatever the query
+    (empty from a server without it)."""
 
     memories: tuple[Ranked, ...]
     episodes: tuple[Ranked, ...]
     procedures: tuple[Ranked, ...]
     prompt: str
     stats: Mapping[str, float]
+    profile: tuple[ProfileItem, ...] = ()
 
     @classmethod
     def from_json(cls, d: Json) -> Context:
         def tier(name: str) -> tuple[Ranked, ...]:
             return tuple(Ranked.from_json(r) for r in d[name])
 
-        return cls(tier("memories"), tier("episodes"), tier("procedures"), d["prompt"], dict(d["stats"]))
+        return cls(tier("memories"), tier("episodes"), tier("procedures"), d["prompt"], dict(d["stats"]),
+                   tuple(ProfileItem.from_json(p) for p in d.get("profile") or ()))
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,50 @@
+"""The profile tier of ``assemble``: the subject's current profile facts (how to reach and treat the
+person, :mod:`carnet.domain.profile`), whatever the query, within their own budget.
+
+Profile records are flagged when written, so the tier is one filtered scroll of the subject's active,
+unexpired profile facts (the caller's special-category policy applied in the same filter as for its
+searches), newest first, packed into the tier's budget. Superseded facts never come back: a withdrawn
+consent is not shown beside the new one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from carnet.domain.budget import TierBudget, pack
+from carnet.domain.records import Kind, Memory, Scope, Status
+from carnet.domain.text import estimate_tokens
+from carnet.domain.unreadable import Skipped
+from carnet.ports import RecordFilter
+from carnet.services.deps import Deps
+
+# Profile facts a subject holds are few; past this many, the newest are the ones looked at.
+CANDIDATES = 64
+LINE_TOKENS = 12  # the date, bullet and kind label around each line
+
+
+def cost(m: Memory) -> int:
+    return estimate_tokens(m.text) + LINE_TOKENS
+
+
+def profile_tier(
+    deps: Deps, scope: Scope, budget: TierBudget, *, now: datetime, hidden_special: tuple[str, ...], skipped: Skipped
+) -> tuple[list[Memory], int]:
+    """The profile records chosen (newest first) and the tokens they use; nothing when the budget is 0."""
+    if budget.max_items == 0 or budget.max_tokens == 0:
+        return [], 0
+    where = RecordFilter(
+        kinds=(Kind.FACT,),
+        statuses=(Status.ACTIVE,),
+        hidden_special=hidden_special,
+        not_expired_at=now,
+        profile_only=True,
+    )
+    found, _ = deps.index.scroll(scope, where=where, limit=CANDIDATES, reveal=False, skipped=skipped)
+    newest = sorted(found, key=lambda m: (m.valid_from, m.recorded_at), reverse=True)
+
+    def opened(chunk: Sequence[Memory]) -> list[Memory]:  # only records the packing may take are decrypted
+        return deps.index.reveal(scope, chunk, skipped=skipped)
+
+    return pack(newest, budget, cost, open_chunk=opened)

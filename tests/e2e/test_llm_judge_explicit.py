@@ -1,0 +1,116 @@
+"""With an LLM configured, explicit memories written through REST and MCP get the model's contradiction
+judgment, as intakes do (the vLLM stand-in answers); without one, the rules alone decide and no model
+is called."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+from mcp import Client
+
+from carnet.api.app import create_app
+from carnet.api.server import running
+from carnet.bootstrap import Container, build
+from carnet.config import Settings
+from carnet.mcp import build_server
+from carnet.mcp.auth import with_key
+from carnet.ports import Embedder
+from carnet.services.apikeys import create_key
+from tests.support.vllm_server import VllmStandIn, answer, serving, unguided
+
+CAR = "Le membre roule en Peugeot 208, assurée tous risques."
+SOLD = "Le membre a vendu sa voiture et n'a plus de véhicule."  # no slot or value the rules know
+
+
+@pytest.fixture
+def llm(tmp_path: Path, embedder: Embedder) -> Iterator[tuple[VllmStandIn, Container]]:
+    stand_in = VllmStandIn()
+    with serving(stand_in) as base:
+        settings = Settings(
+            data_dir=tmp_path / "data",
+            key_dir=tmp_path / "keys",
+            extractor="mistral",
+            llm={
+                "base_url": base,
+                "api_key": stand_in.api_key,
+                "model": stand_in.served_model,
+                "timeout": 5,
+                "max_retries": 0,
+            },
+        )
+        c = build(settings, embedder=embedder)
+        try:
+            yield stand_in, c
+        finally:
+            c.close()
+    assert not stand_in.problems
+
+
+def _rest(c: Container) -> Any:
+    key, _ = create_key(c.deps.catalog, c.pepper, tenant="assur-nord", roles=["agent", "dpo"])
+    return key
+
+
+def test_rest_write_is_judged_by_the_llm(llm: tuple[VllmStandIn, Container]) -> None:
+    stand_in, c = llm
+    with (
+        running(create_app(c)) as base,
+        httpx.Client(base_url=base, timeout=30, headers={"Authorization": f"Bearer {_rest(c)}"}) as http,
+    ):
+        url = "/api/v1/subjects/ADH-J1/memories"
+        car = http.post(url, json={"text": CAR}).json()
+        assert car["action"] == "created" and not stand_in.requests  # nothing to judge against yet
+        stand_in.push(answer({"obsolete_ids": ["1"]}))
+        sold = http.post(url, json={"text": SOLD}).json()
+        assert sold["action"] == "superseded" and sold["superseded"] == [car["memory"]["id"]]
+        judged = stand_in.requests[-1].user
+        assert "Peugeot 208" in judged and car["memory"]["id"] not in judged  # numbers, never record ids
+        old = http.get(f"{url}/{car['memory']['id']}").json()
+        assert old["status"] == "superseded" and old["superseded_by"] == sold["memory"]["id"]
+        history = http.get(f"{url}/{car['memory']['id']}/history").json()["history"]
+        assert history[-1]["detail"] == {"by": sold["memory"]["id"], "rule": "llm"}
+
+
+def test_a_model_that_keeps_everything_supersedes_nothing(llm: tuple[VllmStandIn, Container]) -> None:
+    stand_in, c = llm
+    with (
+        running(create_app(c)) as base,
+        httpx.Client(base_url=base, timeout=30, headers={"Authorization": f"Bearer {_rest(c)}"}) as http,
+    ):
+        url = "/api/v1/subjects/ADH-J2/memories"
+        http.post(url, json={"text": CAR})
+        stand_in.push(answer({"obsolete_ids": []}))
+        assert (
+            http.post(url, json={"text": "Le membre a aussi une assurance habitation."}).json()["action"] == "created"
+        )
+        stand_in.push(unguided("pas du JSON"))  # a failed judgment: the write stands, as the rules left it
+        r = http.post(url, json={"text": SOLD})
+        assert r.status_code == 201 and r.json()["action"] == "created"
+        assert len(http.get(url).json()["items"]) == 3
+
+
+def test_mcp_write_is_judged_by_the_llm(llm: tuple[VllmStandIn, Container]) -> None:
+    stand_in, c = llm
+    key, _ = create_key(c.deps.catalog, c.pepper, tenant="assur-nord", roles=["agent"])
+    server = build_server(c.facade, principal=with_key(c, key))
+    out: dict[str, Any] = {}
+
+    async def main() -> None:
+        async with Client(server) as client:
+            first = await client.call_tool("remember", {"subject_id": "ADH-J3", "text": CAR})
+            stand_in.push(answer({"obsolete_ids": ["1"]}))
+            second = await client.call_tool("remember", {"subject_id": "ADH-J3", "text": SOLD})
+            out["first"], out["second"] = first.structured_content, second.structured_content
+
+    anyio.run(main)
+    assert out["second"]["action"] == "superseded"
+    assert out["second"]["superseded"] == [out["first"]["memory"]["id"]]
+
+
+def test_without_an_llm_no_model_judges_explicit_writes(container: Container) -> None:
+    assert container.facade.judge is None
