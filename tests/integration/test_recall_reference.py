@@ -53,6 +53,5 @@ def test_references_and_personal_identifiers_are_both_looked_up() -> None:
 
 
 def test_the_keyword_query_keeps_the_question_first() -> None:
-    assert keyword_query("Adresse ?", "").startswith("Adresse ?")
-    assert keyword_query("Combien paie-t-il ?", "euros").endswith("euros")
-    assert keyword_query("Hello there", "") == "Hello there"
+    assert keyword_query("Adresse ?").startswith("Adresse ? ")
+    assert keyword_query("Hello there") == "Hello there"

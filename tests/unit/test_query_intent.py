@@ -1,4 +1,4 @@
-"""What a question asks for: the current state, or an amount. Sentences written for these tests."""
+"""What a question asks for: the current state. Sentences written for these tests."""
 
 from __future__ import annotations
 
@@ -30,36 +30,6 @@ def test_current_state_questions(question: str) -> None:
 @pytest.mark.parametrize("question", ["Quand a-t-il ouvert son livret ?", "Il a des enfants ?", "Adresse ?"])
 def test_other_questions_do_not_ask_for_the_current_state(question: str) -> None:
     assert not read_intent(question).current
-
-
-@pytest.mark.parametrize(
-    "question",
-    [
-        "Combien coûte son assurance habitation ?",
-        "Quel est le montant de la franchise ?",
-        "Combien lui a-t-on versé ?",
-        "How much does she pay for rent?",
-    ],
-)
-def test_amount_questions(question: str) -> None:
-    intent = read_intent(question)
-    assert intent.amount
-    assert intent.keyword_terms()
-
-
-@pytest.mark.parametrize(
-    "question",
-    [
-        "Combien de temps a duré l'arrêt ?",
-        "Depuis combien d'années est-il client ?",
-        "Combien d'enfants a-t-elle ?",
-        "Quel est son métier ?",
-    ],
-)
-def test_counts_and_durations_are_not_amounts(question: str) -> None:
-    intent = read_intent(question)
-    assert not intent.amount
-    assert intent.keyword_terms() == ""
 
 
 def test_a_current_state_question_weighs_recency_more_and_nothing_else() -> None:

@@ -1,12 +1,11 @@
-"""What a question asks for, beyond its words: the current state, or an amount. Pure, no I/O.
+"""What a question asks for, beyond its words: the current state. Pure, no I/O.
 
-- **current**: "aujourd'hui", "actuellement", "désormais", "encore", "où en est…", "currently": the
-  advisor wants the latest of several states (an address, a claim's status), so recency weighs more.
-- **amount**: "combien" (not "combien de temps/d'années"), "montant", "tarif", "how much": a record
-  carrying an amount should win; the keyword query gets the currency token that amounts carry (the
-  tokenizer turns "45 euros" and "45 €" into ``45`` and ``eur``).
+**current**: "aujourd'hui", "actuellement", "désormais", "encore", "où en est…", "currently": the
+advisor wants the latest of several states (an address, a claim's status), so recency weighs more.
+Read from the question as written by the advisor (its placeholders do not matter here).
 
-Both are read from the question as written by the advisor (its placeholders do not matter here).
+An amount intent ("combien", "montant": add the currency token amounts carry to the keyword query)
+was measured and dropped: it changed no answer on either French set (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -19,23 +18,17 @@ from carnet.domain.text import fold
 
 # How much more recency weighs for a "current state" question (the default weight 0.10 becomes 0.30).
 CURRENT_RECENCY_FACTOR = 3.0
-AMOUNT_TERMS = "euros"
 
 _CURRENT = re.compile(
     r"\b(?:aujourd'hui|actuel(?:le)?(?:ment)?|en ce moment|maintenant|desormais|a present|dorenavant"
     r"|encore|toujours|dernier|derniere|recent(?:e|ement)?|ou en (?:est|sont)|a jour|au final"
     r"|currently|current|now|latest|still|these days|most recent)\b"
 )
-_AMOUNT = re.compile(
-    r"\bcombien\b(?!\s+(?:de|d')\s*(?:temps|annees?|ans|mois|semaines?|jours?|fois|nuits?|heures?"
-    r"|enfants?|personnes?))|\b(?:montant|tarif|quel prix|somme|cout(?:e|ent)?|how much)\b"
-)
 
 
 @dataclass(frozen=True, slots=True)
 class Intent:
     current: bool = False
-    amount: bool = False
 
     def weights(self, base: Weights) -> Weights:
         """The ranking weights for this question: ``base`` with recency raised for a current-state one."""
@@ -43,10 +36,7 @@ class Intent:
             return base
         return replace(base, recency=base.recency * CURRENT_RECENCY_FACTOR)
 
-    def keyword_terms(self) -> str:
-        return AMOUNT_TERMS if self.amount else ""
-
 
 def read_intent(question: str) -> Intent:
     text = fold(question)
-    return Intent(current=bool(_CURRENT.search(text)), amount=bool(_AMOUNT.search(text)))
+    return Intent(current=bool(_CURRENT.search(text)))

@@ -90,7 +90,7 @@ def rank(deps: Deps, scope: Scope, query: Query, qvec: Vector, now: datetime,
     hits = deps.index.hybrid_search(
         scope,
         dense=qvec,
-        sparse=deps.sparse.encode_query(scope, keyword_query(prepared.pseudo_text, intent.keyword_terms())),
+        sparse=deps.sparse.encode_query(scope, keyword_query(prepared.pseudo_text)),
         limit=max(candidates or deps.candidates, query.k),
         where=where,
         with_vectors=True,
@@ -112,10 +112,11 @@ def rank(deps: Deps, scope: Scope, query: Query, qvec: Vector, now: datetime,
 EXACT_LOOKUP = 20  # records read per identifier named in a query, before they are ranked
 
 
-def keyword_query(pseudo_query: str, intent_terms: str) -> str:
-    """What the keyword retriever is asked: the question, the lexicon's other words for what it names
-    (``domain.query_lexicon``) and the terms its intent calls for (``domain.query_intent``)."""
-    return " ".join(p for p in (pseudo_query, expansion(pseudo_query), intent_terms) if p)
+def keyword_query(pseudo_query: str) -> str:
+    """What the keyword retriever is asked: the question and the lexicon's other words for what it
+    names (``domain.query_lexicon``)."""
+    extra = expansion(pseudo_query)
+    return f"{pseudo_query} {extra}" if extra else pseudo_query
 
 
 def exact_identifiers(question: str, prepared: pii.Prepared) -> tuple[str, ...]:
