@@ -10,10 +10,12 @@ import pytest
 
 from carnet.bench.locomo import (
     Turn,
+    UnknownConversation,
     load,
     normalize_evidence,
     parse_conversation,
     parse_session_date,
+    select,
     turn_context,
 )
 
@@ -127,3 +129,13 @@ def test_a_session_without_date_is_refused() -> None:
     del raw["conversation"]["session_1_date_time"]  # type: ignore[index]
     with pytest.raises(ValueError, match="no date"):
         parse_conversation(raw)
+
+
+def test_conversations_are_selected_by_sample_id_in_file_order() -> None:
+    first = parse_conversation(_conversation())
+    second = parse_conversation({**_conversation(), "sample_id": "conv-b"})
+    assert select([first, second], None) == [first, second]
+    assert select([first, second], ["conv-b", first.sample_id]) == [first, second]
+    assert select([first, second], ["conv-b"]) == [second]
+    with pytest.raises(UnknownConversation, match="conv-zz"):
+        select([first, second], ["conv-zz"])

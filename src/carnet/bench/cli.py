@@ -27,11 +27,18 @@ def locomo(
     json_out: Annotated[bool, typer.Option("--json", help="Print a JSON summary as the last line.")] = False,
     store: Annotated[Path | None, typer.Option("--store", help="Keep the store here (default: temporary).")] = None,
     pii: Annotated[bool, typer.Option("--pii/--no-pii", help="Pseudonymise before embedding (the default).")] = True,
+    conversations: Annotated[str | None, typer.Option(
+        "--conversations", help="Comma-separated sample ids to run, e.g. conv-26 (default: all).")] = None,
 ) -> None:
-    """Recall@k of LoCoMo questions (categories 1-4) over one memory per dialog turn."""
-    from carnet.bench.locomo import run
+    """Recall@k of LoCoMo questions (categories 1-4) over one memory per dialog turn, overall, per
+    category and per conversation."""
+    from carnet.bench.locomo import UnknownConversation, run
 
-    run(data=data, ks=_ks(k), json_out=json_out, store=store, pii=pii)
+    wanted = [c.strip() for c in conversations.split(",") if c.strip()] if conversations else None
+    try:
+        run(data=data, ks=_ks(k), json_out=json_out, store=store, pii=pii, conversations=wanted)
+    except UnknownConversation as exc:
+        raise typer.BadParameter(str(exc), param_hint="--conversations") from exc
 
 
 @bench_app.command("latency")

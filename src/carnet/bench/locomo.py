@@ -174,6 +174,23 @@ def load(path: Path) -> list[Conversation]:
     return [parse_conversation(c) for c in data]
 
 
+class UnknownConversation(ValueError):
+    """``--conversations`` names a sample id the file does not have."""
+
+
+def select(conversations: Sequence[Conversation], wanted: Sequence[str] | None) -> list[Conversation]:
+    """The conversations named in ``wanted`` (their ``sample_id``), in the file's order; all when
+    ``wanted`` is None. A name the file does not have is an error, not an empty run."""
+    if wanted is None:
+        return list(conversations)
+    known = {c.sample_id for c in conversations}
+    missing = [w for w in wanted if w not in known]
+    if missing:
+        raise UnknownConversation(f"no conversation {', '.join(missing)} in the file "
+                                  f"(it has {', '.join(sorted(known))})")
+    return [c for c in conversations if c.sample_id in set(wanted)]
+
+
 def turn_context(turns: Sequence[Turn], i: int, n: int = CONTEXT_TURNS,
                  max_chars: int = CONTEXT_CHARS) -> str | None:
     """The ``n`` turns before turn ``i`` of the same session, oldest first, trimmed from the left."""
@@ -205,7 +222,10 @@ def _store_dir(store: Path | None) -> Iterator[Path]:
         yield Path(tmp)
 
 
-def run(*, data: Path, ks: list[int], json_out: bool, store: Path | None, pii: bool = True) -> None:
+def run(*, data: Path, ks: list[int], json_out: bool, store: Path | None, pii: bool = True,
+        conversations: Sequence[str] | None = None) -> None:
+    """``conversations``: the sample ids to run (all by default); the summary gives recall per
+    conversation too (``by_conversation``), so tuned and untuned conversations can be told apart."""
     from rich.console import Console
 
     from carnet.bench.report import emit_json, machine
@@ -216,7 +236,7 @@ def run(*, data: Path, ks: list[int], json_out: bool, store: Path | None, pii: b
     configure("WARNING")  # logs go to stderr; stdout carries the results
     out = Console(highlight=False)
     err = Console(stderr=True, highlight=False)
-    conversations = load(data)
+    chosen = select(load(data), conversations)
     ks = sorted(set(ks))
     with _store_dir(store) as root:
         # Deployment settings (CARNET_* environment variables apply), English locale for English data.
@@ -228,9 +248,9 @@ def run(*, data: Path, ks: list[int], json_out: bool, store: Path | None, pii: b
             settings = settings.model_copy(update={"api": settings.api.model_copy(update={"max_k": ks[-1]})})
         container = build(settings)
         try:
-            ingest = _ingest(container.deps, conversations, err)
+            ingest = _ingest(container.deps, chosen, err)
             container.deps.embedder.reset_stats()
-            result = _ask(container.deps, conversations, ks, err)
+            result = _ask(container.deps, chosen, ks, err)
             result["cache_hit_rate"] = round(container.deps.embedder.hit_rate(), 4)
         finally:
             container.close()
@@ -238,12 +258,13 @@ def run(*, data: Path, ks: list[int], json_out: bool, store: Path | None, pii: b
     summary.update(
         pii=settings.pii.enabled,
         by_category=result["by_category"],
+        by_conversation=result["by_conversation"],
         p50_ms=result["p50_ms"],
         p95_ms=result["p95_ms"],
         p99_ms=result["p99_ms"],
         questions=result["questions"],
         skipped_no_evidence=result["skipped"],
-        conversations=len(conversations),
+        conversations=len(chosen),
         turns=ingest["turns"],
         created=ingest["created"],
         merged=ingest["merged"],
@@ -321,6 +342,7 @@ def _ask(deps: Any, conversations: Sequence[Conversation], ks: Sequence[int], er
 
     overall = _Tally(Counter())
     by_cat: dict[int, _Tally] = defaultdict(lambda: _Tally(Counter()))
+    by_conv: dict[str, _Tally] = defaultdict(lambda: _Tally(Counter()))
     latencies: list[float] = []
     skipped = 0
     for conv in conversations:
@@ -335,7 +357,7 @@ def _ask(deps: Any, conversations: Sequence[Conversation], ks: Sequence[int], er
             ranked = search(deps, tenant=TENANT, subject_id=conv.sample_id, query=query)
             latencies.append((time.perf_counter() - t0) * 1000)
             first = _first_hit(ranked, frozenset(q.evidence))
-            for tally in (overall, by_cat[q.category]):
+            for tally in (overall, by_cat[q.category], by_conv[conv.sample_id]):
                 tally.asked += 1
                 for k in ks:
                     if first is not None and first < k:
@@ -344,6 +366,7 @@ def _ask(deps: Any, conversations: Sequence[Conversation], ks: Sequence[int], er
     return {
         "overall": overall.recall(ks),
         "by_category": {str(c): by_cat[c].recall(ks) for c in sorted(by_cat)},
+        "by_conversation": {c: t.recall(ks) for c, t in by_conv.items()},
         "questions": overall.asked,
         "skipped": skipped,
         **percentiles(latencies),
@@ -375,6 +398,8 @@ def _print_report(out: Any, summary: dict[str, Any], ks: Sequence[int]) -> None:
     table.add_row("all", *(f"{summary[f'recall@{k}']:.3f}" for k in ks))
     for cat, rec in summary["by_category"].items():
         table.add_row(f"{cat} {CATEGORIES[int(cat)]}", *(f"{rec[f'recall@{k}']:.3f}" for k in ks))
+    for conv, rec in summary["by_conversation"].items():
+        table.add_row(conv, *(f"{rec[f'recall@{k}']:.3f}" for k in ks))
     out.print(table)
     out.print(f"search latency p50 {summary['p50_ms']} ms, p95 {summary['p95_ms']} ms, "
               f"p99 {summary['p99_ms']} ms; query cache hit rate {summary['query_cache_hit_rate']}")

@@ -81,8 +81,13 @@ def recency(memory: Memory, now: datetime, half_life_days: float) -> float:
 
 
 def frequency(memory: Memory) -> float:
-    """Saturating count of accesses and reinforcements (10 uses ~ 0.9)."""
-    uses = memory.access_count + 2 * memory.reinforcement_count
+    """Saturating count of reinforcements, the times the same thing was told again (5 ~ 0.9).
+
+    Reads (``access_count``) do not count: a record is read because a search returned it, so counting
+    reads would rank it higher for having been returned, a loop that feeds on the questions asked
+    (on LoCoMo conv-26 it cost 2.7 points of recall@10, see docs/benchmarks.md). ``access_count``
+    stays on the record for retention and reporting."""
+    uses = 2 * memory.reinforcement_count
     return 1.0 - math.exp(-uses / 4.5)
 
 

@@ -12,9 +12,11 @@ from datetime import datetime
 import numpy as np
 
 from carnet.domain.embedding_text import query_text
-from carnet.domain.linking import bring_linked_up
+from carnet.domain.linking import bring_linked_up, references
+from carnet.domain.query_intent import read_intent
+from carnet.domain.query_lexicon import expansion
 from carnet.domain.records import Kind, Memory, Scope, Status
-from carnet.domain.scoring import Signals, final_score, signals
+from carnet.domain.scoring import Signals, Weights, final_score, signals
 from carnet.domain.unreadable import Found, Skipped
 from carnet.errors import InvalidInput, SubjectNotFound
 from carnet.ports import HybridHits, RecordFilter, Vector
@@ -83,32 +85,55 @@ def rank(deps: Deps, scope: Scope, query: Query, qvec: Vector, now: datetime,
     statuses = None if query.include_superseded else (Status.ACTIVE,)
     where = RecordFilter(kinds=query.kinds, statuses=statuses, hidden_special=query.hidden_special,
                          not_expired_at=None if query.include_superseded else now)
+    intent = read_intent(query.text)
+    weights = intent.weights(deps.weights)
     hits = deps.index.hybrid_search(
         scope,
         dense=qvec,
-        sparse=deps.sparse.encode_query(scope, prepared.pseudo_text),
+        sparse=deps.sparse.encode_query(scope, keyword_query(prepared.pseudo_text)),
         limit=max(candidates or deps.candidates, query.k),
         where=where,
         with_vectors=True,
         skipped=skipped,
     )
     floor = deps.search_min_relevance if query.min_relevance is None else query.min_relevance
-    ranked = sorted(score_hits(deps, hits, qvec, now), key=lambda r: r.score, reverse=True)
+    ranked = sorted(score_hits(deps, hits, qvec, now, weights), key=lambda r: r.score, reverse=True)
     top = above_floor(ranked, floor)
-    if prepared.identifiers:
-        exact = exact_matches(deps, scope, where, prepared.identifiers, {r.memory.id: r for r in ranked}, now,
-                              limit=query.k, skipped=skipped)
-        named = {r.memory.id for r in exact}
-        top = exact + [r for r in top if r.memory.id not in named]
+    named = exact_identifiers(query.text, prepared)
+    if named:
+        exact = exact_matches(deps, scope, where, named, {r.memory.id: r for r in ranked}, now,
+                              limit=max(query.k, EXACT_LOOKUP), skipped=skipped, weights=weights)
+        first = {r.memory.id for r in exact}
+        top = exact + [r for r in top if r.memory.id not in first]
     top = top[: query.k]
     return reveal_ranked(deps, scope, top, skipped) if reveal else top
 
 
+EXACT_LOOKUP = 20  # records read per identifier named in a query, before they are ranked
+
+
+def keyword_query(pseudo_query: str) -> str:
+    """What the keyword retriever is asked: the question and the lexicon's other words for what it
+    names (``domain.query_lexicon``)."""
+    extra = expansion(pseudo_query)
+    return f"{pseudo_query} {extra}" if extra else pseudo_query
+
+
+def exact_identifiers(question: str, prepared: pii.Prepared) -> tuple[str, ...]:
+    """Identifiers to look up by blind index: the personal ones pseudonymisation found, and the case
+    references (``SIN-2025-071228``, PII-free codes) named in the question, indexed the same way at
+    write time (``services.remember``)."""
+    refs = sorted(references(question) - set(prepared.identifiers))
+    return (*prepared.identifiers, *refs)
+
+
 def exact_matches(deps: Deps, scope: Scope, where: RecordFilter, identifiers: Sequence[str],
                   scored: dict[str, Ranked], now: datetime, *, limit: int,
-                  skipped: Skipped | None = None) -> list[Ranked]:
+                  skipped: Skipped | None = None, weights: Weights | None = None) -> list[Ranked]:
     """Records whose blind index holds one of ``identifiers`` (an IBAN, a phone, a claim number named
-    in the query): found by their keyed token, not by meaning, and put first, best score first."""
+    in the query): found by their keyed token, not by meaning, and put first, best score first.
+    ``weights``: the question's ranking weights (the settings' by default)."""
+    weights = weights or deps.weights
     found: dict[str, Ranked] = {}
     for token in deps.hasher.blind_tokens(scope.tenant, identifiers):
         records, _ = deps.index.scroll(scope, where=replace(where, blind_token=token), limit=limit,
@@ -117,8 +142,8 @@ def exact_matches(deps: Deps, scope: Scope, where: RecordFilter, identifiers: Se
             if m.id not in found:
                 s = scored.get(m.id)
                 sig = s.signals if s is not None else signals(m, cosine=0.0, keyword=1.0, scale=deps.scale,
-                                                                    weights=deps.weights, now=now)
-                found[m.id] = Ranked(m, s.score if s is not None else final_score(sig, deps.weights), sig)
+                                                                    weights=weights, now=now)
+                found[m.id] = Ranked(m, s.score if s is not None else final_score(sig, weights), sig)
     return sorted(found.values(), key=lambda r: r.score, reverse=True)
 
 
@@ -151,9 +176,12 @@ def above_floor(ranked: list[Ranked], floor: float) -> list[Ranked]:
     return bring_linked_up(pool, lambda r: r.memory.blind_index)
 
 
-def score_hits(deps: Deps, hits: HybridHits, qvec: Vector, now: datetime) -> list[Ranked]:
+def score_hits(deps: Deps, hits: HybridHits, qvec: Vector, now: datetime,
+               weights: Weights | None = None) -> list[Ranked]:
     """Union of both retrievers. Every candidate gets a real cosine (computed from its vector when only
-    the keyword retriever found it) and a keyword score normalised by the best keyword score."""
+    the keyword retriever found it) and a keyword score normalised by the best keyword score.
+    ``weights``: the question's ranking weights (the settings' by default)."""
+    weights = weights or deps.weights
     cosines: dict[str, float] = {c.memory.id: c.score for c in hits.dense}
     memories: dict[str, Memory] = {c.memory.id: c.memory for c in hits.dense}
     top_kw = max((c.score for c in hits.sparse), default=0.0)
@@ -166,6 +194,6 @@ def score_hits(deps: Deps, hits: HybridHits, qvec: Vector, now: datetime) -> lis
     out = []
     for mid, memory in memories.items():
         s = signals(memory, cosine=cosines[mid], keyword=keyword.get(mid, 0.0), scale=deps.scale,
-                    weights=deps.weights, now=now)
-        out.append(Ranked(memory, final_score(s, deps.weights), s))
+                    weights=weights, now=now)
+        out.append(Ranked(memory, final_score(s, weights), s))
     return out

@@ -1,0 +1,64 @@
+"""The keyword query's expansion: French call-center synonyms, sentences written for these tests."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from carnet.domain.query_lexicon import expansion, parse
+from carnet.domain.text import content_terms
+
+
+def _stems(text: str) -> set[str]:
+    return set(content_terms(text))
+
+
+def test_a_one_word_address_question_meets_the_verbs_notes_use() -> None:
+    added = _stems(expansion("Domicile ?"))
+    assert _stems("habite") <= added
+    assert _stems("réside") <= added
+    assert _stems("adresse") <= added
+
+
+def test_a_question_about_letters_meets_mail_and_post() -> None:
+    added = _stems(expansion("Par où partent ses lettres ?"))
+    assert _stems("courrier e-mail poste") <= added
+
+
+def test_a_marketing_question_meets_the_words_of_an_opposition() -> None:
+    added = _stems(expansion("Je peux lui vendre une complémentaire obsèques ?"))
+    assert _stems("démarchage prospection") <= added
+
+
+def test_a_directed_rule_does_not_run_backwards() -> None:
+    """'sinistre' brings the kinds of claims; a theft alone does not bring the word 'sinistre'."""
+    assert _stems("cambriolage") <= _stems(expansion("Quel sinistre a-t-il déclaré ?"))
+    assert not _stems("sinistre") & _stems(expansion("Un vol de vélo ?"))
+
+
+def test_a_phrase_fires_only_when_all_its_words_are_there() -> None:
+    rules = parse("mesure de protection => curatelle")
+    assert expansion("Quelle mesure de protection ?", rules) == "curatelle"
+    assert expansion("Quelle mesure ?", rules) == ""
+
+
+def test_words_already_asked_are_not_added_again() -> None:
+    added = _stems(expansion("Son adresse et son domicile ?"))
+    assert not added & _stems("adresse domicile")
+
+
+def test_an_english_question_is_left_as_asked() -> None:
+    assert expansion("Where does she live now and what is her address?") == ""
+
+
+def test_a_question_outside_the_lexicon_gets_nothing() -> None:
+    assert expansion("Quelle est la couleur préférée du chat ?") == ""
+
+
+@given(st.text(max_size=80))
+def test_expansion_never_repeats_the_question_and_is_deterministic(question: str) -> None:
+    first = expansion(question)
+    assert first == expansion(question)
+    asked = _stems(question)
+    for word in first.split():
+        assert not set(content_terms(word)) <= asked
