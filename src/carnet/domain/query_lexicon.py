@@ -61,6 +61,7 @@ malvoyant | malvoyante | aveugle | vue
 class Rule:
     triggers: tuple[frozenset[str], ...]  # each a phrase's content terms
     additions: tuple[str, ...]  # surface words, embedded by the sparse encoder's own pipeline
+    addition_terms: tuple[frozenset[str], ...] = ()  # each addition's content terms, read once at parse time
 
     def fires(self, terms: frozenset[str]) -> bool:
         return any(t and t <= terms for t in self.triggers)
@@ -82,13 +83,18 @@ def parse(rules: str) -> tuple[Rule, ...]:
         left, sep, right = line.partition("=>")
         triggers = [w.strip() for w in left.split("|") if w.strip()]
         additions = [w.strip() for w in right.split("|") if w.strip()] if sep else triggers
-        out.append(Rule(tuple(frozenset(content_terms(t)) for t in triggers), tuple(additions)))
+        out.append(Rule(tuple(frozenset(content_terms(t)) for t in triggers), tuple(additions),
+                        tuple(frozenset(content_terms(w)) for w in additions)))
     return tuple(out)
 
 
 @lru_cache(maxsize=1)
 def french_rules() -> tuple[Rule, ...]:
     return parse(FRENCH_RULES)
+
+
+def _terms(words: tuple[str, ...]) -> tuple[frozenset[str], ...]:
+    return tuple(frozenset(content_terms(w)) for w in words)
 
 
 def expansion(query: str, rules: tuple[Rule, ...] | None = None) -> str:
@@ -104,9 +110,8 @@ def expansion(query: str, rules: tuple[Rule, ...] | None = None) -> str:
     for rule in french_rules() if rules is None else rules:
         if not rule.fires(terms):
             continue
-        for word in rule.additions:
-            stems = content_terms(word)
-            if stems and not set(stems) <= seen:
+        for word, stems in zip(rule.additions, rule.addition_terms or _terms(rule.additions), strict=True):
+            if stems and not stems <= seen:
                 seen.update(stems)
                 added.append(word)
     return " ".join(added)

@@ -17,7 +17,15 @@ from carnet.errors import InvalidBudget
 from carnet.services import pii
 from carnet.services.deps import Deps
 from carnet.services.profile import profile_tier
-from carnet.services.recall import Query, Ranked, ensure_subject_exists, rank, reveal_ranked, validate_query
+from carnet.services.recall import (
+    Query,
+    Ranked,
+    ensure_subject_exists,
+    keyword_vector,
+    rank,
+    reveal_ranked,
+    validate_query,
+)
 from carnet.services.scope import scope_for
 
 
@@ -79,15 +87,16 @@ def assemble(deps: Deps, *, tenant: str, subject_id: str, query: str, budget: Bu
     prepared = pii.for_query(deps.pii, scope, query)
     qvec = deps.embedder.embed_query(query_text(prepared.pseudo_text, locale=deps.locale), tenant=scope.tenant)
     skipped: Skipped = []
+    sparse = keyword_vector(deps, scope, prepared)  # one question, ranked twice: encoded once
     facts = rank(deps, scope, Query(query, k=budget.memories.max_items * 2, kinds=(Kind.FACT,),
                                     min_relevance=budget.min_relevance, hidden_special=hidden_special),
-                 qvec, now, prepared=prepared, reveal=False, skipped=skipped)
+                 qvec, now, prepared=prepared, reveal=False, skipped=skipped, sparse=sparse)
     # Episodes and procedures are few per subject: a small candidate pool is enough for them.
     few = (budget.episodes.max_items + budget.procedures.max_items) * 2
     others = rank(deps, scope, Query(query, k=few, kinds=(Kind.EPISODE, Kind.PROCEDURE),
                                      min_relevance=budget.min_relevance, hidden_special=hidden_special),
                   qvec, now, candidates=few,
-                 prepared=prepared, reveal=False, skipped=skipped)
+                 prepared=prepared, reveal=False, skipped=skipped, sparse=sparse)
     profile, profile_tokens = profile_tier(deps, scope, budget.profile, now=now, hidden_special=hidden_special,
                                            skipped=skipped)
     if not facts and not others and not profile and not skipped:

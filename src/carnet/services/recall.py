@@ -19,7 +19,7 @@ from carnet.domain.records import Kind, Memory, Scope, Status
 from carnet.domain.scoring import Signals, Weights, final_score, signals
 from carnet.domain.unreadable import Found, Skipped
 from carnet.errors import InvalidInput, SubjectNotFound
-from carnet.ports import HybridHits, RecordFilter, Vector
+from carnet.ports import HybridHits, RecordFilter, SparseVector, Vector
 from carnet.services import pii
 from carnet.services.deps import Deps
 from carnet.services.scope import scope_for
@@ -75,12 +75,13 @@ def ensure_subject_exists(deps: Deps, scope: Scope) -> None:
 
 def rank(deps: Deps, scope: Scope, query: Query, qvec: Vector, now: datetime,
          candidates: int | None = None, *, prepared: pii.Prepared | None = None, reveal: bool = True,
-         skipped: Skipped | None = None) -> list[Ranked]:
+         skipped: Skipped | None = None, sparse: SparseVector | None = None) -> list[Ranked]:
     """``candidates``: how many records each retriever returns before ranking (settings by default).
     ``prepared``: the query once pseudonymised (``qvec`` is its embedding); identifiers found in it
     are looked up in the blind index and their records come first. ``reveal=False`` leaves the texts
     sealed, for a caller that opens only those it keeps (``reveal_ranked``). ``skipped`` receives the
-    candidates that could not be read (they are left out)."""
+    candidates that could not be read (they are left out). ``sparse``: the keyword query already
+    encoded (``keyword_vector``), for a caller that ranks one question several times."""
     prepared = prepared or pii.Prepared(query.text)
     statuses = None if query.include_superseded else (Status.ACTIVE,)
     where = RecordFilter(kinds=query.kinds, statuses=statuses, hidden_special=query.hidden_special,
@@ -90,7 +91,7 @@ def rank(deps: Deps, scope: Scope, query: Query, qvec: Vector, now: datetime,
     hits = deps.index.hybrid_search(
         scope,
         dense=qvec,
-        sparse=deps.sparse.encode_query(scope, keyword_query(prepared.pseudo_text)),
+        sparse=sparse or keyword_vector(deps, scope, prepared),
         limit=max(candidates or deps.candidates, query.k),
         where=where,
         with_vectors=True,
@@ -110,6 +111,11 @@ def rank(deps: Deps, scope: Scope, query: Query, qvec: Vector, now: datetime,
 
 
 EXACT_LOOKUP = 20  # records read per identifier named in a query, before they are ranked
+
+
+def keyword_vector(deps: Deps, scope: Scope, prepared: pii.Prepared) -> SparseVector:
+    """The keyword retriever's query vector for a pseudonymised question (``keyword_query``)."""
+    return deps.sparse.encode_query(scope, keyword_query(prepared.pseudo_text))
 
 
 def keyword_query(pseudo_query: str) -> str:
