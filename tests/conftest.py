@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import fcntl
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -64,7 +66,8 @@ def carnet_wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A wheelhouse as the bundle's: Carnet's wheel built from this checkout, the SDK's, and every
     dependency for CPython 3.11 on Linux x86_64 (``pip download``; ~15 s with pip's cache)."""
     wheelhouse = tmp_path_factory.mktemp("wheelhouse")
-    bundle_script().build_wheelhouse(wheelhouse, [])
+    with _one_wheel_build_at_a_time(tmp_path_factory):
+        bundle_script().build_wheelhouse(wheelhouse, [])
     return wheelhouse
 
 
@@ -72,7 +75,22 @@ def carnet_wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def carnet_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The air-gapped bundle's archive, built by scripts/bundle.py (~1.5 min: it installs once to check)."""
     out = tmp_path_factory.mktemp("bundle")
-    return Path(bundle_script().build(out, []))
+    with _one_wheel_build_at_a_time(tmp_path_factory):
+        return Path(bundle_script().build(out, []))
+
+
+@contextmanager
+def _one_wheel_build_at_a_time(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Both fixtures build Carnet's wheel from this checkout, and setuptools' ``build/`` directory in it
+    is shared: two xdist workers building at once break each other's wheel. A lock file in the run's
+    temporary root (the parent of every worker's own) makes them take turns."""
+    lock = tmp_path_factory.getbasetemp().parent / "carnet-wheel-build.lock"
+    with lock.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 # The longest files first: with two xdist workers taking a file at a time (scripts/test.sh), a

@@ -83,7 +83,8 @@ def test_expired_records_are_deleted_physically_with_a_history_that_keeps_no_tex
     assert raw(c).count(scope, where=EVERY) == 2 and c.deps.catalog.history(scope, note)[-1].action == "created"
 
     report = maintain(c.deps)
-    assert report.tenants["acme"].as_dict() == {"subjects": 1, "held": 0, "failed": 0, "deleted": {"retention": 1}}
+    assert report.tenants["acme"].as_dict() == {"subjects": 1, "held": 0, "failed": 0, "unreadable": 0,
+                                                "deleted": {"retention": 1}}
     assert report.compacted and report.totals() == {"retention": 1}
     assert raw(c).get(scope, [note]) == [] and [m.id for m in raw(c).get(scope, [note, kept])] == [kept]
     last = c.deps.catalog.history(scope, note)[-1]
@@ -214,7 +215,8 @@ def test_any_exception_on_a_subject_or_tenant_is_counted_and_later_ones_are_proc
     monkeypatch.setattr(c.deps.catalog, "subject_retention", flaky_subject)
     monkeypatch.setattr(c.deps.catalog, "registered_subjects", flaky_tenant)
     report = maintain(c.deps)
-    assert report.tenants["acme"].as_dict() == {"subjects": 2, "held": 0, "failed": 1, "deleted": {"retention": 1}}
+    assert report.tenants["acme"].as_dict() == {"subjects": 2, "held": 0, "failed": 1, "unreadable": 0,
+                                                "deleted": {"retention": 1}}
     assert report.tenants["beta"].failed == 1
     assert report.tenants["gamma"].deleted == {"retention": 1} and report.compacted
 
