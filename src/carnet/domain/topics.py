@@ -55,8 +55,10 @@ from carnet.domain.topic_rules import (
 _BY_NAME = {t.name: t for t in TOPICS}
 _NUMBER = re.compile(r"\d+(?:[ .,]\d+)*")
 _NAME = re.compile(r"\b[A-ZÀ-ÖØ-Þ][\w'’-]+")
-_SENTENCE_START = re.compile(r"(?:^|[.!?:;(]\s*|\b(?:M|Mme|Mlle|Dr|Me|Mr|Mrs|Ms)\.?\s+)$")
+# What comes just before a capitalised word that is not a name: a sentence's start or a title.
+_NOT_A_NAME_BEFORE = re.compile(r"(?:[.!?:;(]\s*|\b(?:M|Mme|Mlle|Dr|Me|Mr|Mrs|Ms)\.?\s+)$")
 _CLAUSE = re.compile(r"[^,;:.!?()]+")
+_TITLES = frozenset({"m", "mme", "mlle", "dr", "me", "mr", "mrs", "ms"})
 _WORD = re.compile(r"[a-z]{5,}")
 _YEAR = re.compile(r"(?:19|20)\d\d")
 WILDCARD = "*"
@@ -128,9 +130,13 @@ def _qualifiers(topic: Topic, folded: str) -> list[str]:
 
 def _values(text: str) -> tuple[frozenset[str], frozenset[str]]:
     numbers = frozenset(re.sub(r"[ .,]", "", m.group(0)) for m in _NUMBER.finditer(text))
-    names = frozenset(fold(m.group(0)) for m in _NAME.finditer(text)
-                      if _SENTENCE_START.search(text[: m.start()]) is None)
-    return numbers, names
+    names = frozenset(fold(m.group(0)) for m in _NAME.finditer(text) if _is_name(text, m.start()))
+    return numbers, names - _TITLES
+
+
+def _is_name(text: str, start: int) -> bool:
+    """Only the few characters before the word are read: a long note costs no more per word."""
+    return start > 0 and _NOT_A_NAME_BEFORE.search(text[max(0, start - 8) : start]) is None
 
 
 def _ended(text: str) -> frozenset[str]:
