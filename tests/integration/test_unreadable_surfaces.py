@@ -17,13 +17,18 @@ from carnet.services.scope import scope_for
 from tests.integration.test_tamper import SUBJECT, TENANT, TEXTS, _date_out_of_range, _flip_ciphertext_byte, _seed
 
 
-def _damaged_store(container: Container) -> tuple[str, str]:
-    """The tamper suite's subject with one record's ciphertext altered; (agent key, damaged id)."""
+def _seeded(container: Container) -> tuple[str, list[str]]:
+    """The tamper suite's subject, written over REST; (agent key, record ids)."""
     key = create_key(container.deps.catalog, container.pepper, tenant=TENANT, roles=["agent"])[0]
     with running(create_app(container)) as base, httpx.Client(
         base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=60
     ) as agent:
-        ids = _seed(agent)
+        return key, _seed(agent)
+
+
+def _damaged_store(container: Container) -> tuple[str, str]:
+    """That subject with one record's ciphertext altered; (agent key, damaged id)."""
+    key, ids = _seeded(container)
     _flip_ciphertext_byte(container, scope_for(container.deps, TENANT, SUBJECT), ids[0])
     return key, ids[0]
 
@@ -51,11 +56,7 @@ def test_the_sdk_page_counts_the_record_left_out(container: Container) -> None:
 def test_maintain_counts_the_records_whose_metadata_does_not_decode(container: Container) -> None:
     """A payload that no longer decodes is left as it is (its dates cannot be read, so retention cannot
     judge it) and counted: in the report, its audit entry and ``carnet_unreadable_records_total``."""
-    key = create_key(container.deps.catalog, container.pepper, tenant=TENANT, roles=["agent"])[0]
-    with running(create_app(container)) as base, httpx.Client(
-        base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=60
-    ) as agent:
-        ids = _seed(agent)
+    _, ids = _seeded(container)
     _date_out_of_range(container, scope_for(container.deps, TENANT, SUBJECT), ids[1])
     before = container.deps.unreadable.counts().get(("maintain", "payload_invalid"), 0)
     report = maintain(container.deps, tenant=TENANT)
