@@ -24,6 +24,10 @@ JULY = datetime(2025, 7, 22, 11, 0, tzinfo=UTC)
         ("Décédé le 24 mars 2024, le 3 mars.", "Décédé le 24 mars 2024, le 3 mars 2025."),
         ("Le versement est parti hier.", "Le versement est parti hier (21 juillet 2025)."),
         ("Elle est tombée avant-hier.", "Elle est tombée avant-hier (20 juillet 2025)."),
+        ("Un hôtel pour ce soir, l'expert passe après-demain.",
+         "Un hôtel pour ce soir (22 juillet 2025), l'expert passe après-demain (24 juillet 2025)."),
+        ("Aujourd’hui je rappelle, demain j'envoie.",
+         "Aujourd’hui (22 juillet 2025) je rappelle, demain (23 juillet 2025) j'envoie."),
         ("Rendez-vous mardi 15 juillet à 9h.", "Rendez-vous mardi 15 juillet 2025 à 9h."),
         ("Le 31 février.", "Le 31 février."),  # no such day: left as said
     ],
@@ -59,7 +63,8 @@ def test_completing_twice_changes_nothing_more_and_keeps_every_word(text: str, a
         assert cursor != -1
 
 
-@given(st.sampled_from(["le 3 mars", "le 1er juin", "du 20 décembre au 5 janvier", "hier"]),
+@given(st.sampled_from(["le 3 mars", "le 1er juin", "du 20 décembre au 5 janvier", "hier", "après-demain",
+                        "ce soir"]),
        st.integers(min_value=0, max_value=3650))
 def test_a_completed_day_is_within_a_year_of_the_call(said: str, days: int) -> None:
     at = datetime(2020, 1, 1, tzinfo=UTC) + timedelta(days=days)

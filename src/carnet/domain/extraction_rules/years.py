@@ -11,7 +11,8 @@ fact's dates are completed from the message's time:
 - a weekday and a day of the month without a month ("vendredi, le 9") get the month and year of the
   latest such day at most eight weeks before the message (a call tells what happened, and a plan
   names its month);
-- "hier" and "avant-hier" keep their word and get the date in parentheses.
+- a day named from the call ("hier", "avant-hier", "aujourd'hui", "ce soir", "cette nuit", "demain",
+  "après-demain") keeps its words and gets the date in parentheses: "hier (21 juillet 2025)".
 
 A date already complete, or one that cannot exist (31 février), is left as it was. English text is
 left alone (its rewrite has no such rule yet). Pure: the message's time is the only clock.
@@ -37,8 +38,15 @@ _WEEKDAY_DAY = re.compile(
     rf"\b(?P<weekday>{'|'.join(_WEEKDAYS)})\s*,?\s+(?:le\s+)?(?P<day>[0-3]?\d)(?P<ord>er)?\b(?!\s*(?:h\b|:|/|\d|{_MONTH}))",
     re.IGNORECASE,
 )
-_RELATIVE = re.compile(r"\b(?P<word>avant-hier|hier)\b(?!\s*\()", re.IGNORECASE)
-_RELATIVE_DAYS = {"hier": 1, "avant-hier": 2}
+_RELATIVE_DAYS = {
+    "avant-hier": -2, "hier": -1, "aujourd'hui": 0, "ce matin": 0, "ce midi": 0, "cet après-midi": 0,
+    "cet apres-midi": 0, "ce soir": 0, "cette nuit": 0, "après-demain": 2, "apres-demain": 2, "demain": 1,
+}  # fmt: skip
+_RELATIVE_WORDS = "|".join(w.replace("'", "['’]") for w in sorted(_RELATIVE_DAYS, key=len, reverse=True))
+_RELATIVE = re.compile(
+    rf"(?<![\w-])(?P<word>{_RELATIVE_WORDS})(?![\w-])(?!\s*\()",
+    re.IGNORECASE,
+)
 _WEEKDAY_LOOKBACK = 56  # days
 
 
@@ -85,7 +93,7 @@ def _weekday(m: re.Match[str], at: datetime) -> str:
 
 
 def _relative(m: re.Match[str], at: datetime) -> str:
-    day = at - timedelta(days=_RELATIVE_DAYS[m.group("word").lower()])
+    day = at + timedelta(days=_RELATIVE_DAYS[m.group("word").lower().replace("’", "'")])
     return f"{m.group('word')} ({spelled(day)})"
 
 
