@@ -30,6 +30,8 @@ JULY = datetime(2025, 7, 22, 11, 0, tzinfo=UTC)
          "Aujourd’hui (22 juillet 2025) je rappelle, demain (23 juillet 2025) j'envoie."),
         ("Rendez-vous mardi 15 juillet à 9h.", "Rendez-vous mardi 15 juillet 2025 à 9h."),
         ("Le 31 février.", "Le 31 février."),  # no such day: left as said
+        ("Née le 3 avril 97.", "Née le 3 avril 97."),  # a two-digit year is a year
+        ("Un accrochage avant-hier, le 20 juillet.", "Un accrochage avant-hier, le 20 juillet 2025."),
     ],
 )
 def test_a_day_and_month_get_their_year(said: str, written: str) -> None:

@@ -5,14 +5,15 @@ On the phone nobody says the year: "je l'ai déposé le 22 avril", "l'avenant pr
 time passes (which 22 April? which Friday?) and cannot answer "quand ?" with a date. So a French
 fact's dates are completed from the message's time:
 
-- a day and a month without a year get the year ``dates`` gives them (the message's year, or the
+- a day and a month without a year (nor a two-digit one: "né le 3 avril 97") get the year ``dates`` gives them (the message's year, or the
   year before when that would put the day more than half a year after the message), and in a range
   ("du 20 décembre au 5 janvier") the end is never before the start;
 - a weekday and a day of the month without a month ("vendredi, le 9") get the month and year of the
   latest such day at most eight weeks before the message (a call tells what happened, and a plan
   names its month);
 - a day named from the call ("hier", "avant-hier", "aujourd'hui", "ce soir", "cette nuit", "demain",
-  "après-demain") keeps its words and gets the date in parentheses: "hier (21 juillet 2025)".
+  "après-demain") keeps its words and gets the date in parentheses: "hier (21 juillet 2025)", unless
+  the date follows ("avant-hier, le 1er juillet").
 
 A date already complete, or one that cannot exist (31 février), is left as it was. English text is
 left alone (its rewrite has no such rule yet). Pure: the message's time is the only clock.
@@ -30,7 +31,7 @@ MONTH_NAMES = ("janvier", "février", "mars", "avril", "mai", "juin", "juillet",
 _MONTH_FORMS = {**{name: n for n, name in enumerate(MONTH_NAMES, 1)}, "fevrier": 2, "aout": 8, "decembre": 12}
 _MONTH = "|".join(sorted(_MONTH_FORMS, key=len, reverse=True))
 _DAY_MONTH = re.compile(
-    rf"\b(?P<day>[0-3]?\d)(?P<ord>er|ᵉʳ)?\s+(?P<month>{_MONTH})\b(?!\s*(?:\d{{4}}|['’]\d{{2}}))", re.IGNORECASE
+    rf"\b(?P<day>[0-3]?\d)(?P<ord>er|ᵉʳ)?\s+(?P<month>{_MONTH})\b(?!\s*(?:\d{{4}}|['’]?\d{{2}}\b))", re.IGNORECASE
 )
 _RANGE_END = re.compile(r"(?:\bau|\bjusqu['’]au|-)\s*$", re.IGNORECASE)
 _WEEKDAYS = ("lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi", "dimanche")
@@ -44,7 +45,7 @@ _RELATIVE_DAYS = {
 }  # fmt: skip
 _RELATIVE_WORDS = "|".join(w.replace("'", "['’]") for w in sorted(_RELATIVE_DAYS, key=len, reverse=True))
 _RELATIVE = re.compile(
-    rf"(?<![\w-])(?P<word>{_RELATIVE_WORDS})(?![\w-])(?!\s*\()",
+    rf"(?<![\w-])(?P<word>{_RELATIVE_WORDS})(?![\w-])(?!\s*\()(?!\s*,?\s*(?:le\s+)?[0-3]?\d(?:er)?\s+(?:{_MONTH})\b)",
     re.IGNORECASE,
 )
 _WEEKDAY_LOOKBACK = 56  # days
