@@ -5,9 +5,10 @@ On the phone nobody says the year: "je l'ai déposé le 22 avril", "l'avenant pr
 time passes (which 22 April? which Friday?) and cannot answer "quand ?" with a date. So a French
 fact's dates are completed from the message's time:
 
-- a day and a month without a year (nor a two-digit one: "né le 3 avril 97") get the year ``dates`` gives them (the message's year, or the
-  year before when that would put the day more than half a year after the message), and in a range
-  ("du 20 décembre au 5 janvier") the end is never before the start;
+- a day and a month without a year (nor a two-digit one: "né le 3 avril 97") get the year ``dates``
+  gives them (the message's year, or the year before when that would put the day more than half a
+  year after the message), and in a range ("du 20 décembre au 5 janvier") the end is never before
+  the start;
 - a weekday and a day of the month without a month ("vendredi, le 9") get the month and year of the
   latest such day at most eight weeks before the message (a call tells what happened, and a plan
   names its month);
