@@ -172,3 +172,20 @@ def test_another_date_alone_is_no_other_value() -> None:
     # a sick leave's value is its end date
     assert supersedes(read_topics("Arrêt de travail prescrit jusqu'au 31 mars 2026."),
                       read_topics("Arrêt de travail prescrit jusqu'au 28 février 2026.")) == "sick_leave"  # fmt: skip
+
+
+def test_a_plan_is_named_and_only_its_name_tells_plans_apart() -> None:
+    old = "La formule Tilleuls Équilibre a un forfait de 300 euros par an pour la psychomotricité."
+    same = "C'est fait : formule Tilleuls Équilibre au 1er mars 2025, 131,80 euros par mois."
+    assert supersedes(read_topics(same), read_topics(old)) is None  # same plan, other amounts
+    assert supersedes(read_topics("Sa formule prend en charge le lit d'accompagnant, 25 euros par nuit."),
+                      read_topics(same)) is None  # names no plan: not about which one  # fmt: skip
+    assert supersedes(read_topics("Le contrat passe en formule Sérénité Solo au 1er mai."),
+                      read_topics("Formule Sérénité Duo pour le couple.")) == "plan"  # fmt: skip
+
+
+def test_a_declared_claims_deductible_is_not_the_contracts() -> None:
+    old = "Après sa franchise de 300 euros, le conseiller a réglé 2 340 euros à la carrosserie."
+    new = ("Le conseiller déclare : SIN-2026-000912, dommage sans tiers ; la franchise jeune conducteur est de "
+           "500 euros.")
+    assert _decide(old, new).action is not Action.SUPERSEDE

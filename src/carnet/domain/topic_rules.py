@@ -33,6 +33,7 @@ class Topic:
     qualifiers: tuple[tuple[str, Pattern], ...] = ()  # which one of the attribute (mobile/landline)
     wildcard: bool = True  # an unqualified note matches any qualifier; False: only another unqualified one
     dated: bool = False  # its value is a date (the end of a sick leave): dates count as other values
+    named: bool = False  # its value is a name (a plan): a note about it names one, and only names count
 
 
 # Which contract a premium, a formula or a cover belongs to.
@@ -95,7 +96,7 @@ TOPICS: tuple[Topic, ...] = (
     Topic("premium", _c(r"\b(?:cotisations?|primes? (?:annuelles?|mensuelles?|d'assurance)?|premium)\b"),
           needs=_c(_AMOUNT), per_person=False, qualifiers=PRODUCT_LINES, wildcard=False),
     Topic("plan", _c(r"\b(?:formules?|niveau de (?:garantie|couverture)|coverage level|tier)\b"),
-          per_person=False, qualifiers=PRODUCT_LINES, wildcard=False),
+          per_person=False, qualifiers=PRODUCT_LINES, wildcard=False, named=True),
     Topic("down_payment", _c(r"\b(?:apport(?: personnel)?|down payment)\b"), per_person=False),
     Topic("budget", _c(r"\bbudget\b"), per_person=False),
     Topic("vehicle", _c(r"\b(?:vehicule|voiture|immatricul\w*|vehicle)\b"), exclusive=False, per_person=False),
@@ -166,8 +167,8 @@ CASE_STATUS = _c(
     r"rejected|approved|under review)\b"
 )
 # A note about a file: its references are the file's, and so are its amounts.
-CASE_NOUNS = _c(r"\b(?:dossiers?|sinistres?|reclamations?|plaintes?|litiges?|contestations?|claims?|complaints?|"
-                r"tickets?|files?)\b")
+CASE_NOUNS = _c(r"\b(?:dossiers?|sinistres?|reclamations?|plaintes?|litiges?|contestations?|declar\w*|claims?|"
+                r"complaints?|tickets?|files?)\b")
 # The note tells how the file was opened (an event: it stays true).
 CASE_OPENING = _c(
     r"\b(?:(?:declare|depose|enregistre|ouvert|signale|survenu)e?s? le|a (?:depose|declare|signale|ouvert)|"

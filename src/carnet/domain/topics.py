@@ -29,8 +29,10 @@ another part's attribute change. A file's status is read on the whole note.
 Values are what a note distinguishes one state from another by: numbers (amounts, dates, street
 numbers), codes, and capitalised names that do not start a sentence. A date says when, not what:
 other dates alone are no other value, except for an attribute whose value is a date (the end of a
-sick leave: ``Topic.dated``). They are compared as sets and
-never leave this module (a decision's reason names the topic, never a value).
+sick leave: ``Topic.dated``); for an attribute whose value is a name (a plan), only names count, and
+a note that names none ("sa formule prend en charge…") is not about which one (``Topic.named``).
+Values are compared as sets and never leave this module (a decision's reason names the topic, never
+a value).
 """
 
 from __future__ import annotations
@@ -112,14 +114,14 @@ def read_topics(text: str) -> TopicReading:
 
 def _read(text: str) -> TopicReading:
     folded = fold(text)
+    numbers, names = _values(text)
     topics: set[tuple[str, str]] = set()
     for topic in TOPICS:
-        if topic.cue.search(folded) is None:
+        if topic.cue.search(folded) is None or (topic.named and not names):
             continue
         if topic.needs is not None and topic.needs.search(folded) is None:
             continue
         topics.update((topic.name, q) for q in _qualifiers(topic, folded))
-    numbers, names = _values(text)
     refs = references(text)
     return TopicReading(
         topics=frozenset(topics),
@@ -154,6 +156,15 @@ def _values(text: str) -> tuple[frozenset[str], frozenset[str]]:
     numbers = frozenset(re.sub(r"[ .,]", "", m.group(0)) for m in _NUMBER.finditer(text))
     names = frozenset(fold(m.group(0)) for m in _NAME.finditer(text) if _is_name(text, m.start()))
     return numbers, names - _TITLES
+
+
+def _compared(topic: Topic, new: TopicReading, old: TopicReading) -> tuple[frozenset[str], frozenset[str]]:
+    """The values of ``new`` and ``old`` that tell this attribute's states apart."""
+    if topic.named:
+        return new.names, old.names
+    if topic.dated:
+        return new.values, old.values
+    return new.values - new.dates, old.values - old.dates
 
 
 def _date_numbers(folded: str) -> frozenset[str]:
@@ -213,7 +224,7 @@ def _by_attribute(new: TopicReading, old: TopicReading) -> str | None:
             continue
         if topic.per_person and new.parties != old.parties:
             continue
-        ours, theirs = (new.values, old.values) if topic.dated else (new.values - new.dates, old.values - old.dates)
+        ours, theirs = _compared(topic, new, old)
         if topic.exclusive and (new.change or (ours - theirs and theirs - ours)):
             return name
         if not topic.exclusive and new.change and new.values & old.values:
