@@ -341,3 +341,14 @@ def test_turns_keep_every_fact_that_is_not_a_repeat(said: list[tuple[str, int]])
     out = " ".join(f.text for f in turns.by_turn(facts, [t for _, t in said]))
     for i in repeats.kept(facts):
         assert facts[i].text.rstrip(".")[1:] in out
+
+
+def test_what_the_advisor_dictates_to_the_file_is_a_fact() -> None:
+    facts = _texts(
+        ("advisor", "Je le note, madame : on vous parlera lentement, en articulant."),
+        ("advisor", "C'est noté : à compter du 1er juillet 2025, <ADDRESS_1>."),
+        ("advisor", "Je note : merci."),  # nothing to note
+    )
+    assert len(facts) == 2
+    assert "lentement, en articulant" in facts[0] and not facts[0].lower().startswith(("je", "c'est"))
+    assert facts[1] == "À compter du 1er juillet 2025, <ADDRESS_1>."

@@ -56,7 +56,9 @@ _CALLING_BECAUSE = re.compile(
 _ADVISOR_FRAME = re.compile(
     r"^(?:je (?:vois|constate|lis|note) (?:bien )?(?:que|qu')|je prends (?:bonne )?note (?:que|qu')|"
     r"(?:je vous |je )confirme (?:que|qu')|si je comprends bien,?|d'après (?:votre dossier|nos informations|"
-    r"mon écran|le dossier),?|c'est noté,?|donc si je résume,?)\s*",
+    r"mon écran|le dossier),?|c'est noté\s*[,:]?|donc si je résume,?|"
+    r"je (?:le |l')?(?:note|mets|inscris|indique)(?: (?:dans|sur) (?:votre|le) dossier)?(?:,? (?:madame|monsieur)"
+    r"(?: <PERSON_\d+>)?)?\s*:)\s*",
     re.IGNORECASE,
 )
 

@@ -116,9 +116,27 @@ def bare_reference(sentence: str) -> bool:
     return _BARE_REFERENCE.fullmatch(fold(sentence).strip(" .!?…")) is not None
 
 
+# The advisor saying what goes in the file: "Je le note, madame : on vous parlera lentement…", "C'est
+# noté : à compter du 1er juillet…". What follows the colon is a note, whatever its words.
+_NOTED = re.compile(
+    r"(?:je (?:le |l')?(?:note|mets|inscris|indique)(?: (?:dans|sur) (?:votre|le) dossier)?|c'est note)"
+    r"(?:,? (?:madame|monsieur)(?: <person_\d+>)?)?\s*:\s*\S"
+)
+_NOTED_WORDS = 2  # content words after the colon
+
+
+def is_noted(sentence: str) -> bool:
+    """The advisor dictating a note to the file ("Je le note : …")."""
+    folded = fold(sentence).strip()
+    m = _NOTED.match(folded)
+    return m is not None and len(content_tokens(folded[m.end() - 1 :])) >= _NOTED_WORDS
+
+
 def carries_information(sentence: str, *, advisor: bool) -> bool:
     if bare_reference(sentence):
         return False
+    if advisor and is_noted(sentence):
+        return True
     words = content_tokens(_PLACEHOLDER.sub(" ", sentence))
     if not words:
         return False  # "Le <BIRTHDATE_1>.": a value whose question was not understood
