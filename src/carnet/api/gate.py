@@ -72,7 +72,7 @@ class AuthGate:
             await self._refuse_unauthenticated(scope, send, exc)
             return
         except CarnetError as exc:  # the catalog is unavailable: 503, in the REST shape
-            await _answer(send, exc)
+            await answer(send, exc)
             return
         state = scope.setdefault("state", {})
         state["key_id"], state["tenant"], state[STATE_KEY] = p.key_id, p.tenant, p
@@ -80,7 +80,7 @@ class AuthGate:
             self._c.limiter.hit(p.key_id, p.rate_limit)
         except RateLimited as exc:
             self._refused.labels("key_budget").inc()
-            await _answer(send, exc)
+            await answer(send, exc)
             return
         await self.app(scope, receive, send)
 
@@ -102,10 +102,10 @@ class AuthGate:
         self._c.refusals.note(source, rate_limited=isinstance(refusal, RateLimited))
         if isinstance(refusal, RateLimited):
             await anyio.sleep(OVER_BUDGET_DELAY)
-        await _answer(send, refusal)
+        await answer(send, refusal)
 
 
-async def _answer(send: Send, exc: CarnetError) -> None:
+async def answer(send: Send, exc: CarnetError) -> None:
     """The error in the REST shape (``{"error": {"code", "message"}}``), as ``carnet.api.errors`` does."""
     error: dict[str, object] = {"code": exc.code, "message": exc.message}
     headers = [(b"content-type", b"application/json")]
