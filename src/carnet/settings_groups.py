@@ -226,8 +226,8 @@ class ApiSettings(BaseModel):
     max_queue: int = Field(64, ge=0)
     # The longest a request waits for a slot before 503 overloaded (its work never started).
     request_deadline_ms: int = Field(500, ge=1, le=60_000)
-    # Requests at work at once; None: half of the worker-thread pool (the other half keeps the key
-    # lookups, /healthz, /readyz and /metrics from waiting behind them).
+    # Requests at work at once; None: two per CPU core, at most half the worker-thread pool (the rest
+    # keeps /healthz, /readyz and /metrics from waiting behind them). Raise it for network-bound backends.
     max_concurrency: int | None = Field(None, ge=1)
     # Proxies (addresses or networks) whose X-Forwarded-For names the client; none by default.
     trusted_proxies: list[str] = Field(default_factory=list)

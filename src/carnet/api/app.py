@@ -56,7 +56,7 @@ def create_app(container: Container) -> FastAPI:
     api, m = container.settings.api, container.metrics
     app.add_middleware(BodyLimit, max_bytes=api.max_body_bytes)
     app.add_middleware(Admission, slots=api.max_concurrency, max_queue=api.max_queue,
-                       deadline=api.request_deadline_ms / 1000, routes=app.router.routes, refused=m.overloaded,
+                       deadline=api.request_deadline_ms / 1000, refused=m.overloaded,
                        waiting=m.admission_waiting, in_flight=m.admission_in_flight)
     app.add_middleware(AuthGate, container=container)
 
@@ -65,6 +65,7 @@ def create_app(container: Container) -> FastAPI:
         request: Request, call_next: Callable[[Request], Awaitable[Response]]
     ) -> Response:
         started = time.perf_counter()
+        request.state.arrived = started  # admission's deadline counts from here (carnet.api.admission)
         response = await call_next(request)
         elapsed = time.perf_counter() - started
         route = _route_template(request)
