@@ -173,6 +173,8 @@ def _summary(rate: float, seconds: float, outcomes: Sequence[Outcome], elapsed: 
         "by_kind": by_kind, "refused": refused,
         "timeouts": sum(o.code == "timeout" for o in no_answer),
         "transport_errors": sum(o.code != "timeout" for o in no_answer),
+        "refused_p99_ms": percentiles([o.latency_ms for o in outcomes
+                                       if o.status is not None and not 200 <= o.status < 300])["p99_ms"],
         "answered_max_ms": round(max(answered), 3) if answered else 0.0,
         "send_lag_p99_ms": percentiles([o.lag_ms for o in outcomes])["p99_ms"],
     }
@@ -188,7 +190,8 @@ def _load_average() -> list[float]:
 def _line(r: dict[str, Any]) -> str:
     refused = ", ".join(f"{k}: {v}" for k, v in sorted(r["refused"].items())) or "none"
     return (f"offered {r['offered_per_s']:g}/s  achieved {r['achieved_per_s']:g}/s  p50 {r['p50_ms']} ms  "
-            f"p95 {r['p95_ms']} ms  p99 {r['p99_ms']} ms  refused {refused}  timeouts {r['timeouts']}  "
+            f"p95 {r['p95_ms']} ms  p99 {r['p99_ms']} ms  refused {refused} (p99 {r['refused_p99_ms']} ms)  "
+            f"timeouts {r['timeouts']}  "
             f"sender lag p99 {r['send_lag_p99_ms']} ms")
 
 
