@@ -17,6 +17,7 @@ import httpx
 import pytest
 
 from carnet.api.app import create_app
+from carnet.api.gate import LOOKUP_THREADS
 from carnet.api.server import running
 from carnet.bootstrap import Container, build
 from carnet.config import Settings
@@ -160,3 +161,33 @@ def test_a_request_that_cannot_start_within_the_deadline_is_refused(
     assert _assemble(api, "Le membre préfère-t-il le courriel ?").status_code == 200  # the slot came back
     assert 'carnet_http_overloaded_total{reason="deadline",route="/api/v1/context/assemble"} 1.0' in api.get(
         "/metrics").text
+
+
+def test_a_key_lookup_that_cannot_get_a_thread_in_time_is_refused_at_the_door(
+        short_deadline: tuple[httpx.Client, HeldEmbedder, Container], monkeypatch: pytest.MonkeyPatch) -> None:
+    api, _, container = short_deadline
+    catalog = container.deps.catalog
+    find, release = catalog.find_api_key, threading.Event()
+    entered = threading.Semaphore(0)
+
+    def held_lookup(key_hash: str) -> object:
+        entered.release()
+        assert release.wait(30), "the test never released the held lookups"
+        return find(key_hash)
+
+    monkeypatch.setattr(catalog, "find_api_key", held_lookup)
+    with ThreadPoolExecutor(LOOKUP_THREADS) as pool:
+        held = [pool.submit(api.get, f"/api/v1/subjects/{SUBJECT}/memories") for _ in range(LOOKUP_THREADS)]
+        for _ in range(LOOKUP_THREADS):  # every lookup thread is taken
+            assert entered.acquire(timeout=10)
+        started = time.monotonic()
+        refused = _assemble(api, "Quel est le dossier en cours ?")
+        assert time.monotonic() - started < 2.0
+        release.set()
+        for late in held:  # their key checks took longer than the deadline: their work never started
+            _overloaded(late.result(30))
+    _overloaded(refused)
+    text = api.get("/metrics").text
+    assert 'carnet_http_overloaded_total{reason="deadline",route="/api/v1/context/assemble"} 1.0' in text
+    memories = "/api/v1/subjects/{subject_id}/memories"
+    assert f'carnet_http_overloaded_total{{reason="deadline",route="{memories}"}} {LOOKUP_THREADS}.0' in text
