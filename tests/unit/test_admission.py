@@ -30,7 +30,7 @@ def _admission(*, deadline: float = 0.5, slots: int = 1, max_queue: int = 1) -> 
     return gate, ran
 
 
-def _call(gate: Admission, path: str, **state: Any) -> list[Message]:
+def _call(gate: Admission, path: str, method: str = "POST", **state: Any) -> list[Message]:
     sent: list[Message] = []
 
     async def receive() -> Message:
@@ -39,7 +39,7 @@ def _call(gate: Admission, path: str, **state: Any) -> list[Message]:
     async def send(message: Message) -> None:
         sent.append(message)
 
-    scope = {"type": "http", "path": path, "method": "POST", "headers": [], "state": dict(state)}
+    scope = {"type": "http", "path": path, "method": method, "headers": [], "state": dict(state)}
     anyio.run(gate, scope, receive, send)
     return sent
 
@@ -60,7 +60,9 @@ def test_in_time_and_outside_the_api_requests_run() -> None:
     assert _call(gate, "/api/v1/context/assemble", arrived=time.perf_counter())[0]["status"] == 200
     assert _call(gate, "/api/v1/context/assemble")[0]["status"] == 200  # no stamp: the deadline starts here
     assert _call(gate, "/healthz", arrived=time.perf_counter() - 60)[0]["status"] == 200  # never gated
-    assert ran == ["/api/v1/context/assemble", "/api/v1/context/assemble", "/healthz"]
+    # the intake status, a long poll that sleeps on no thread, never holds a slot
+    assert _call(gate, "/api/v1/intakes/6f1c", "GET", arrived=time.perf_counter() - 60)[0]["status"] == 200
+    assert ran == ["/api/v1/context/assemble", "/api/v1/context/assemble", "/healthz", "/api/v1/intakes/6f1c"]
 
 
 def test_no_waiting_room_refuses_while_the_slot_is_taken() -> None:

@@ -1,12 +1,13 @@
 """Admission control: a bounded number of ``/api/v1`` requests at work, a bounded waiting room, a deadline.
 
-A request under ``/api/v1`` takes one of ``slots`` before anything of its body is read; it gives the
-slot back when its answer has been sent. When none is free it waits, with at most ``max_queue``
-others, until ``deadline`` seconds after it arrived (the access log stamps ``state["arrived"]``: the
-time it spent at the authentication gate counts); a request that finds the waiting room full, or
-whose deadline passes, gets ``503 overloaded`` with ``Retry-After`` at once. Nothing of a refused request ran: its
-body was never read, so a refused write wrote nothing, and any request may be sent again. An admitted
-one is never cancelled here: a write is refused or done.
+A request under ``/api/v1`` (but the intake status, a long poll) takes one of ``slots`` before
+anything of its body is read; it gives the slot back when its answer has been sent. When none is
+free it waits, with at most ``max_queue`` others, until ``deadline`` seconds after it arrived (the
+access log stamps ``state["arrived"]``: the time it spent at the authentication gate counts); a
+request that finds the waiting room full, or whose deadline passes, gets ``503 overloaded`` with
+``Retry-After`` at once. Nothing of a refused request ran: its body was never read, so a refused
+write wrote nothing, and any request may be sent again. An admitted one is never cancelled here: a
+write is refused or done.
 
 Why slots and not only the thread pool: sync routes run in Starlette's worker threads (40 by
 default), and a thread pool queues without bound or deadline. The default is two per CPU core, at
@@ -40,6 +41,13 @@ from carnet.api.overload import route_template, time_left
 from carnet.errors import Overloaded
 
 _ADMITTED = "/api/v1/"
+_INTAKE_STATUS = "/api/v1/intakes/"
+
+
+def _long_poll(scope: Scope) -> bool:
+    """``GET /api/v1/intakes/{id}`` (``?wait=true`` holds it up to a minute, asleep, on no thread):
+    a slot held while it sleeps would refuse work for nothing. Its reads are single-row lookups."""
+    return bool(scope["method"] == "GET" and str(scope["path"]).startswith(_INTAKE_STATUS))
 
 
 class Admission:
@@ -55,7 +63,7 @@ class Admission:
         in_flight.set_function(self._in_flight)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not scope["path"].startswith(_ADMITTED):
+        if scope["type"] != "http" or not scope["path"].startswith(_ADMITTED) or _long_poll(scope):
             await self.app(scope, receive, send)
             return
         sem = self._semaphore()
