@@ -125,13 +125,12 @@ def test_an_answer_is_read_with_its_question() -> None:
         ("advisor", "Vous préférez être contacté comment ?"), ("user", "Par email, je ne réponds jamais avant 14h."),
         ("advisor", "Souhaitez-vous toujours être prélevé le 5 du mois ?"), ("user", "Non, je préfère le 10."),
     )
-    assert _texts(found)[:4] == [
+    assert _texts(found)[:3] == [
         "Le numéro de contrat du membre est CTR-123456.",
         "Le membre habite toujours à Lyon.",
-        "Le membre préfère être contacté par email.",
-        "Le membre ne répond jamais avant 14h.",
+        "Le membre préfère être contacté par email ; le membre ne répond jamais avant 14h.",  # one turn
     ]
-    assert _texts(found)[4] == ("Le membre préfère le 10 (en réponse à « Souhaitez-vous toujours être prélevé "
+    assert _texts(found)[3] == ("Le membre préfère le 10 (en réponse à « Souhaitez-vous toujours être prélevé "
                                 "le 5 du mois ? »).")  # a "non" never turns the question into a fact
 
 
@@ -146,7 +145,7 @@ def test_relayed_notes_and_introductions() -> None:
     assert _texts(found) == [
         "Le membre s'appelle <PERSON_1>.",
         "Le membre a une question sur son contrat auto.",
-        "Le conseiller lui a envoyé l'attestation le 3 mars.",
+        "Le conseiller lui a envoyé l'attestation le 3 mars 2024.",
         "M. <PERSON_1>, artisan plombier, a un compte professionnel.",
     ]
 
@@ -226,7 +225,7 @@ def test_a_call_has_a_short_episode() -> None:
     found = _call(*CALL)
     assert found.episode == ("Appel du 12 mars 2024 : déclaration d'un dégât des eaux et changement d'adresse ; "
                              "le conseiller ouvre un dossier, le numéro est SIN-2024-0815 ; "
-                             "un expert passera le 15 mars.")
+                             "un expert passera le 15 mars 2024.")
 
 
 def test_no_episode_without_a_session_or_a_conversation() -> None:

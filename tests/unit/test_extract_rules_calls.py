@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from carnet.domain.extraction import Extraction
-from carnet.domain.extraction_rules import corrections, extract, fragments
+from carnet.domain.extraction import ExtractedFact, Extraction
+from carnet.domain.extraction_rules import corrections, extract, fragments, repeats, turns
 from carnet.domain.extraction_rules.classify import category
 from carnet.domain.extraction_rules.elision import restore_apostrophes
 from carnet.domain.extraction_rules.rewrite_fr import ADVISOR, MEMBER, rewrite_fr
@@ -167,7 +167,7 @@ def test_a_correction_after_the_advisor_spoke_still_finds_the_members_fact() -> 
         ("advisor", "Très bien."),
         ("user", "Enfin non, c'est le 16 octobre."),
     )
-    assert facts == ["Le passage de l'expert est prévu le 16 octobre."]
+    assert facts == ["Le passage de l'expert est prévu le 16 octobre 2025."]
 
 
 @settings(max_examples=200, deadline=None)
@@ -259,3 +259,85 @@ def test_a_fragment_of_another_message_stands_alone() -> None:
 )
 def test_contact_details_and_situation(text: str, expected: str) -> None:
     assert category(text, advisor=False) == expected
+
+
+# --- what a call says twice, and what only names the case ---------------------------------------
+
+
+def test_a_repeated_part_of_a_fact_is_dropped_whichever_comes_first() -> None:
+    facts = _texts(
+        ("user", "SIN-2025-071228."),
+        ("advisor", "Je déclare le sinistre incendie, numéro SIN-2025-071228."),
+        ("user", "Ils m'ont fait un prix, 3 760 euros au lieu de 3 900."),
+        ("advisor", "D'accord, 3 760 euros."),
+    )
+    assert facts == [
+        "Le conseiller déclare le sinistre incendie, numéro SIN-2025-071228.",
+        "Ils ont fait au membre un prix, 3 760 euros au lieu de 3 900.",
+    ]
+
+
+def test_a_repeat_with_another_polarity_is_kept() -> None:
+    facts = _texts(
+        ("user", "Je veux les documents par courrier."), ("user", "Enfin, je ne veux pas de courrier papier.")
+    )
+    assert len(facts) == 2
+
+
+def test_a_vocative_and_a_bare_case_reference_are_no_facts() -> None:
+    facts = _texts(
+        ("advisor", "Alpiane Assurances, bonjour."),
+        ("user", "Bonjour, dossier SIN-2025-071228. L'expert est passé hier."),
+        ("advisor", "Madame <PERSON_1>, le dossier SIN-2025-071228 est en cours d'expertise."),
+    )
+    assert not any(f.startswith(("Dossier", "Madame")) for f in facts)
+    assert "Le dossier SIN-2025-071228 est en cours d'expertise." in facts
+
+
+def test_the_number_of_what_was_just_said_is_read_with_it() -> None:
+    facts = _texts(("advisor", "J'enregistre une réclamation pour le calcul. Le numéro est REC-2025-1148."))
+    assert facts == ["Le conseiller enregistre une réclamation pour le calcul ; le numéro est REC-2025-1148."]
+
+
+# --- one record per turn ---------------------------------------------------------------------------
+
+
+def test_what_a_member_says_in_one_message_is_one_record() -> None:
+    facts = _texts(
+        ("advisor", "Vous avez vos appareils ?"),
+        ("user", "Oui, j'ai mes appareils maintenant. J'ai pris les classe 2. Il m'a fait un prix, 3 760 euros."),
+        ("user", "Et je voulais vous dire que j'ai changé de banque."),
+    )
+    assert len(facts) == 2
+    assert "classe 2" in facts[0] and "3 760 euros" in facts[0] and "banque" in facts[1]
+
+
+def test_the_introduction_stays_a_record_of_its_own() -> None:
+    facts = _texts(("user", "Bonjour, <PERSON_1>. J'ai une question sur mon contrat auto."))
+    assert facts == ["Le membre s'appelle <PERSON_1>.", "Le membre a une question sur son contrat auto."]
+
+
+def test_a_turn_record_takes_its_most_important_part_and_earliest_date() -> None:
+    fact = ExtractedFact("Le membre a pris un café.", "autre", 0.3, datetime(2025, 5, 2, tzinfo=UTC))
+    decision = ExtractedFact("Le conseiller ouvre le dossier SIN-2025-1.", "decision", 0.8,
+                             datetime(2025, 5, 1, tzinfo=UTC))  # fmt: skip
+    (one,) = turns.by_turn([fact, decision], [3, 3])
+    assert (one.category, one.importance, one.valid_from) == ("decision", 0.8, datetime(2025, 5, 1, tzinfo=UTC))
+    assert one.text == "Le membre a pris un café ; le conseiller ouvre le dossier SIN-2025-1."
+
+
+def test_a_turn_record_stops_growing_at_its_limit() -> None:
+    parts = [ExtractedFact(f"Le membre a noté le point numéro {n} de la liste des pièces.") for n in range(20)]
+    out = turns.by_turn(parts, [1] * len(parts))
+    assert len(out) > 1 and all(len(f.text) <= turns.MAX_CHARS for f in out)
+    assert sum(f.text.count("point numéro") for f in out) == 20  # nothing lost
+
+
+@given(st.lists(st.tuples(st.sampled_from(["Le membre a un chat.", "Il habite à Lyon.", "Le 3 mai.",
+                                           "Le membre n'a pas de chat.", "Contrat CTR-1 ouvert."]),
+                          st.integers(min_value=-1, max_value=3)), max_size=8))
+def test_turns_keep_every_fact_that_is_not_a_repeat(said: list[tuple[str, int]]) -> None:
+    facts = [ExtractedFact(text) for text, _ in said]
+    out = " ".join(f.text for f in turns.by_turn(facts, [t for _, t in said]))
+    for i in repeats.kept(facts):
+        assert facts[i].text.rstrip(".")[1:] in out

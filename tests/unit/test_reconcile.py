@@ -290,3 +290,37 @@ def test_calibration_of_another_model_is_refused(tmp_path: Path) -> None:
     path.rename(calibration_path("other", tmp_path))
     with pytest.raises(ValueError, match="calibrates"):
         load_calibration("other", tmp_path)
+
+
+# --- a part of a record said again ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Le conseiller déclare le sinistre incendie, numéro SIN-2025-071228.", "SIN-2025-071228."),
+        ("Il a fait au membre un prix de 3 760 euros au lieu de 3 900.", "3 760 euros."),
+    ],
+)
+def test_a_fact_the_record_holds_entirely_merges_into_it(old: str, new: str) -> None:
+    decision = judge(old, new, 0.80)  # far below the duplicate thresholds: the words decide
+    assert (decision.action, decision.rule, decision.target) == (Action.MERGE, Rule.SUBSUMED, "old")
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Le membre veut recevoir ses documents par courrier.", "Le membre ne veut pas de courrier."),
+        ("Le membre ne veut plus de courrier papier.", "Le membre veut du courrier papier."),
+        ("Le membre a une Clio.", "Le membre a une Clio et une Zoé."),  # says more: not a part of it
+    ],
+)
+def test_a_part_with_another_polarity_or_more_words_is_not_merged(old: str, new: str) -> None:
+    assert judge(old, new, 0.80).rule is not Rule.SUBSUMED
+
+
+def test_an_episode_is_never_merged_for_repeating_part_of_another() -> None:
+    old = record("Appel du 3 mai : le conseiller ouvre le dossier SIN-2025-1.", kind=Kind.EPISODE)
+    decision = decide(Incoming("Le dossier SIN-2025-1.", "Le dossier SIN-2025-1.", kind=Kind.EPISODE),
+                      [(old, 0.80)], DEFAULTS)  # fmt: skip
+    assert decision.rule is not Rule.SUBSUMED

@@ -149,3 +149,26 @@ def test_no_rule_closes_a_record_newer_than_the_note(olds: list[tuple[str, int]]
     decision = decide(incoming, records, SHIPPED)
     closed = {m.id: m for m, _ in records if m.id in decision.superseded}
     assert all(m.valid_from <= T0 for m in closed.values())
+
+
+# --- notes of several parts, and dates that say when ------------------------------------------------
+
+
+def test_a_part_of_a_turn_is_judged_by_its_own_values() -> None:
+    # one turn of a call: the premium part changed, the named driver part did not
+    old = "Sa prime auto est de 968 euros par an ; le conseiller ajoute Maxime en conducteur secondaire."
+    new = "La prime auto passe à 1 124 euros par an."
+    assert supersedes(read_topics(new), read_topics(old)) == "premium"
+    # and a part's other values do not make another part's attribute change
+    kept = "Le membre habite au 5 rue des Lilas ; il a payé 300 euros."
+    other = "Le membre confirme : il habite au 5 rue des Lilas ; la franchise est de 150 euros."
+    assert supersedes(read_topics(other), read_topics(kept)) is None
+
+
+def test_another_date_alone_is_no_other_value() -> None:
+    old = "Le membre habite au 5 rue des Lilas, à Colmar, confirmé le 12 janvier 2024."
+    assert supersedes(read_topics("Le membre habite au 5 rue des Lilas, à Colmar, confirmé le 3 mars 2025."),
+                      read_topics(old)) is None  # fmt: skip
+    # a sick leave's value is its end date
+    assert supersedes(read_topics("Arrêt de travail prescrit jusqu'au 31 mars 2026."),
+                      read_topics("Arrêt de travail prescrit jusqu'au 28 février 2026.")) == "sick_leave"  # fmt: skip

@@ -10,6 +10,7 @@ from fastapi import FastAPI, Request, Response
 
 from carnet import __version__
 from carnet.api import (
+    docs_ui,
     errors,
     routes_admin,
     routes_audit,
@@ -41,13 +42,14 @@ def _route_template(request: Request) -> str:
 
 def create_app(container: Container) -> FastAPI:
     mcp = McpHttp(container)  # MCP over streamable HTTP at /mcp; its lifespan runs the SDK's session manager
-    app = FastAPI(title="Carnet", version=__version__, description=DESCRIPTION, docs_url="/docs", redoc_url=None,
+    app = FastAPI(title="Carnet", version=__version__, description=DESCRIPTION, docs_url=None, redoc_url=None,
                   responses=error_responses(), lifespan=mcp.lifespan)
     app.state.container = container
     errors.install(app)
     for module in (routes_health, routes_memories, routes_intakes, routes_context, routes_subjects, routes_audit,
                    routes_admin, routes_metrics):
         app.include_router(module.router)
+    docs_ui.install(app)  # /docs with Swagger UI's assets served here, not from a CDN (air-gapped sites)
     app.router.routes.append(mcp.route)
     observe = container.metrics.request_seconds
     # Outermost last: the access log, then the gate (authentication before any of the body is read),

@@ -15,7 +15,8 @@ Rules, in order (the first that fires decides):
 2. **slot/value** (``carnet.domain.slots``): same slot, different value → SUPERSEDE; same slot,
    same value, and nothing else new in the note → MERGE. It runs before the similarity tests
    because "budget max 600 €" and "budget max 750 €" are near-identical to an embedding;
-3. **dedup**: Jaccard ≥ ``jaccard_dup`` or cosine ≥ ``cosine_dup`` → MERGE, unless a guard says the
+3. **dedup**: a fact whose content words are all in a fact record (a part of it said again) → MERGE;
+   Jaccard ≥ ``jaccard_dup`` or cosine ≥ ``cosine_dup`` → MERGE, unless a guard says the
    two notes carry different facts: different numbers or dates, one negated and not the other,
    or different values of a multi-valued slot (a second car). A wrong merge loses a fact;
 4. **contradiction band**: cosine ≥ ``band_low``, a change marker in the new note ("désormais",
@@ -32,6 +33,7 @@ lands in record history and API responses, which must not carry plaintext.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -40,7 +42,7 @@ from enum import StrEnum
 from carnet.domain.records import Kind, Memory, Source, Status
 from carnet.domain.slot_rules import CHANGE_MARKERS, NEGATION
 from carnet.domain.slots import Comparison, Reading, Relation, compare, is_negated, read, uncovered
-from carnet.domain.text import content_tokens, exact_key, jaccard
+from carnet.domain.text import content_terms, content_tokens, exact_key, jaccard
 from carnet.domain.topics import TopicReading, may_close, read_topics, supersedes
 
 
@@ -57,6 +59,7 @@ class Rule(StrEnum):
     EXACT = "exact"
     SLOT = "slot"
     TOPIC = "topic"
+    SUBSUMED = "subsumed"
     JACCARD = "jaccard"
     COSINE = "cosine"
     BAND = "contradiction_band"
@@ -147,6 +150,7 @@ class _Seen:
     numbers: frozenset[str]
     negated: bool
     topics: TopicReading
+    bag: Counter[str]
     valid_from: datetime | None = None
 
 
@@ -158,6 +162,7 @@ class _Read:
     negated: bool
     exact: str
     topics: TopicReading
+    bag: Counter[str]
 
 
 Memo = MutableMapping[tuple[str, str], _Read]
@@ -167,10 +172,11 @@ def _read(text: str, pseudo_text: str, memo: Memo | None) -> _Read:
     key = (text, pseudo_text)
     if memo is not None and key in memo:
         return memo[key]
-    tokens = content_tokens(pseudo_text)
+    terms = content_terms(pseudo_text)
+    tokens = frozenset(terms)
     reading = read(text)
     out = _Read(reading, tokens, frozenset(t for t in tokens if any(ch.isdigit() for ch in t)),
-                is_negated(reading.folded), exact_key(text), read_topics(text))
+                is_negated(reading.folded), exact_key(text), read_topics(text), Counter(terms))
     if memo is not None:
         memo[key] = out
     return out
@@ -180,7 +186,7 @@ def _see(id_: str, cosine: float, text: str, pseudo_text: str, memo: Memo | None
          valid_from: datetime | None = None) -> _Seen:
     r = _read(text, pseudo_text, memo)
     return _Seen(id=id_, cosine=cosine, reading=r.reading, tokens=r.tokens, numbers=r.numbers,
-                 negated=r.negated, topics=r.topics, valid_from=valid_from)
+                 negated=r.negated, topics=r.topics, bag=r.bag, valid_from=valid_from)
 
 
 def decide(
@@ -215,7 +221,7 @@ def decide(
     if judged and (decision is None or decision.action is Action.SUPERSEDE):
         decision = _by_topic(seen_new, seen, decision)
     if decision is None:
-        decision = _by_similarity(seen_new, seen, relations, thresholds)
+        decision = _by_similarity(seen_new, seen, relations, thresholds, incoming.kind)
     if decision is None and judged:
         decision = _by_band(seen_new, seen, relations, thresholds)
     return decision or _create(relations)
@@ -300,9 +306,15 @@ def _adds_nothing(new: _Seen, old: _Seen) -> bool:
 
 
 def _by_similarity(
-    new: _Seen, seen: Sequence[_Seen], relations: Mapping[str, Comparison], t: ReconcileThresholds
+    new: _Seen, seen: Sequence[_Seen], relations: Mapping[str, Comparison], t: ReconcileThresholds,
+    kind: Kind = Kind.FACT,
 ) -> Decision | None:
     best: tuple[float, float, _Seen] | None = None
+    within = [s for s in seen if _subsumed(new, s, relations)] if kind is Kind.FACT else []
+    if within:
+        s = max(within, key=lambda s: s.cosine)
+        return Decision(Action.MERGE, Rule.SUBSUMED, "every content word of the note is in the record",
+                        target=s.id, score=s.cosine)  # fmt: skip
     for s in seen:
         if not _may_merge(new, s, relations):
             continue
@@ -317,6 +329,18 @@ def _by_similarity(
                         target=s.id, score=j)  # fmt: skip
     return Decision(Action.MERGE, Rule.COSINE, f"cosine {cosine:.3f} >= {t.cosine_dup:.3f}",
                     target=s.id, score=cosine)  # fmt: skip
+
+
+def _subsumed(new: _Seen, old: _Seen, relations: Mapping[str, Comparison]) -> bool:
+    """The note repeats part of the record and adds nothing: "SIN-2025-071228." after "Le conseiller
+    déclare le sinistre incendie, numéro SIN-2025-071228.", "3 760 euros." after "un prix de 3 760
+    euros". Every word as many times at least (the record "numéro 12 du membre 1" does not hold "numéro 1
+    du membre 1"), same polarity, and no slot the record does not have."""
+    relation = relations.get(old.id)
+    if relation is not None and relation.relation in (Relation.DISTINCT, Relation.CONFLICT):
+        return False
+    return (bool(new.tokens) and new.tokens < old.tokens and new.bag <= old.bag and new.negated == old.negated
+            and new.reading.slots <= old.reading.slots)
 
 
 def _may_merge(new: _Seen, old: _Seen, relations: Mapping[str, Comparison]) -> bool:

@@ -32,6 +32,7 @@ class Topic:
     needs: Pattern | None = None  # and the note must also contain this (a phone needs a number)
     qualifiers: tuple[tuple[str, Pattern], ...] = ()  # which one of the attribute (mobile/landline)
     wildcard: bool = True  # an unqualified note matches any qualifier; False: only another unqualified one
+    dated: bool = False  # its value is a date (the end of a sick leave): dates count as other values
 
 
 # Which contract a premium, a formula or a cover belongs to.
@@ -82,7 +83,7 @@ TOPICS: tuple[Topic, ...] = (
         r"employed|works (?:at|for|as)|retired)\b")),
     Topic("income", _c(r"\b(?:salaire|revenus?|gagne|remuneration|salary|income|earns)\b")),
     Topic("sick_leave", _c(r"\b(?:arrets? (?:de travail|maladie|prolonge\w*|prescrit\w*|jusqu)|prolongation d'arret|"
-                           r"sick leave)\b|\bprolongation\b(?=.*\barret)")),
+                           r"sick leave)\b|\bprolongation\b(?=.*\barret)"), dated=True),
     Topic("card_limit", _c(r"\b(?:plafonds?|limite de (?:paiement|retrait)|card limit|spending limit)\b"),
           needs=_c(r"\b(?:cartes?|cards?)\b"), per_person=False,
           qualifiers=(("withdrawal", _c(r"\b(?:retraits?|withdrawals?)\b")),

@@ -22,15 +22,21 @@ Never when ``N`` only adds ("en plus du fixe", "un second véhicule"), plans or 
 "devis pour la formule Confort"), nor between a temporary arrangement and a permanent one ("pendant
 les travaux"); and never ``O`` when it tells an event ("le 3 mars, elle a transmis une offre").
 
+A note of several parts ("…un CDI ; cariste, à Yutz ; 1 780 euros net", one turn of a call) is
+compared part by part for the attribute rules: the values and markers of one part do not make
+another part's attribute change. A file's status is read on the whole note.
+
 Values are what a note distinguishes one state from another by: numbers (amounts, dates, street
-numbers), codes, and capitalised names that do not start a sentence. They are compared as sets and
+numbers), codes, and capitalised names that do not start a sentence. A date says when, not what:
+other dates alone are no other value, except for an attribute whose value is a date (the end of a
+sick leave: ``Topic.dated``). They are compared as sets and
 never leave this module (a decision's reason names the topic, never a value).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from carnet.domain.linking import references
 from carnet.domain.text import fold
@@ -63,6 +69,11 @@ _WORD = re.compile(r"[a-z]{5,}")
 _YEAR = re.compile(r"(?:19|20)\d\d")
 WILDCARD = "*"
 _PLAN_SHARED = 2  # words a plan and the note of its outcome share
+_PARTS = re.compile(r"\s;\s")
+_MONTHS = "janvier|fevrier|mars|avril|mai|juin|juillet|aout|septembre|octobre|novembre|decembre|january|february|" \
+          "march|april|may|june|july|august|september|october|november|december"
+_DATE = re.compile(rf"\b\d{{1,2}}(?:er|st|nd|rd|th)?\s+(?:{_MONTHS})(?:\s+\d{{4}})?\b|\b(?:{_MONTHS})\s+\d{{4}}\b"
+                   r"|\b\d{1,2}/\d{1,2}(?:/\d{2,4})?\b|\b(?:19|20)\d\d\b")
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +82,7 @@ class TopicReading:
 
     topics: frozenset[tuple[str, str]]  # (topic, qualifier or "*")
     values: frozenset[str]  # numbers, codes and names
+    dates: frozenset[str]  # the numbers of ``values`` that belong to a date (day, year): when, not what
     names: frozenset[str]  # the names alone
     parties: frozenset[str]  # people other than the member whose values it may give
     refs: frozenset[str]  # file references
@@ -87,9 +99,18 @@ class TopicReading:
     hypothetical: bool
     done: bool
     words: frozenset[str]  # the longer words, without a final s: what a plan and its outcome share
+    parts: tuple[TopicReading, ...] = ()  # a note of several parts (" ; "): each read on its own
 
 
 def read_topics(text: str) -> TopicReading:
+    """``text`` read once; a note of several parts joined by " ; " (one turn of a call, a dictated
+    note) also part by part, so that a part's topic is judged by that part's values and markers."""
+    whole = _read(text)
+    parts = [p for p in _PARTS.split(text) if p.strip()]
+    return replace(whole, parts=tuple(_read(p) for p in parts)) if len(parts) > 1 else whole
+
+
+def _read(text: str) -> TopicReading:
     folded = fold(text)
     topics: set[tuple[str, str]] = set()
     for topic in TOPICS:
@@ -103,6 +124,7 @@ def read_topics(text: str) -> TopicReading:
     return TopicReading(
         topics=frozenset(topics),
         values=numbers | names,
+        dates=_date_numbers(folded) & numbers,
         names=names,
         parties=frozenset(m.group(0) for m in THIRD_PARTIES.finditer(folded)
                           if NOT_A_HOLDER.search(folded, 0, m.start()) is None),
@@ -132,6 +154,11 @@ def _values(text: str) -> tuple[frozenset[str], frozenset[str]]:
     numbers = frozenset(re.sub(r"[ .,]", "", m.group(0)) for m in _NUMBER.finditer(text))
     names = frozenset(fold(m.group(0)) for m in _NAME.finditer(text) if _is_name(text, m.start()))
     return numbers, names - _TITLES
+
+
+def _date_numbers(folded: str) -> frozenset[str]:
+    """The numbers of the dates in a note ("le 1er mars 2025", "31/10/2025", "en 2019")."""
+    return frozenset(n for m in _DATE.finditer(folded) for n in re.findall(r"\d+", m.group(0)))
 
 
 def _is_name(text: str, start: int) -> bool:
@@ -166,6 +193,18 @@ def supersedes(new: TopicReading, old: TopicReading) -> str | None:
     """The topic (or ``"case"``) by which ``new``, the newer note, makes ``old`` untrue; else None."""
     if new.refs & old.refs and new.case_state and old.case_state and not old.case_opening:
         return "case"
+    if not may_close(new, old, per_person=False):
+        return None
+    for new_part in new.parts or (new,):
+        for old_part in old.parts or (old,):
+            found = _by_attribute(new_part, old_part)
+            if found is not None:
+                return found
+    return None
+
+
+def _by_attribute(new: TopicReading, old: TopicReading) -> str | None:
+    """The attribute rules between two notes, or two parts of notes (values and markers of each)."""
     if new.additive or new.plan or new.hypothetical or old.event or not may_close(new, old, per_person=False):
         return None
     for name, qualifier in sorted(new.topics):
@@ -174,7 +213,8 @@ def supersedes(new: TopicReading, old: TopicReading) -> str | None:
             continue
         if topic.per_person and new.parties != old.parties:
             continue
-        if topic.exclusive and (new.change or (new.values - old.values and old.values - new.values)):
+        ours, theirs = (new.values, old.values) if topic.dated else (new.values - new.dates, old.values - old.dates)
+        if topic.exclusive and (new.change or (ours - theirs and theirs - ours)):
             return name
         if not topic.exclusive and new.change and new.values & old.values:
             return name

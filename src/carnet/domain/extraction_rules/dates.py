@@ -72,13 +72,19 @@ def _from_match(m: re.Match[str], anchor: datetime) -> datetime | None:
         month_no = int(month) if month.isdigit() else _MONTHS[month]
         year = m.group(f"y{n}")
         if year is None:
-            guess = _make(anchor.year, month_no, int(day), anchor)
-            if guess is not None and guess > anchor + _ROLLBACK:
-                return _make(anchor.year - 1, month_no, int(day), anchor)
-            return guess
+            return day_of(anchor, month_no, int(day))
         full = int(year) + (2000 if len(year) == 2 else 0)
         return _make(full, month_no, int(day), anchor)
     return None
+
+
+def day_of(anchor: datetime, month: int, day: int) -> datetime | None:
+    """The day ``day``/``month`` said without a year at ``anchor``: in the anchor's year, or the year
+    before when that would put it more than half a year after the anchor; None if it cannot exist."""
+    guess = _make(anchor.year, month, day, anchor)
+    if guess is not None and guess > anchor + _ROLLBACK:
+        return _make(anchor.year - 1, month, day, anchor)
+    return guess
 
 
 def _make(year: int, month: int, day: int, anchor: datetime) -> datetime | None:

@@ -5,7 +5,9 @@ euros net." Read alone, "1 780 euros net." is a number without a subject, a reco
 can use; read with the statement it continues, it is the salary of the new job. A sentence of the
 same speaker and the same message that has no subject and no verb of its own, and is short, is
 joined to the previous fact ("…un CDI ; cariste, … ; 1 780 euros net."). Anything with a subject
-pronoun, a "c'est" or a common finite verb stands on its own.
+pronoun, a "c'est" or a common finite verb stands on its own, except the sentence that only gives
+the number of what was just said ("J'enregistre une réclamation. Le numéro est REC-2025-1148."):
+read alone it is a code without its case.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import re
 
 from carnet.domain.extraction_rules.verbs import AUXILIARIES
+from carnet.domain.text import fold_accents
 
 _MAX_WORDS = 10
 _WORD = re.compile(r"[\w']+")
@@ -27,6 +30,11 @@ _STANDS_ALONE = (
     | AUXILIARIES
 )
 _PLACEHOLDER = re.compile(r"<[A-Z][A-Z0-9_]*_\d+>")
+_NUMBER_OF_IT = re.compile(
+    r"(?:le|son|votre|its|the)\s+(?:numero|reference|number|reference number)(?:\s+(?:de|du|of)\s+\w+)?"
+    r"\s+(?:est|c'est|is|:)\s*:?\s*(?:le\s+)?[A-Z]{2,5}[-/]?\d[\w-]*",
+    re.IGNORECASE,
+)
 
 
 def is_fragment(sentence: str) -> bool:
@@ -36,6 +44,11 @@ def is_fragment(sentence: str) -> bool:
         return False
     elided = {w.split("'")[0] + "'" for w in words if "'" in w}
     return not (set(words) | elided) & _STANDS_ALONE and not any(w.endswith(("ons", "ez")) for w in words[:1])
+
+
+def names_reference(sentence: str) -> bool:
+    """"Le numéro est REC-2025-1148.": the reference of the fact before it."""
+    return _NUMBER_OF_IT.fullmatch(fold_accents(sentence).strip(" .!…")) is not None
 
 
 def joined(previous: str, fragment: str) -> str:

@@ -10,10 +10,13 @@ messages are instructions, never facts):
    ``requests``); the member's name is read from a greeting; ritual clauses go, and what is left
    must carry information (``smalltalk``);
 4. the statement is rewritten in the third person (``rewrite_fr``/``rewrite_en``), given a
-   category and importance (``classify``) and a ``valid_from`` (``dates``);
+   category and importance (``classify``) and a ``valid_from`` (``dates``); a French date said
+   without its year ("le 22 avril", "vendredi, le 9", "hier") is written out in full (``years``);
 5. the same fact said twice in a call is kept once; a correction ("non pardon, c'est le 12") keeps
    only the corrected value (``corrections``); a verbless piece that continues the sentence before
-   it ("J'ai signé un CDI. Cariste, à Yutz.") is joined to that fact (``fragments``).
+   it ("J'ai signé un CDI. Cariste, à Yutz.") is joined to that fact (``fragments``); a fact whose
+   words another fact of the call holds entirely is dropped (``repeats``);
+6. what a speaker says in one message is one record (``turns``), the introduction apart.
 
 For a session, the episode summary (``episode``) is built from the member's topics and the
 advisor's decisions. Everything is pure Python regular expressions, a fraction of a millisecond
@@ -28,7 +31,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from carnet.domain.extraction import ExtractedFact, Extraction
-from carnet.domain.extraction_rules import answers, corrections, episode, fragments
+from carnet.domain.extraction_rules import answers, corrections, episode, fragments, turns
 from carnet.domain.extraction_rules.classify import category, importance
 from carnet.domain.extraction_rules.dates import valid_from
 from carnet.domain.extraction_rules.elision import restore_apostrophes
@@ -38,6 +41,7 @@ from carnet.domain.extraction_rules.rewrite_fr import rewrite_fr
 from carnet.domain.extraction_rules.sentences import is_question, split_sentences, strip_fillers
 from carnet.domain.extraction_rules.smalltalk import carries_information, without_ritual
 from carnet.domain.extraction_rules.walk import ADVISOR, MEMBER
+from carnet.domain.extraction_rules.years import with_years
 from carnet.domain.intake import Message
 from carnet.domain.text import content_tokens, exact_key
 
@@ -57,6 +61,8 @@ class _Call:
     decisions: list[str] = field(default_factory=list)
     advisor_spoke: bool = False
     message_start: int = 0  # index in ``facts`` of the current message's first fact
+    turn: int = 0  # the current message's number
+    turns: list[int] = field(default_factory=list)  # per fact: its message's number (``turns``)
     # speaker → (statement, question, voice, index in ``facts``) of their last fact
     said: dict[str, tuple[str, str | None, str | None, int]] = field(default_factory=dict)
 
@@ -68,6 +74,7 @@ class _Call:
             return False
         _, question, voice, index = last
         old = self.facts.pop(index)
+        self.turns.pop(index)
         self.seen.discard(exact_key(old.text))
         if old.text in self.decisions:
             self.decisions.remove(old.text)
@@ -89,23 +96,28 @@ class _Call:
         if old.text in self.decisions:
             self.decisions[self.decisions.index(old.text)] = text
 
-    def continues(self, statement: str, speaker: str) -> bool:
+    def continues(self, statement: str, speaker: str, at: datetime | None) -> bool:
         """A verbless piece after the speaker's fact of this same message extends that fact."""
         last = self.said.get(speaker)
-        if last is None or last[3] < self.message_start or not fragments.is_fragment(statement):
+        if last is None or last[3] < self.message_start or not (
+            fragments.is_fragment(statement) or fragments.names_reference(statement)):
             return False
         if not content_tokens(_PLACEHOLDER.sub(" ", statement)) and not _PLACEHOLDER.search(statement):
             return False
         text = rewrite_en(statement, last[2] or speaker) if self.english else rewrite_fr(statement, last[2] or speaker)
-        self._extend(last[3], text, speaker)
+        self._extend(last[3], self.dated(text, at), speaker)
         return True
 
+    def dated(self, text: str, at: datetime | None) -> str:
+        """French dates said without their year get it (``years``)."""
+        return text if self.english else with_years(text, at)
+
     def add(self, statement: str, speaker: str, at: datetime | None, question: str | None = None,
-            voice: str | None = None) -> None:
+            voice: str | None = None, *, alone: bool = False) -> None:
         """``speaker`` said it (it decides the category); ``voice`` is whose words they are (it
         decides who "je" and "vous" are): the advisor's for a question confirmed by the member."""
         voice = voice or (ADVISOR if speaker == MEMBER and _relayed(statement) else speaker)
-        text = rewrite_en(statement, voice) if self.english else rewrite_fr(statement, voice)
+        text = self.dated(rewrite_en(statement, voice) if self.english else rewrite_fr(statement, voice), at)
         if question is not None and len(content_tokens(text)) <= _SHORT_ANSWER:
             text = _with_question(text, question, english=self.english)
         key = exact_key(text)
@@ -114,6 +126,7 @@ class _Call:
         self.seen.add(key)
         self.said[speaker] = (statement, question, voice, len(self.facts))
         cat = category(text, advisor=speaker == ADVISOR)
+        self.turns.append(turns.ALONE if alone else self.turn)
         self.facts.append(ExtractedFact(text=text, category=cat, importance=importance(cat),
                                         valid_from=valid_from(statement, at)))
         if cat == "decision" and speaker == ADVISOR:
@@ -131,6 +144,7 @@ def extract(messages: Sequence[Message], *, session_id: str | None, locale: str)
         call.advisor_spoke |= speaker == ADVISOR
         sentences = _sentences(restore_apostrophes(message.content))
         call.message_start = len(call.facts)
+        call.turn += 1
         for n, said in enumerate(sentences):
             sentence = corrections.within(said)
             fix = corrections.opening(sentence)
@@ -146,7 +160,7 @@ def extract(messages: Sequence[Message], *, session_id: str | None, locale: str)
                 sentence = rest
             _read(call, sentence, speaker, message.at, asked, continues=n > 0)
         question = _last_question(sentences) if speaker == ADVISOR else None
-    return Extraction(facts=tuple(call.facts), episode=_episode(call, messages, session_id))
+    return Extraction(facts=turns.by_turn(call.facts, call.turns), episode=_episode(call, messages, session_id))
 
 
 def _sentences(content: str) -> list[str]:
@@ -179,12 +193,12 @@ def _keep(call: _Call, statement: str, speaker: str, at: datetime | None, questi
     clean = strip_fillers(statement)
     named = introduction(clean, english=call.english) if speaker == MEMBER and voice is None else None
     if named is not None:  # "<PERSON_1>, j'ai un contrat…": the name, then the rest
-        call.add(named[0], MEMBER, at)
+        call.add(named[0], MEMBER, at, alone=True)
         clean = named[1]
     clean = strip_fillers(without_ritual(clean))
     if not clean:
         return
-    if continues and call.continues(clean, speaker):  # "…acheté une maison. À Annecy.": one fact
+    if continues and call.continues(clean, speaker, at):  # "…acheté une maison. À Annecy.": one fact
         return
     answer = question is not None and _PLACEHOLDER.search(clean) is not None  # "<ADDRESS_1>." answers "et l'adresse ?"
     if not (answer or carries_information(clean, advisor=speaker == ADVISOR)):

@@ -30,6 +30,8 @@ _RITUAL = [
     r"goodbye|bye|have a (?:nice|good|great) (?:day|evening|weekend)).*",
     r"(?:merci|je vous remercie|thanks?|thank you)(?: (?:beaucoup|bien|infiniment|a vous|pour (?:votre|ton|cet|"
     r"l')\s?\S+|for \S+(?: \S+)?|very much|so much))*(?: (?:madame|monsieur|<person_\d+>))*",
+    # a vocative alone: "Madame <PERSON_1>, dossier …" (spoken; "M. <PERSON_1>, artisan, a…" is a subject)
+    r"(?:madame|monsieur|mademoiselle)(?: <person_\d+>)*",
     r"(?:je vous en prie|avec plaisir|de rien|(?:pas de|aucun) (?:souci|probleme)|you're welcome|no problem)",
     r"(?:c'est (?:note|parfait|gentil|clair|compris|bon|entendu|super|genial|tout|fait|regle)|ca marche|ca me va|"
     r"voila qui est fait|c'est chose faite|"
@@ -100,7 +102,23 @@ def without_ritual(sentence: str) -> str:
     return ", ".join(c.strip().rstrip(".") for c in kept) + ("." if kept else "")
 
 
+# "Dossier PRV-2026-0042.", "Le sinistre SIN-2025-071228.", "Ma réclamation, la REC-2025-1148." said to
+# open a call: the reference names what the call is about (the facts that follow say what of it).
+_BARE_REFERENCE = re.compile(
+    r"(?:(?:le|la|l'|mon|ma|mes|votre|son|sa|pour|pour le|pour la|au sujet du|au sujet de la|c'est|"
+    r"c'est pour|c'est le|c'est la)\s+)*(?:dossier|sinistre|reclamation|contrat|numero|reference|ref|n°|no)"
+    r"(?:\s+(?:n°|no|numero|de (?:sinistre|dossier)))?\s*:?\s*[a-z]{2,5}[-/]?\d[\w-]*"
+)
+
+
+def bare_reference(sentence: str) -> bool:
+    """Only a case reference, with the word that says what it is: no fact of its own."""
+    return _BARE_REFERENCE.fullmatch(fold(sentence).strip(" .!?…")) is not None
+
+
 def carries_information(sentence: str, *, advisor: bool) -> bool:
+    if bare_reference(sentence):
+        return False
     words = content_tokens(_PLACEHOLDER.sub(" ", sentence))
     if not words:
         return False  # "Le <BIRTHDATE_1>.": a value whose question was not understood
