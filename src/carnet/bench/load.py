@@ -90,7 +90,12 @@ async def _measure(base: str, key: str, rates: Sequence[float], seconds: float, 
                                  limits=limits) as http:
         for _ in range(WARMUP):  # the model and the first connections warm up, unmeasured
             shot = _assemble(rng, subjects, next(serial))
-            await http.post(shot.path, json=shot.body)
+            try:
+                r = await http.post(shot.path, json=shot.body)
+            except httpx.TransportError as exc:
+                raise ValueError(f"no answer from {base} ({type(exc).__name__})") from exc
+            if r.status_code in (401, 403):
+                raise ValueError(f"{base} refused the key ({r.status_code} {_code(r)})")
         results = []
         for rate in rates:
             progress(f"rate {rate:g}/s for {seconds:g} s…")
