@@ -19,6 +19,7 @@
     ├── StoreLocked               (409 store_locked)          the embedded shard is owned by another process
     ├── PayloadTooLarge           (413 payload_too_large)
     ├── RateLimited               (429 rate_limited)         the key spent its request budget; see Retry-After
+    ├── Overloaded                (503 overloaded)           at capacity: nothing ran; see Retry-After
     ├── LedgerCorrupt             (500 ledger_corrupt)       the erasure ledger has a malformed line
     ├── ExtractionFailed          (502 extraction_failed)    the extractor (LLM) failed or answered out of schema
     ├── KmsRejected               (500 kms_rejected)         the KMS refused: missing key, bad version…
@@ -169,6 +170,17 @@ class RateLimited(CarnetError):
 
     def __init__(self, retry_after: float) -> None:
         super().__init__("too many requests for this API key", retry_after=max(1, round(retry_after + 0.5)))
+
+
+class Overloaded(CarnetError):
+    """The process is at capacity: the request waited its deadline for a slot, or the waiting room was
+    full (``carnet.api.admission``). Nothing of it ran, so any request may be sent again after ``retry_after``."""
+
+    code = "overloaded"
+    status = 503
+
+    def __init__(self, retry_after: int = 1) -> None:
+        super().__init__("the server is at capacity; retry later", retry_after=max(1, retry_after))
 
 
 class DependencyUnavailable(CarnetError):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 
-from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
@@ -147,6 +147,14 @@ class Metrics:
         self.refused = Counter(
             "carnet_http_refused", "Requests refused before their body is read: unauthenticated (401), "
             "address_budget (429, unauthenticated), key_budget (429)", ["reason"], registry=registry)
+        self.overloaded = Counter(
+            "carnet_http_overloaded", "Requests refused 503 overloaded before their work started, by route "
+            "template and reason: queue_full (the waiting room was full), deadline (no slot in time)",
+            ["route", "reason"], registry=registry)
+        self.admission_waiting = Gauge(
+            "carnet_http_admission_waiting", "Requests waiting for an admission slot", registry=registry)
+        self.admission_in_flight = Gauge(
+            "carnet_http_admission_in_flight", "Requests holding an admission slot", registry=registry)
         self.kms_seconds = Histogram(
             "carnet_kms_request_duration_seconds", "KMS latency on the request path", ["operation"],
             buckets=_LATENCY_BUCKETS, registry=registry)

@@ -221,6 +221,14 @@ class ApiSettings(BaseModel):
     rate_limit: str = "300/second"
     # Each client address's budget of requests that fail authentication (401), then 429; "" = unlimited.
     unauthenticated_rate_limit: str = "60/minute"
+    # Admission (carnet.api.admission): requests under /api/v1 waiting for a slot beyond those at work;
+    # one more gets 503 overloaded at once.
+    max_queue: int = Field(64, ge=0)
+    # The longest a request waits for a slot before 503 overloaded (its work never started).
+    request_deadline_ms: int = Field(500, ge=1, le=60_000)
+    # Requests at work at once; None: two per CPU core, at most half the worker-thread pool (the rest
+    # keeps /healthz, /readyz and /metrics from waiting behind them). Raise it for network-bound backends.
+    max_concurrency: int | None = Field(None, ge=1)
     # Proxies (addresses or networks) whose X-Forwarded-For names the client; none by default.
     trusted_proxies: list[str] = Field(default_factory=list)
 

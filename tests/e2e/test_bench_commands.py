@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from carnet.cli import app
@@ -78,3 +79,31 @@ def test_bench_pii_json() -> None:
     assert write["structured_recall"] >= 0.95 and write["per_type"]["PERSON"]["recall"] >= 0.8
     assert set(write["per_type"]) >= {"PERSON", "IBAN", "NIR", "PHONE", "EMAIL", "CARD"}
     assert 0 < s["cost"]["batch_of_50_per_text_ms"] < 50 and s["texts"] == 72  # 60 filled + 12 decoys
+
+
+@pytest.mark.slow  # two stacks come up (the seeding one, then `carnet serve`): about 50 s here
+def test_bench_load_json_counts_refusals_by_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # One slot and no waiting room on the spawned server (it inherits the environment): the second rate
+    # is far over what one slot serves, so some requests are refused, 503 overloaded, and none waits.
+    monkeypatch.setenv("CARNET_API__MAX_CONCURRENCY", "1")
+    monkeypatch.setenv("CARNET_API__MAX_QUEUE", "0")
+    result = runner.invoke(app, ["bench", "load", "--rate", "4,100", "--seconds", "2", "--subjects", "3",
+                                 "--memories", "30", "--write-share", "0.3", "--store", str(tmp_path / "s"),
+                                 "--json"])
+    assert result.exit_code == 0, result.output
+    s = _last_json(result.stdout)
+    assert s["machine"] and len(s["load_average"]) == 3
+    slow, fast = s["rates"]  # type: ignore[misc]
+    assert slow["offered_per_s"] == 4.0 and slow["sent"] == 8 and slow["p95_ms"] > 0
+    for r in (slow, fast):
+        refused = sum(r["refused"].values())
+        assert r["ok"] + refused + r["timeouts"] + r["transport_errors"] == r["sent"]
+        assert set(r["refused"]) <= {"503 overloaded"} and r["timeouts"] == 0
+        assert {"p50_ms", "p95_ms", "p99_ms", "achieved_per_s", "by_kind", "send_lag_p99_ms"} <= set(r)
+    assert fast["sent"] == 200 and fast["refused"].get("503 overloaded", 0) > 0
+    assert "assemble" in fast["by_kind"]
+
+
+def test_bench_load_refuses_bad_rates() -> None:
+    result = runner.invoke(app, ["bench", "load", "--rate", "10,abc"])
+    assert result.exit_code == 2 and "--rate" in result.output

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import ssl
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
@@ -16,8 +17,10 @@ from carnet_client import (
     ApiError,
     AsyncCarnetClient,
     CarnetClient,
+    ChatMessage,
     Conflict,
     KmsUnavailable,
+    Overloaded,
     RateLimited,
     Retry,
     ServerError,
@@ -113,6 +116,45 @@ def test_429_is_retried_when_the_wait_is_short_and_raised_when_it_is_not() -> No
     with _client(handler, Retry(max_wait=5)) as carnet, pytest.raises(RateLimited) as error:
         carnet.health()
     assert len(seen) == 1 and error.value.retry_after == 60  # from the header when the body has none
+
+
+def _overloaded(seconds: int) -> httpx.Response:
+    return httpx.Response(503, json={"error": {"code": "overloaded", "message": "m", "retry_after": seconds}},
+                          headers={"Retry-After": str(seconds)})
+
+
+def test_503_overloaded_waits_retry_after_then_sends_even_a_write_again() -> None:
+    accepted = httpx.Response(202, json={"intake_id": "6f1c0f4e-3f0b-4a43-9a1d-2d9f4b8a6b11", "status": "pending"})
+    seen, handler = _counting(_overloaded(1), accepted)
+    with _client(handler, Retry(backoff=0)) as carnet:
+        started = time.monotonic()
+        # No Idempotency-Key: safe to send again all the same, nothing of it ran.
+        carnet.submit_messages("ADH-1", [ChatMessage("user", "Je déménage à Lyon.")])
+        waited = time.monotonic() - started
+    assert len(seen) == 2 and 0.95 <= waited < 3.0  # Retry-After, not the zero backoff
+
+    seen, handler = _counting(_overloaded(60))
+    with _client(handler, Retry(max_wait=5)) as carnet, pytest.raises(Overloaded) as error:
+        carnet.remember("ADH-1", "texte")
+    assert len(seen) == 1 and error.value.retry_after == 60  # longer than max_wait: raised at once
+
+    seen, handler = _counting(_overloaded(1))
+    with _client(handler) as carnet, pytest.raises(Overloaded):  # retries off: raised, never resent
+        carnet.health()
+    assert len(seen) == 1
+
+
+def test_async_client_waits_retry_after_when_overloaded() -> None:
+    answers = iter([_overloaded(1), httpx.Response(200, json={"status": "ok"})])
+
+    async def scenario() -> float:
+        transport = httpx.MockTransport(lambda _: next(answers))
+        async with AsyncCarnetClient("http://carnet.test", KEY, retry=Retry(backoff=0), transport=transport) as c:
+            started = time.monotonic()
+            assert await c.health()
+            return time.monotonic() - started
+
+    assert 0.95 <= asyncio.run(scenario()) < 3.0
 
 
 def test_retry_after_reads_seconds_and_http_dates() -> None:

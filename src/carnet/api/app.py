@@ -21,6 +21,7 @@ from carnet.api import (
     routes_metrics,
     routes_subjects,
 )
+from carnet.api.admission import Admission
 from carnet.api.body_limit import BodyLimit
 from carnet.api.gate import AuthGate
 from carnet.api.openapi import DESCRIPTION, error_responses
@@ -52,8 +53,13 @@ def create_app(container: Container) -> FastAPI:
     app.router.routes.append(mcp.route)
     observe = container.metrics.request_seconds
     # Outermost last: the access log, then the gate (authentication before any of the body is read),
-    # then the body limit (which reads chunked bodies), then the app.
-    app.add_middleware(BodyLimit, max_bytes=container.settings.api.max_body_bytes)
+    # then admission (a slot, or 503 overloaded: a bad key never takes one), then the body limit (which
+    # reads chunked bodies), then the app.
+    api, m = container.settings.api, container.metrics
+    app.add_middleware(BodyLimit, max_bytes=api.max_body_bytes)
+    app.add_middleware(Admission, slots=api.max_concurrency, max_queue=api.max_queue,
+                       deadline=api.request_deadline_ms / 1000, refused=m.overloaded,
+                       waiting=m.admission_waiting, in_flight=m.admission_in_flight)
     app.add_middleware(AuthGate, container=container)
 
     @app.middleware("http")
@@ -61,6 +67,7 @@ def create_app(container: Container) -> FastAPI:
         request: Request, call_next: Callable[[Request], Awaitable[Response]]
     ) -> Response:
         started = time.perf_counter()
+        request.state.arrived = started  # admission's deadline counts from here (carnet.api.admission)
         response = await call_next(request)
         elapsed = time.perf_counter() - started
         route = _route_template(request)

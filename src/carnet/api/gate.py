@@ -20,6 +20,12 @@ chunked bodies) gets it:
    per request.
 3. A valid key spends one request of the key's budget (429 otherwise), as before.
 
+Key lookups run on worker threads of their own budget (``LOOKUP_THREADS``), not the default pool's:
+under a flood of arrivals they queue among themselves, never in front of the thread hops of requests
+already admitted (``carnet.api.admission``). A lookup still waiting for a thread when the request's
+deadline passes (``CARNET_API__REQUEST_DEADLINE_MS`` from arrival) is given up: ``503 overloaded``,
+counted like admission's refusals (``carnet_http_overloaded_total{route, reason="deadline"}``).
+
 Nothing here calls ``receive``: the body of a refused request is never read, parsed or buffered
 by the app (the server discards what arrives of it).
 """
@@ -27,6 +33,7 @@ by the app (the server discards what arrives of it).
 from __future__ import annotations
 
 import json
+import math
 
 import anyio
 import anyio.to_thread
@@ -34,14 +41,16 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from carnet.api.client_address import ClientAddress
+from carnet.api.overload import route_template, time_left
 from carnet.bootstrap import Container
-from carnet.errors import CarnetError, RateLimited, Unauthenticated
+from carnet.errors import CarnetError, Overloaded, RateLimited, Unauthenticated
 from carnet.mcp.auth import STATE_KEY, bearer
 from carnet.services.apikeys import Principal, authenticate, well_formed
 from carnet.services.ratelimit import RateLimiter
 
 _GATED = ("/api/v1", "/mcp")
 OVER_BUDGET_DELAY = 1.0  # seconds a 429 of the unauthenticated budget waits before it is sent
+LOOKUP_THREADS = 4  # key lookups at once (one catalog read each)
 
 
 def gated(path: str) -> bool:
@@ -57,6 +66,8 @@ class AuthGate:
         self._addresses = ClientAddress(api.trusted_proxies)
         self._address_budget = RateLimiter(api.unauthenticated_rate_limit or None)
         self._refused = container.metrics.refused
+        self._lookups = anyio.CapacityLimiter(LOOKUP_THREADS)
+        self._deadline = api.request_deadline_ms / 1000
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -67,12 +78,16 @@ class AuthGate:
             await self.app(scope, receive, send)
             return
         try:
-            p = await self._principal(bearer(Headers(scope=scope).get("authorization")))
+            p = await self._principal(bearer(Headers(scope=scope).get("authorization")), scope)
+        except Overloaded as exc:
+            self._c.metrics.overloaded.labels(route_template(scope), "deadline").inc()
+            await answer(send, exc)
+            return
         except Unauthenticated as exc:
             await self._refuse_unauthenticated(scope, send, exc)
             return
         except CarnetError as exc:  # the catalog is unavailable: 503, in the REST shape
-            await _answer(send, exc)
+            await answer(send, exc)
             return
         state = scope.setdefault("state", {})
         state["key_id"], state["tenant"], state[STATE_KEY] = p.key_id, p.tenant, p
@@ -80,15 +95,18 @@ class AuthGate:
             self._c.limiter.hit(p.key_id, p.rate_limit)
         except RateLimited as exc:
             self._refused.labels("key_budget").inc()
-            await _answer(send, exc)
+            await answer(send, exc)
             return
         await self.app(scope, receive, send)
 
-    async def _principal(self, key: str | None) -> Principal:
+    async def _principal(self, key: str | None, scope: Scope) -> Principal:
         if not well_formed(key):
             raise Unauthenticated("missing or malformed API key")
         c = self._c
-        return await anyio.to_thread.run_sync(authenticate, c.deps.catalog, c.pepper, key)
+        with anyio.move_on_after(time_left(scope, self._deadline)):
+            return await anyio.to_thread.run_sync(authenticate, c.deps.catalog, c.pepper, key,
+                                                  limiter=self._lookups)
+        raise Overloaded(retry_after=max(1, math.ceil(self._deadline)))
 
     async def _refuse_unauthenticated(self, scope: Scope, send: Send, exc: Unauthenticated) -> None:
         source = self._addresses.source(scope)
@@ -102,10 +120,10 @@ class AuthGate:
         self._c.refusals.note(source, rate_limited=isinstance(refusal, RateLimited))
         if isinstance(refusal, RateLimited):
             await anyio.sleep(OVER_BUDGET_DELAY)
-        await _answer(send, refusal)
+        await answer(send, refusal)
 
 
-async def _answer(send: Send, exc: CarnetError) -> None:
+async def answer(send: Send, exc: CarnetError) -> None:
     """The error in the REST shape (``{"error": {"code", "message"}}``), as ``carnet.api.errors`` does."""
     error: dict[str, object] = {"code": exc.code, "message": exc.message}
     headers = [(b"content-type", b"application/json")]

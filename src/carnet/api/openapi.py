@@ -21,7 +21,8 @@ always "not found", never "forbidden"), `method_not_allowed` (405), `conflict`, 
 `payload_too_large` (413), `rate_limited` (429, with `retry_after` and a `Retry-After` header),
 `internal_error`, `kms_rejected`, `key_unwrap_failed` (500), `dependency_unavailable`,
 `kms_unavailable`, `audit_unavailable`, `subject_busy` (503: nothing was written; `subject_busy` has a
-`Retry-After`: another process held the subject past the lock timeout).
+`Retry-After`: another process held the subject past the lock timeout), `overloaded` (503 with
+`Retry-After`: the process is at capacity; nothing of the request ran, so it may be sent again).
 """
 
 
@@ -41,7 +42,8 @@ _ERRORS = {
     404: ("No such subject or record for this key's tenant.", "subject_not_found"),
     413: ("The body is over the size limit.", "payload_too_large"),
     429: ("The key spent its request budget; retry after `Retry-After` seconds.", "rate_limited"),
-    503: ("A dependency (vector store, KMS, audit trail) is unavailable; nothing was written.",
+    503: ("A dependency (vector store, KMS, audit trail) is unavailable, or the process is at capacity "
+          "(`overloaded`, with `Retry-After`); nothing was written.",
           "dependency_unavailable"),
 }
 

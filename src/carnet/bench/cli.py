@@ -57,6 +57,39 @@ def latency(
     run(memories=memories, subjects=subjects, queries=queries, store=store, json_out=json_out, pii=pii)
 
 
+@bench_app.command("load")
+def load(
+    rate: Annotated[str, typer.Option("--rate", help="Offered requests/s, one run per rate: 10,25,50.")] = "10",
+    seconds: Annotated[float, typer.Option("--seconds", min=0.5, help="Length of each rate's run.")] = 5.0,
+    write_share: Annotated[float, typer.Option(
+        "--write-share", min=0.0, max=1.0, help="Share of writes (half remember, half messages).")] = 0.1,
+    subjects: Annotated[int, typer.Option("--subjects", min=1, help="Subjects seeded and addressed.")] = 20,
+    memories: Annotated[int, typer.Option("--memories", min=1, help="Memories seeded over them.")] = 1_000,
+    store: Annotated[Path | None, typer.Option("--store", help="Build/reuse the store here.")] = None,
+    url: Annotated[str | None, typer.Option(
+        "--url", help="Load this server instead (its agent key in CARNET_API_KEY; subjects as seeded here).")] = None,
+    timeout: Annotated[float, typer.Option("--timeout", min=0.1, help="Client timeout per request (s).")] = 10.0,
+    json_out: Annotated[bool, typer.Option("--json", help="Print a JSON summary as the last line.")] = False,
+    pii: Annotated[bool, typer.Option("--pii/--no-pii", help="Pseudonymise before embedding (the default).")] = True,
+) -> None:
+    """Open-loop load on `carnet serve` in its own process: assemble mixed with remember and messages,
+    sent on a fixed schedule; per rate, achieved rate, p50/p95/p99 from the scheduled send time,
+    refusals by status and code, timeouts."""
+    from carnet.bench.load import run
+
+    try:
+        rates = [float(x) for x in rate.split(",") if x.strip()]
+    except ValueError as exc:
+        raise typer.BadParameter("--rate takes numbers separated by commas, e.g. 10,25,50") from exc
+    if not rates or min(rates) <= 0:
+        raise typer.BadParameter("--rate values must be > 0")
+    try:
+        run(rates=rates, seconds=seconds, write_share=write_share, subjects=subjects, memories=memories,
+            store=store, url=url, timeout=timeout, json_out=json_out, pii=pii)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--url") from exc
+
+
 @bench_app.command("ingest")
 def ingest(
     rate: Annotated[float, typer.Option(min=0.1, help="Sustained intakes per second.")] = 10.0,

@@ -8,24 +8,18 @@ hit rate is reported and is 0 for the quoted figures.
 
 from __future__ import annotations
 
-import json
-import os
 import random
-import subprocess
-import sys
 import tempfile
 import time
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-from carnet.bench.report import emit_json, machine, percentiles, progress
-from carnet.bench.synthetic import fact, question
+from carnet.bench.report import emit_json, machine, percentiles
+from carnet.bench.served import TENANT, seeded, serving, settings, subject
+from carnet.bench.synthetic import question
 
-TENANT = "bench"
-BATCH = 50
 WARMUP = 20
 
 
@@ -40,60 +34,18 @@ def run(*, memories: int, subjects: int, queries: int, store: Path | None, json_
         emit_json(summary)
 
 
-def _settings(root: Path, pii: bool = True) -> Any:
-    from carnet.config import Settings
-
-    return Settings(data_dir=root / "data", key_dir=root / "keys", pii={"enabled": pii})
-
-
 def _service_phase(root: Path, memories: int, subjects: int, queries: int, pii: bool) -> dict[str, Any]:
     from carnet.bench.crypto import CountingKms
     from carnet.bootstrap import build, build_kms
 
-    marker = root / "bench-load.json"
-    settings = _settings(root, pii)
-    container = build(settings, kms=CountingKms(build_kms(settings)))
+    config = settings(root, pii)
+    container = build(config, kms=CountingKms(build_kms(config)))
     try:
-        out: dict[str, Any] = {}
-        wanted = {"memories": memories, "subjects": subjects}
-        if marker.exists() and json.loads(marker.read_text()).get("load") == wanted:
-            progress(f"reusing the store at {root} ({memories} memories, {subjects} subjects)")
-            out.update(json.loads(marker.read_text())["ingest"])
-        else:
-            out.update(_ingest(container, memories, subjects))
-            marker.write_text(json.dumps({"load": wanted, "ingest": out}))
+        out = seeded(container, root, memories=memories, subjects=subjects)
         out.update(_assemble_service(container, subjects, queries))
         return out
     finally:
         container.close()
-
-
-def _ingest(container: Any, memories: int, subjects: int) -> dict[str, Any]:
-    from carnet.services.remember import NewMemory, remember
-
-    rng = random.Random(7)
-    per_subject = max(1, memories // subjects)
-    base = datetime(2024, 1, 1, tzinfo=UTC)
-    counts: dict[str, int] = {}
-    started = time.perf_counter()
-    done = 0
-    for s in range(subjects):
-        left = per_subject if s < subjects - 1 else memories - per_subject * (subjects - 1)
-        while left > 0:
-            n = min(BATCH, left)
-            items = [NewMemory(text=fact(rng), occurred_at=base + timedelta(hours=rng.randint(0, 24 * 700)))
-                     for _ in range(n)]
-            outcomes = remember(container.deps, tenant=TENANT, subject_id=f"sub-{s:06d}", items=items, actor="bench")
-            for o in outcomes:
-                counts[o.action] = counts.get(o.action, 0) + 1
-            left -= n
-            done += n
-            if done % 2000 < n:
-                rate = done / (time.perf_counter() - started)
-                progress(f"ingested {done}/{memories} memories ({rate:.0f}/s)")
-    elapsed = time.perf_counter() - started
-    return {"ingest_per_s": round(memories / elapsed, 1), "ingest_s": round(elapsed, 1),
-            "ingest_outcomes": counts}
 
 
 def _assemble_service(container: Any, subjects: int, queries: int) -> dict[str, Any]:
@@ -107,10 +59,10 @@ def _assemble_service(container: Any, subjects: int, queries: int) -> dict[str, 
     kms_before = container.kms.calls
     open_before = getattr(deps.index, "open_seconds", 0.0)
     for i in range(queries + WARMUP):
-        subject = f"sub-{rng.randrange(subjects):06d}"
+        who = subject(rng.randrange(subjects))
         q = question(rng, 1_000_000 + i)
         t0 = time.perf_counter()
-        assemble(deps, tenant=TENANT, subject_id=subject, query=q, budget=b)
+        assemble(deps, tenant=TENANT, subject_id=who, query=q, budget=b)
         if i >= WARMUP:
             samples.append((time.perf_counter() - t0) * 1000)
     p = percentiles(samples)
@@ -125,36 +77,8 @@ def _assemble_service(container: Any, subjects: int, queries: int) -> dict[str, 
 
 
 def _http_phase(root: Path, subjects: int, queries: int, pii: bool) -> dict[str, Any]:
-    from carnet.api.server import free_port, wait_ready
-    from carnet.bootstrap import build_control_plane
-    from carnet.services.apikeys import create_key
-
-    settings = _settings(root, pii)
-    plane = build_control_plane(settings)
-    key, _ = create_key(plane.catalog, plane.pepper, tenant=TENANT, roles=["agent"])
-    plane.catalog.close()
-    port = free_port()
-    env = {**os.environ, "CARNET_KEY_DIR": str(root / "keys"), "CARNET_LOG_LEVEL": "WARNING",
-           "CARNET_PII__ENABLED": "true" if pii else "false"}
-    cmd = [sys.executable, "-m", "carnet.cli", "serve", "--data-dir", str(root / "data"), "--port", str(port)]
-    log_path = root / "serve.log"
-    with log_path.open("wb") as log:
-        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=log)
-        try:
-            base = f"http://127.0.0.1:{port}"
-            try:
-                wait_ready(base, timeout=120, alive=lambda: proc.poll() is None)
-            except (RuntimeError, TimeoutError):
-                progress(log_path.read_text(errors="replace")[-2000:])
-                raise
-            return _assemble_http(base, key, subjects, queries)
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+    with serving(root, pii=pii) as (base, key):
+        return _assemble_http(base, key, subjects, queries)
 
 
 def _assemble_http(base: str, key: str, subjects: int, queries: int) -> dict[str, Any]:
@@ -162,7 +86,7 @@ def _assemble_http(base: str, key: str, subjects: int, queries: int) -> dict[str
     samples: list[float] = []
     with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=30) as http:
         for i in range(queries + WARMUP):
-            body = {"subject_id": f"sub-{rng.randrange(subjects):06d}", "query": question(rng, 2_000_000 + i)}
+            body = {"subject_id": subject(rng.randrange(subjects)), "query": question(rng, 2_000_000 + i)}
             t0 = time.perf_counter()
             r = http.post("/api/v1/context/assemble", json=body)
             elapsed = (time.perf_counter() - t0) * 1000

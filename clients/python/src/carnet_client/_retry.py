@@ -11,13 +11,14 @@ import httpx
 
 @dataclass(frozen=True, slots=True)
 class Retry:
-    """Send again after 429 (rate limited) and 503 (a dependency down), a few times, waiting what the
-    server asks for in ``Retry-After`` or else ``backoff`` seconds doubling each time.
+    """Send again after 429 (rate limited) and 503 (a dependency down, or the server at capacity), a
+    few times, waiting what the server asks for in ``Retry-After`` or else ``backoff`` seconds
+    doubling each time.
 
     Bounded on purpose: a wait longer than ``max_wait`` is not waited for, the error is raised at
-    once (an assistant on a live call cannot sleep a minute). A 429 is always safe to send again
-    (the request was refused before anything ran); a 503 is sent again only for requests that are
-    safe to repeat: reads, and writes carrying an ``Idempotency-Key``.
+    once (an assistant on a live call cannot sleep a minute). A 429 and a 503 ``overloaded`` are
+    always safe to send again (the request was refused before anything ran); any other 503 is sent
+    again only for requests that are safe to repeat: reads, and writes carrying an ``Idempotency-Key``.
     """
 
     attempts: int = 2
@@ -28,7 +29,8 @@ class Retry:
     def wait(self, response: httpx.Response, attempt: int, *, idempotent: bool) -> float | None:
         """Seconds to wait before attempt ``attempt + 1``, or None to stop here."""
         status = response.status_code
-        if attempt >= self.attempts or status not in self.statuses or (status != 429 and not idempotent):
+        refused_before_work = status == 429 or (status == 503 and error_code(response) == "overloaded")
+        if attempt >= self.attempts or status not in self.statuses or not (refused_before_work or idempotent):
             return None
         asked = retry_after(response.headers)
         delay = asked if asked is not None else self.backoff * 2**attempt
@@ -36,6 +38,14 @@ class Retry:
 
 
 NO_RETRY = Retry(attempts=0)
+
+
+def error_code(response: httpx.Response) -> str | None:
+    """The ``code`` of Carnet's error body, when the body has been read and is Carnet's."""
+    try:
+        return str(response.json()["error"]["code"])
+    except (httpx.ResponseNotRead, ValueError, KeyError, TypeError):
+        return None
 
 
 def retry_after(headers: httpx.Headers) -> float | None:

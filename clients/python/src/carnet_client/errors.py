@@ -27,6 +27,7 @@ subclass named by its ``code``, or by its HTTP status when the code is one this 
         │   └── KmsRejected         500 kms_rejected
         │       └── KeyUnwrapFailed 500 key_unwrap_failed
         └── ServiceUnavailable      503 dependency_unavailable    retry later
+            ├── Overloaded          503 overloaded                at capacity, nothing ran; ``retry_after``
             ├── KmsUnavailable      503 kms_unavailable
             └── AuditUnavailable    503 audit_unavailable         the write was refused, not half done
 
@@ -174,6 +175,16 @@ class ServiceUnavailable(ApiError):
     pass
 
 
+class Overloaded(ServiceUnavailable):
+    """The server was at capacity and refused the request before any of it ran (a write wrote
+    nothing): send it again after ``retry_after`` seconds (``Retry()`` does)."""
+
+    @property
+    def retry_after(self) -> float | None:
+        value = self.details.get("retry_after")
+        return float(value) if value is not None else None
+
+
 class KmsUnavailable(ServiceUnavailable):
     pass
 
@@ -192,7 +203,7 @@ _BY_CODE: dict[str, type[ApiError]] = {
     "payload_too_large": PayloadTooLarge, "rate_limited": RateLimited, "internal_error": ServerError,
     "kms_rejected": KmsRejected, "key_unwrap_failed": KeyUnwrapFailed,
     "dependency_unavailable": ServiceUnavailable, "kms_unavailable": KmsUnavailable,
-    "audit_unavailable": AuditUnavailable,
+    "audit_unavailable": AuditUnavailable, "overloaded": Overloaded,
 }
 _BY_STATUS: dict[int, type[ApiError]] = {
     400: BadRequest, 401: Unauthenticated, 403: Forbidden, 404: NotFound, 405: MethodNotAllowed,
@@ -220,7 +231,7 @@ def from_response(response: httpx.Response) -> CarnetError:
         return error_class("", status)(f"HTTP {status} without a Carnet error body ({kind})", status=status,
                                        code=f"http_{status}")
     details = {k: v for k, v in error.items() if k not in ("code", "message")}
-    if status == 429 and details.get("retry_after") is None:
+    if status in (429, 503) and details.get("retry_after") is None and "retry-after" in response.headers:
         details["retry_after"] = retry_after(response.headers)
     return error_class(code, status)(message, status=status, code=code, details=details)
 

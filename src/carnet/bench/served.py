@@ -1,0 +1,111 @@
+"""The store a benchmark measures: built once (or reused), then served by ``carnet serve`` in its own
+process (it owns the shard) on a free loopback port."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from carnet.bench.report import progress
+from carnet.bench.synthetic import fact
+
+TENANT = "bench"
+BATCH = 50
+
+
+def settings(root: Path, pii: bool = True) -> Any:
+    from carnet.config import Settings
+
+    return Settings(data_dir=root / "data", key_dir=root / "keys", pii={"enabled": pii})
+
+
+def subject(n: int) -> str:
+    return f"sub-{n:06d}"
+
+
+def seeded(container: Any, root: Path, *, memories: int, subjects: int) -> dict[str, Any]:
+    """Ingest ``memories`` over ``subjects`` unless the store at ``root`` already holds that load (its
+    marker file says so); the ingest figures, measured now or when it was built."""
+    marker = root / "bench-load.json"
+    wanted = {"memories": memories, "subjects": subjects}
+    if marker.exists() and json.loads(marker.read_text()).get("load") == wanted:
+        progress(f"reusing the store at {root} ({memories} memories, {subjects} subjects)")
+        figures: dict[str, Any] = json.loads(marker.read_text())["ingest"]
+        return figures
+    figures = ingest(container, memories, subjects)
+    marker.write_text(json.dumps({"load": wanted, "ingest": figures}))
+    return figures
+
+
+def ingest(container: Any, memories: int, subjects: int) -> dict[str, Any]:
+    from carnet.services.remember import NewMemory, remember
+
+    rng = random.Random(7)
+    per_subject = max(1, memories // subjects)
+    base = datetime(2024, 1, 1, tzinfo=UTC)
+    counts: dict[str, int] = {}
+    started = time.perf_counter()
+    done = 0
+    for s in range(subjects):
+        left = per_subject if s < subjects - 1 else memories - per_subject * (subjects - 1)
+        while left > 0:
+            n = min(BATCH, left)
+            items = [NewMemory(text=fact(rng), occurred_at=base + timedelta(hours=rng.randint(0, 24 * 700)))
+                     for _ in range(n)]
+            outcomes = remember(container.deps, tenant=TENANT, subject_id=subject(s), items=items, actor="bench")
+            for o in outcomes:
+                counts[o.action] = counts.get(o.action, 0) + 1
+            left -= n
+            done += n
+            if done % 2000 < n:
+                rate = done / (time.perf_counter() - started)
+                progress(f"ingested {done}/{memories} memories ({rate:.0f}/s)")
+    elapsed = time.perf_counter() - started
+    return {"ingest_per_s": round(memories / elapsed, 1), "ingest_s": round(elapsed, 1),
+            "ingest_outcomes": counts}
+
+
+@contextmanager
+def serving(root: Path, *, pii: bool, rate_limit: str | None = None,
+            env: Mapping[str, str] | None = None) -> Iterator[tuple[str, str]]:
+    """``carnet serve`` on the store at ``root``, in its own process; yields its base URL and a new
+    agent key of the bench tenant (``rate_limit``: the key's own budget). The server's stderr goes to
+    ``root/serve.log`` (its tail is shown if it fails to come up)."""
+    from carnet.api.server import free_port, wait_ready
+    from carnet.bootstrap import build_control_plane
+    from carnet.services.apikeys import create_key
+
+    plane = build_control_plane(settings(root, pii))
+    key, _ = create_key(plane.catalog, plane.pepper, tenant=TENANT, roles=["agent"], rate_limit=rate_limit)
+    plane.catalog.close()
+    port = free_port()
+    full_env = {**os.environ, "CARNET_KEY_DIR": str(root / "keys"), "CARNET_LOG_LEVEL": "WARNING",
+                "CARNET_PII__ENABLED": "true" if pii else "false", **(env or {})}
+    cmd = [sys.executable, "-m", "carnet.cli", "serve", "--data-dir", str(root / "data"), "--port", str(port)]
+    log_path = root / "serve.log"
+    with log_path.open("wb") as log:
+        proc = subprocess.Popen(cmd, env=full_env, stdout=subprocess.DEVNULL, stderr=log)
+        try:
+            base = f"http://127.0.0.1:{port}"
+            try:
+                wait_ready(base, timeout=120, alive=lambda: proc.poll() is None)
+            except (RuntimeError, TimeoutError):
+                progress(log_path.read_text(errors="replace")[-2000:])
+                raise
+            yield base, key
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
