@@ -288,8 +288,8 @@ def build_retention(settings: Settings) -> RetentionPolicy:
 def build(settings: Settings, *, embedder: Embedder | None = None, kms: Kms | None = None) -> Container:
     """The whole object graph. ``embedder`` and ``kms`` may be given ready (tests, benchmarks).
     Tightens the process umask (``private_fs``): what the stores create is private to this user."""
+    from carnet.adapters.calibration_file import load_calibration
     from carnet.adapters.sparse_hash import HashedSparseEncoder
-    from carnet.bench.calibrate import load_calibration
 
     restrict_umask()
     plane = build_control_plane(settings)

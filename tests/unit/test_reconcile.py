@@ -11,15 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from carnet.bench.calibrate import (
-    LabelledPair,
-    calibrate,
-    calibration_path,
-    load_calibration,
-    load_pairs,
-    load_thresholds,
-    write_calibration,
-)
+from carnet.adapters.calibration_file import calibration_path, load_calibration, load_thresholds
+from carnet.bench.calibrate import LabelledPair, calibrate, load_pairs, write_calibration
 from carnet.domain.reconcile import Action, Decision, Incoming, ReconcileThresholds, Rule, decide
 from carnet.domain.records import Kind, Memory, Scope, Source, Status
 from carnet.ports import Embedder, Vector

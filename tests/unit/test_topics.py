@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from carnet.bench.calibrate import load_thresholds
+from carnet.adapters.calibration_file import load_thresholds
 from carnet.domain.reconcile import Action, Decision, Incoming, Rule, decide
 from carnet.domain.records import Kind, Memory, Scope
 from carnet.domain.topic_rules import TOPICS

