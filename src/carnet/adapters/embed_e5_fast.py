@@ -317,3 +317,9 @@ class E5FastEmbedder:
 
     def embed_query(self, text: str) -> Vector:
         return np.asarray(self._embed([text], "query: ", priority=True)[0], dtype=np.float32)
+
+    def embed_queries(self, texts: Sequence[str]) -> Vector:
+        """Several queries in one model call (``adapters.embed_batching``)."""
+        if not texts:
+            return np.zeros((0, self._dim), dtype=np.float32)
+        return self._embed(list(texts), "query: ", priority=True)

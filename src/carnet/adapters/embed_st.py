@@ -68,7 +68,14 @@ class SentenceTransformerEmbedder:
         return np.asarray(out, dtype=np.float32)
 
     def embed_query(self, text: str) -> Vector:
+        return np.asarray(self.embed_queries([text])[0], dtype=np.float32)
+
+    def embed_queries(self, texts: Sequence[str]) -> Vector:
+        """Several queries in one model call (``adapters.embed_batching``)."""
+        if not texts:
+            return np.zeros((0, self._dim), dtype=np.float32)
         out = self._model.encode(
-            [self._qp + text], normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+            [self._qp + t for t in texts], batch_size=self._batch, normalize_embeddings=True, convert_to_numpy=True,
+            show_progress_bar=False,
         )
-        return np.asarray(out[0], dtype=np.float32)
+        return np.asarray(out, dtype=np.float32)
