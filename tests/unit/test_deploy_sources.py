@@ -68,11 +68,12 @@ def test_check_mode_names_what_differs(tmp_path: Path) -> None:
         shutil.copytree(ROOT / part, tmp_path / part)
     (tmp_path / "scripts").mkdir()
     shutil.copy2(SCRIPT, tmp_path / "scripts")
+    command = [sys.executable, str(tmp_path / "scripts" / "sync-deploy-copies")]
+    subprocess.run(command, capture_output=True, timeout=30, check=True)  # clean, whatever the checkout holds
     stale = tmp_path / "helm" / "carnet" / "files" / "carnet-env-from-files"
     stale.write_text("#!/bin/sh\nexit 1\n")
     unit = tmp_path / "deploy" / "systemd" / "carnet-api.service"
     unit.write_text(unit.read_text().replace("ProtectHome=yes\n", "ProtectHome=read-only\n"))
-    command = [sys.executable, str(tmp_path / "scripts" / "sync-deploy-copies")]
     check = subprocess.run([*command, "--check"], capture_output=True, text=True, timeout=30, check=False)
     assert check.returncode == 1
     assert sorted(check.stdout.splitlines()) == [
