@@ -22,7 +22,9 @@ The tree holds:
                     that installation), plus the chart and the collection with their SHA-256.
     SHA256SUMS      every file above (`sha256sum --check SHA256SUMS`).
 
-The wheelhouse is checked while it is built: a fresh virtual environment installs Carnet from it with
+The chart's and the collection's copies of deploy/'s scripts and hardening block are checked equal to
+deploy/ first (`scripts/sync-deploy-copies --check`; the bundle refuses otherwise). The wheelhouse is
+checked while it is built: a fresh virtual environment installs Carnet from it with
 `--no-index` (what the site will do), and the SBOM is read from that environment. Progress goes to stderr.
 """
 
@@ -246,6 +248,10 @@ def build(out: Path, pip_args: list[str]) -> Path:
         shutil.rmtree(tree)
     for part in ("wheelhouse", "helm", "ansible", "deploy", "docs"):
         (tree / part).mkdir(parents=True)
+
+    t = _step("deploy/'s copies in the chart and the collection equal their sources")
+    _run(sys.executable, ROOT / "scripts" / "sync-deploy-copies", "--check")
+    _done(t)
 
     t = _step("wheelhouse: Carnet, the SDK and every dependency for CPython 3.11 on Linux x86_64")
     build_wheelhouse(tree / "wheelhouse", pip_args)

@@ -15,7 +15,7 @@ import pytest
 from carnet.config import _known
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
-UNITS = sorted((DEPLOY / "systemd").iterdir())
+UNITS = sorted(p for p in (DEPLOY / "systemd").iterdir() if p.suffix in {".service", ".timer"})
 SERVICES = [p for p in UNITS if p.suffix == ".service"]
 DATA_DIRS = {"/var/lib/carnet/data", "/var/lib/carnet/keys", "/var/lib/carnet/backups"}
 HARDENING = {
@@ -27,10 +27,11 @@ HARDENING = {
 }
 
 
-def _unit(path: Path) -> dict[str, dict[str, list[str]]]:
-    """Sections -> key -> every value (systemd repeats keys, which configparser refuses)."""
+def _unit(path: Path, section: str | None = None) -> dict[str, dict[str, list[str]]]:
+    """Sections -> key -> every value (systemd repeats keys, which configparser refuses). ``section``
+    names the section of lines before any header (hardening.conf holds [Service] directives only)."""
     sections: dict[str, dict[str, list[str]]] = {}
-    current: dict[str, list[str]] = {}
+    current: dict[str, list[str]] = sections.setdefault(section, {}) if section else {}
     for line in path.read_text().splitlines():
         if not line.strip() or line.startswith(("#", ";")):
             continue
@@ -62,6 +63,19 @@ def test_services_are_hardened(path: Path) -> None:
     for credential in service.get("LoadCredential", []):
         name, _, source = credential.partition(":")
         assert _known(name) and source.startswith("/etc/carnet/credentials/"), credential
+
+
+@pytest.mark.parametrize("path", SERVICES, ids=lambda p: p.name)
+def test_services_apply_every_directive_of_the_hardening_source(path: Path) -> None:
+    """deploy/systemd/hardening.conf is the source of the block: each service's effective [Service]
+    directives (the unit is the whole configuration: no drop-in) hold every one of its values, and the
+    unit sets no other value for those keys."""
+    source = _unit(DEPLOY / "systemd" / "hardening.conf", section="Service")["Service"]
+    service = _unit(path)["Service"]
+    for key, values in source.items():
+        assert service.get(key) == values, f"{path.name}: {key}={service.get(key)}, hardening.conf says {values}"
+    expected = {key: [value] for key, value in HARDENING.items() if key not in {"User", "Group"}}
+    assert {key: source.get(key) for key in expected} == expected, "hardening.conf lost a directive"
 
 
 @pytest.mark.parametrize("path", [p for p in UNITS if p.suffix == ".timer"], ids=lambda p: p.name)
