@@ -48,7 +48,7 @@ class QueryBatcher:
         self._lock = threading.Lock()
         self._waiting: list[_Job] = []
         self._busy = False
-        self.batches = 0  # model calls for queries, and the queries they carried (for /metrics, tests)
+        self.batches = 0  # model calls for queries, and the queries they carried (read by the tests)
         self.queries = 0
         batch = getattr(inner, "embed_queries", None)
         self._embed_many: Callable[[Sequence[str]], Vector] = batch if callable(batch) else self._one_by_one

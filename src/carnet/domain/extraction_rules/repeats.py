@@ -28,11 +28,7 @@ def kept(facts: Sequence[ExtractedFact]) -> list[int]:
     ]
 
 
+
 def _within(part: Counter[str], whole: Counter[str]) -> bool:
     """Every word of ``part`` in ``whole``, as many times at least, and ``whole`` has more."""
     return part <= whole and part.keys() < whole.keys()
-
-
-def without_repeats(facts: Sequence[ExtractedFact]) -> tuple[ExtractedFact, ...]:
-    """``facts`` in order, minus those another fact of the list holds entirely."""
-    return tuple(facts[i] for i in kept(facts))
