@@ -28,6 +28,17 @@ def _logging() -> None:
     configure("INFO")
 
 
+@pytest.fixture(autouse=True)
+def _logging_restored() -> Iterator[None]:
+    """A command run in-process (``carnet bench …`` sets WARNING) leaves logging as the session set it:
+    a later test that reads the logs must not depend on which tests ran before it in its worker."""
+    import structlog
+
+    saved = structlog.get_config()
+    yield
+    structlog.configure(**saved)
+
+
 @pytest.fixture(scope="session")
 def embedder() -> Embedder:
     from carnet.adapters.embed_e5_fast import E5FastEmbedder
