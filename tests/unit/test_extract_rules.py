@@ -134,6 +134,13 @@ def test_an_answer_is_read_with_its_question() -> None:
                                 "le 5 du mois ? »).")  # a "non" never turns the question into a fact
 
 
+def test_an_answer_with_a_verb_of_its_own_is_not_put_in_the_question() -> None:
+    found = _call(("advisor", "Vous êtes en arrêt jusqu'à quand ?"), ("user", "L'arrêt va jusqu'au 28 mars."),
+                  ("advisor", "Vous habitez où ?"), ("user", "À Valence."))
+    assert _texts(found)[0].startswith("L'arrêt va jusqu'au 28 mars 2024")  # not "…jusqu'à l'arrêt va…"
+    assert _texts(found)[1] == "Le membre habite à Valence."
+
+
 def test_relayed_notes_and_introductions() -> None:
     found = _call(
         ("advisor", "Mutuelle <PERSON_9>, bonjour."),  # the company's name next to a greeting: no fact

@@ -54,6 +54,14 @@ def test_structured_identifiers_in_their_usual_formats() -> None:
     ]
 
 
+def test_an_email_address_spelled_out_on_the_phone_is_an_email_address() -> None:
+    assert found("C'est julien point martin arobase example point org, voilà.") == [
+        ("EMAIL", "julien point martin arobase example point org")]
+    assert found("write to j dash roy at mail dot com") == [("EMAIL", "j dash roy at mail dot com")]
+    assert found("il est at home, au point mort") == []  # "at" and "point" alone are words
+    assert canonical("EMAIL", "Marie tiret bas Roy arobase free point fr") == "marie_roy@free.fr"
+
+
 def test_a_greedy_spaced_match_is_cut_back_to_the_valid_identifier() -> None:
     assert found("compte BE68539007547034 ok merci") == [("IBAN", "BE68539007547034")]
 

@@ -60,6 +60,10 @@ SUPERSEDED = [
                  "Embauché en CDD comme magasinier depuis le 1er avril.", id="employment"),
     pytest.param("Il veut recevoir ses relevés par courrier postal.",
                  "Ses relevés ne sont plus envoyés par la poste mais par e-mail.", id="documents-channel"),
+    pytest.param("Le client est toujours au 14 rue des Tanneurs, 67000 Strasbourg.",
+                 "À partir du 1er juin, 3 allée des Saules, 67400 Illkirch.", id="a-postal-address-alone"),
+    pytest.param("Son arrêt va jusqu'au 15 mars.",
+                 "Le médecin a prolongé l'arrêt jusqu'au 30 avril.", id="sick-leave-end"),
 ]  # fmt: skip
 
 KEPT = [
@@ -87,6 +91,9 @@ KEPT = [
                  "Dossier DGE-2024-118 : franchise de 300 euros retenue.", id="a-file's-amount"),
     pytest.param("Il est gêné au téléphone : parler lentement et reformuler.",
                  "Plus aucun démarchage commercial, ni par téléphone ni par courrier.", id="negation-elsewhere"),
+    pytest.param("Le client est toujours au 14 rue des Tanneurs, 67000 Strasbourg.",
+                 "Désormais le véhicule est au garage du 8 avenue de Colmar, 67100 Strasbourg.",
+                 id="an-address-that-is-not-his-home"),
 ]  # fmt: skip
 
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from carnet.domain.pii.patterns import POSTAL_ADDRESS
+
 Pattern = re.Pattern[str]
 
 
@@ -34,6 +36,9 @@ class Topic:
     wildcard: bool = True  # an unqualified note matches any qualifier; False: only another unqualified one
     dated: bool = False  # its value is a date (the end of a sick leave): dates count as other values
     named: bool = False  # its value is a name (a plan): a note about it names one, and only names count
+    # The shape of its value alone says what the note is about (a postal address is where someone lives),
+    # read on the note as written, unless the note places it elsewhere (``ELSEWHERE``: a garage's address).
+    shape: Pattern | None = None
 
 
 # Which contract a premium, a formula or a cover belongs to.
@@ -64,7 +69,7 @@ TOPICS: tuple[Topic, ...] = (
     Topic("residence", _c(
         r"\b(?:adresse(?! (?:e-?mail|mail|electronique|courriel))|habite\w*|vit (?:a|au|aux|dans|chez|en|seule?)|"
         r"reside\w*|residence principale|domicil\w*|demenag\w*|emmenag\w*|lives? (?:in|at)|living in|"
-        r"address|moved to|relocated)\b")),
+        r"address|moved to|relocated)\b"), shape=POSTAL_ADDRESS),
     Topic("phone", _c(r"\b(?:portable|mobile|telephone|tel|fixe|joignable|phone|cell)\b"),
           needs=_c(_PHONE), qualifiers=PHONE_LINES),
     Topic("email", _c(r"\b(?:e-?mail|courriel|adresse (?:mail|electronique)|mail)\b"),
@@ -83,7 +88,8 @@ TOPICS: tuple[Topic, ...] = (
         r"salarie\w*|travaille (?:chez|comme|pour|a|dans)|retraite\w*|demandeur d'emploi|en poste|unemployed|"
         r"employed|works (?:at|for|as)|retired)\b")),
     Topic("income", _c(r"\b(?:salaire|revenus?|gagne|remuneration|salary|income|earns)\b")),
-    Topic("sick_leave", _c(r"\b(?:arrets? (?:de travail|maladie|prolonge\w*|prescrit\w*|jusqu)|prolongation d'arret|"
+    Topic("sick_leave", _c(r"\b(?:arrets? (?:de travail|maladie|prolonge\w*|prescrit\w*)|"
+                           r"arret\w*(?: [\w']+){0,2} jusqu|prolongation d'arret|"
                            r"sick leave)\b|\bprolongation\b(?=.*\barret)"), dated=True),
     Topic("card_limit", _c(r"\b(?:plafonds?|limite de (?:paiement|retrait)|card limit|spending limit)\b"),
           needs=_c(r"\b(?:cartes?|cards?)\b"), per_person=False,
@@ -100,6 +106,13 @@ TOPICS: tuple[Topic, ...] = (
     Topic("down_payment", _c(r"\b(?:apport(?: personnel)?|down payment)\b"), per_person=False),
     Topic("budget", _c(r"\bbudget\b"), per_person=False),
     Topic("vehicle", _c(r"\b(?:vehicule|voiture|immatricul\w*|vehicle)\b"), exclusive=False, per_person=False),
+)
+
+# Places that are not where the member lives, whose address a note may give ("le garage du 12 rue…").
+ELSEWHERE = _c(
+    r"\b(?:garages?|carrosserie|concession\w*|agences?|cabinets?|experts?|expertise|hopital|clinique|bureaux?|"
+    r"magasins?|boutiques?|entreprises?|societe|employeur|usine|entrepot|ecoles?|college|lycee|creche|mairie|"
+    r"notaire|banque|pharmacie|centre|siege|atelier|chantier|office|shop|workshop|hospital|school)\b"
 )
 
 # The newer note says a value changed or ended ("désormais", "passe à", "n'… plus", "retire son accord").

@@ -49,6 +49,7 @@ from carnet.domain.topic_rules import (
     CASE_STATUS,
     CHANGE,
     DONE,
+    ELSEWHERE,
     EVENT,
     HYPOTHETICAL,
     NOT_A_HOLDER,
@@ -117,7 +118,7 @@ def _read(text: str) -> TopicReading:
     numbers, names = _values(text)
     topics: set[tuple[str, str]] = set()
     for topic in TOPICS:
-        if topic.cue.search(folded) is None or (topic.named and not names):
+        if not _about(topic, text, folded) or (topic.named and not names):
             continue
         if topic.needs is not None and topic.needs.search(folded) is None:
             continue
@@ -145,6 +146,12 @@ def _read(text: str) -> TopicReading:
         done=DONE.search(folded) is not None,
         words=frozenset(w.rstrip("s") for w in _WORD.findall(folded)),
     )
+
+
+def _about(topic: Topic, text: str, folded: str) -> bool:
+    if topic.cue.search(folded) is not None:
+        return True
+    return topic.shape is not None and topic.shape.search(text) is not None and ELSEWHERE.search(folded) is None
 
 
 def _qualifiers(topic: Topic, folded: str) -> list[str]:

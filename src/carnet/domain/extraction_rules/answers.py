@@ -48,6 +48,11 @@ _PLACE = re.compile(r"^(?:à|a|au|aux|en|chez|dans|sur|près de|pres de|in|at|to
 _FIRST_PERSON = re.compile(r"\b(?:je|j'|j’|i|i'm|i've)\b", re.IGNORECASE)
 _ABOUT_MEMBER = re.compile(r"\b(?:vous|votre|vos|you|your)\b", re.IGNORECASE)
 _MAX_VALUE_WORDS = 8
+# A verb of its own makes the answer a sentence, read on its own ("Vous êtes arrêtée jusqu'à quand ?" —
+# "L'arrêt va jusqu'au 28 février."), not a value to put in the question's gap.
+_CLAUSE_VERB = re.compile(r"\b(?:va|vont|est|sont|sera|seront|était|etait|étaient|etaient|a été|a ete|ont été|"
+                          r"ont ete|finit|termine|commence|dure|is|are|was|were|will be|ends|starts|lasts)\b",
+                          re.IGNORECASE)
 _ELLIPTIC_WORDS = 4
 # A yes/no question a "oui" can confirm as a statement: "vous êtes toujours à Lyon", "votre
 # contrat est actif" (not "pouvez-vous patienter", which a request frame leaves behind).
@@ -94,7 +99,7 @@ _LOWER_OPENING = re.compile(
 
 def _value(rest: str) -> str | None:
     text = _VALUE_FRAME.sub("", strip_fillers(rest)).strip().rstrip(".!")
-    if not text or _FIRST_PERSON.search(text) or len(text.split()) > _MAX_VALUE_WORDS:
+    if not text or _FIRST_PERSON.search(text) or len(text.split()) > _MAX_VALUE_WORDS or _CLAUSE_VERB.search(text):
         return None
     if _LOWER_OPENING.match(text):  # "Par email" inside a sentence: "être contacté par email"
         text = text[0].lower() + text[1:]

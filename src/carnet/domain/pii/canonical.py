@@ -12,11 +12,20 @@ from carnet.domain.pii.spans import EMAIL, PHONE
 
 _DIGITS = re.compile(r"\D")
 _NON_ALNUM = re.compile(r"[^0-9A-Za-z]")
+# A spelled-out address ("jean point dupont arobase free point fr") and the written one are one address.
+_SPELLED = ((re.compile(r"\s+(?:arobase|arrobase|at)\s+", re.IGNORECASE), "@"),
+            (re.compile(r"\s+tiret\s+(?:du\s+)?bas\s+|\s+underscore\s+", re.IGNORECASE), "_"),
+            (re.compile(r"\s+(?:tiret|dash|hyphen)\s+", re.IGNORECASE), "-"),
+            (re.compile(r"\s+(?:point|dot)\s+", re.IGNORECASE), "."))
 
 
 def canonical(kind: str, value: str) -> str:
     if kind == EMAIL:
-        return value.strip().lower()
+        value = value.strip()
+        if "@" not in value:
+            for pattern, char in _SPELLED:
+                value = pattern.sub(char, value)
+        return value.lower()
     if kind == PHONE:
         digits = _DIGITS.sub("", value)
         if value.strip().startswith("+"):

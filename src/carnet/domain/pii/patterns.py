@@ -87,6 +87,13 @@ _STREET = (r"rue|avenue|av\.|boulevard|bd|place|allée|allee|impasse|chemin|rout
 _STOP = (r"(?:à|et|depuis|pour|avec|au|aux|en|dans|chez|mais|où|ou|qui|que|il|elle|ils|elles|on|est|sont|a|"
          r"ont|since|and|in|at|for|with|tél|tel)")
 
+# An e-mail address spelled out on the phone, as a transcript writes it: "julien point schaller arobase
+# example point org", "j tiret martin at orange dot fr". "at" alone is an English word: the address must
+# end with a spelled dot and a domain ending.
+_SPELLED_SEP = r"(?:point|tiret(?:\s+(?:du\s+)?bas)?|underscore|dot|dash|hyphen)"
+_SPELLED_EMAIL = (rf"\b[\w\-]+(?:\s+{_SPELLED_SEP}\s+[\w\-]+)*\s+(?:arobase|arrobase|at)\s+[\w\-]+"
+                  rf"(?:\s+{_SPELLED_SEP}\s+[\w\-]+)*?\s+(?:point|dot)\s+[a-z]{{2,6}}\b")
+
 # Capitalised words that are not surnames (acronyms of the trade), before a capitalised word.
 _CAPS_WORDS = r"(?:IBAN|RIB|BIC|SMS|CB|EDF|GDF|CAF|CPAM|MDPH|RSA|TVA|SIRET|SIREN|URSSAF|SNCF|RATP|PEA|PEL|CEL|LEP|" \
               r"ATTENTION|URGENT|NB|PS|OK|RDV|TEL|TÉL|FAX|RAS|CDI|CDD|MAJ)"
@@ -97,8 +104,14 @@ _ROLES = (r"(?:Conseiller|Conseillère|Client|Cliente|Agent|Agente|Membre|Adhér
           r"System|Bot|Note|Objet|Motif|Date|Rappel|Remarque|Important|Attention|Résumé|Tél|Email|Adresse|"
           r"Nouvelle|Nouveau|Numéro|Contrat|Dossier|Sinistre|Question|Réponse|Answer|Summary)")
 
+# Number, street type, up to six words of street name, then maybe the postcode and a capitalised city.
+POSTAL_ADDRESS = re.compile(rf"\b\d{{1,4}}(?:\s?(?i:bis|ter))?,?\s+(?i:{_STREET})\s+[\w'’\-]+"
+                            rf"(?:\s+(?!(?i:{_STOP})\b)[\w'’\-]+){{0,5}}"
+                            rf"(?:,?\s+\d{{5}}\s+{_NAME}(?:[\s\-]{_NAME})*)?")
+
 RECOGNIZERS: tuple[Recognizer, ...] = (
     Recognizer(EMAIL, re.compile(r"\b[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)*\.[a-z]{2,24}\b", _I), 0.9),
+    Recognizer(EMAIL, re.compile(_SPELLED_EMAIL, _I), 0.85),
     Recognizer(IBAN, re.compile(r"\b[A-Z]{2}\d{2}(?:[ \u00a0]?[A-Z0-9]{4}){2,7}(?:[ \u00a0]?[A-Z0-9]{1,3})?\b", _I),
                0.3, validate=checksums.iban_valid, context=("iban", "rib", "compte")),
     Recognizer(NIR, re.compile(r"\b[1-478][ \u00a0]?\d{2}[ \u00a0]?(?:0[1-9]|1[0-2]|[2-9]\d)[ \u00a0]?(?:\d{2}|2[AB])"
@@ -115,10 +128,7 @@ RECOGNIZERS: tuple[Recognizer, ...] = (
                context=("tél", "tel", "téléphone", "telephone", "portable", "mobile", "phone")),
     Recognizer(PLATE, re.compile(r"\b[A-HJ-NP-TV-Z]{2}[ \-]?\d{3}[ \-]?[A-HJ-NP-TV-Z]{2}\b"), 0.6,
                context=("immatricul", "plaque", "véhicule", "vehicule", "voiture")),
-    # Number, street type, up to six words of street name, then maybe the postcode and a capitalised city.
-    Recognizer(ADDRESS, re.compile(rf"\b\d{{1,4}}(?:\s?(?i:bis|ter))?,?\s+(?i:{_STREET})\s+[\w'’\-]+"
-                                   rf"(?:\s+(?!(?i:{_STOP})\b)[\w'’\-]+){{0,5}}"
-                                   rf"(?:,?\s+\d{{5}}\s+{_NAME}(?:[\s\-]{_NAME})*)?"), 0.9),
+    Recognizer(ADDRESS, POSTAL_ADDRESS, 0.9),
     Recognizer(BIRTHDATE, re.compile(rf"\b(?:né|née|nés|date de naissance|naissance|born)\b[^\d\n]{{0,12}}({_DATE})",
                                      _I), 0.85, group=1),
     Recognizer(PERSON, re.compile(rf"\b{_TITLE}\s+({_FULL_NAME})"), 0.8, group=1),
