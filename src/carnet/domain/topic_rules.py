@@ -39,6 +39,9 @@ class Topic:
     # The shape of its value alone says what the note is about (a postal address is where someone lives),
     # read on the note as written, unless the note places it elsewhere (``ELSEWHERE``: a garage's address).
     shape: Pattern | None = None
+    # What advisors call it (French, English): added to a note's keyword terms (``topics.keyword_terms``),
+    # so "Adresse ?" finds "À compter du 1er juillet, <ADDRESS_1>." by its keywords too.
+    words: tuple[str, str] = ("", "")
 
 
 # Which contract a premium, a formula or a cover belongs to.
@@ -64,48 +67,57 @@ PHONE_LINES: tuple[tuple[str, Pattern], ...] = (
 
 _PHONE = r"(?:\+\d{2}\s?|\b0)[1-9](?:[ .-]?\d{2}){4}\b|<[a-z_]*phone[a-z_]*_\d+>"
 _AMOUNT = r"\d(?:[\d .,]*\d)?\s*(?:€|eur\b|euros?\b)"
+# A postal address as written, or its placeholder once pseudonymised (notes are read both ways).
+_ADDRESS = _c(rf"{POSTAL_ADDRESS.pattern}|<ADDRESS(?:_\d+)?>")
 
 TOPICS: tuple[Topic, ...] = (
     Topic("residence", _c(
         r"\b(?:adresse(?! (?:e-?mail|mail|electronique|courriel))|habite\w*|vit (?:a|au|aux|dans|chez|en|seule?)|"
         r"reside\w*|residence principale|domicil\w*|demenag\w*|emmenag\w*|lives? (?:in|at)|living in|"
-        r"address|moved to|relocated)\b"), shape=POSTAL_ADDRESS),
+        r"address|moved to|relocated)\b"), shape=_ADDRESS,
+          words=("adresse domicile", "address home")),
     Topic("phone", _c(r"\b(?:portable|mobile|telephone|tel|fixe|joignable|phone|cell)\b"),
-          needs=_c(_PHONE), qualifiers=PHONE_LINES),
+          needs=_c(_PHONE), qualifiers=PHONE_LINES, words=("téléphone", "phone")),
     Topic("email", _c(r"\b(?:e-?mail|courriel|adresse (?:mail|electronique)|mail)\b"),
-          needs=_c(r"@|<[a-z_]*email[a-z_]*_\d+>")),
+          needs=_c(r"@|<[a-z_]*email[a-z_]*_\d+>"), words=("e-mail", "email")),
     Topic("documents", _c(r"\b(?:documents?|courriers?|correspondances?|releves?|avis d'echeance|statements?)\b"),
           needs=_c(r"\b(?:courrier postal|par (?:la )?poste|postal|par e-?mail|par mail|par courriel|electronique|"
                    r"dematerialis\w*|espace (?:client|adherent|personnel)|papier|by (?:post|e-?mail)|paperless)\b"),
-          per_person=False),
+          per_person=False, words=("envoi des documents", "documents sent")),
     Topic("marketing", _c(
         r"\b(?:offres? commerciales?|offres? (?:des|de nos) partenaires|offres? promotionnelles?|promotion\w*|"
         r"prospection|demarchage|sollicitations? commerciales?|(?:sms|e-?mails?|appels?|courriers?) commerciaux|"
         r"publicit\w*|marketing|newsletters?|offres? de la (?:banque|mutuelle)|promotional|offers)\b"),
-          per_person=False, qualifiers=CHANNELS),
+          per_person=False, qualifiers=CHANNELS, words=("démarchage commercial", "marketing")),
     Topic("employment", _c(
         r"\b(?:sans emploi|emploi|cdi|cdd|chomage|interim\w*|france travail|pole emploi|licencie\w*|embauche\w*|"
         r"salarie\w*|travaille (?:chez|comme|pour|a|dans)|retraite\w*|demandeur d'emploi|en poste|unemployed|"
-        r"employed|works (?:at|for|as)|retired)\b")),
-    Topic("income", _c(r"\b(?:salaire|revenus?|gagne|remuneration|salary|income|earns)\b")),
+        r"employed|works (?:at|for|as)|retired)\b"), words=("emploi", "employment")),
+    Topic("income", _c(r"\b(?:salaire|revenus?|gagne|remuneration|salary|income|earns)\b"),
+          words=("revenus", "income")),
     Topic("sick_leave", _c(r"\b(?:arrets? (?:de travail|maladie|prolonge\w*|prescrit\w*)|"
                            r"arret\w*(?: [\w']+){0,2} jusqu|prolongation d'arret|"
-                           r"sick leave)\b|\bprolongation\b(?=.*\barret)"), dated=True),
+                           r"sick leave)\b|\bprolongation\b(?=.*\barret)"), dated=True,
+          words=("arrêt de travail", "sick leave")),
     Topic("card_limit", _c(r"\b(?:plafonds?|limite de (?:paiement|retrait)|card limit|spending limit)\b"),
           needs=_c(r"\b(?:cartes?|cards?)\b"), per_person=False,
           qualifiers=(("withdrawal", _c(r"\b(?:retraits?|withdrawals?)\b")),
-                      ("payment", _c(r"\b(?:paiements?|achats?|payments?)\b")))),
+                      ("payment", _c(r"\b(?:paiements?|achats?|payments?)\b"))),
+          words=("plafond de carte", "card limit")),
     Topic("standing_order", _c(r"\b(?:virements? permanents?|virements? mensuels?|standing orders?)\b"),
-          per_person=False),
+          per_person=False, words=("virement permanent", "standing order")),
     Topic("loan_insurance", _c(r"\b(?:assurance (?:emprunteur|de pret|du pret|credit)|loan insurance)\b"),
-          per_person=False),
+          per_person=False, words=("assurance emprunteur", "loan insurance")),
     Topic("premium", _c(r"\b(?:cotisations?|primes? (?:annuelles?|mensuelles?|d'assurance)?|premium)\b"),
-          needs=_c(_AMOUNT), per_person=False, qualifiers=PRODUCT_LINES, wildcard=False),
+          needs=_c(_AMOUNT), per_person=False, qualifiers=PRODUCT_LINES, wildcard=False,
+          words=("cotisation", "premium")),
     Topic("plan", _c(r"\b(?:formules?|niveau de (?:garantie|couverture)|coverage level|tier)\b"),
-          per_person=False, qualifiers=PRODUCT_LINES, wildcard=False, named=True),
-    Topic("down_payment", _c(r"\b(?:apport(?: personnel)?|down payment)\b"), per_person=False),
-    Topic("budget", _c(r"\bbudget\b"), per_person=False),
-    Topic("vehicle", _c(r"\b(?:vehicule|voiture|immatricul\w*|vehicle)\b"), exclusive=False, per_person=False),
+          per_person=False, qualifiers=PRODUCT_LINES, wildcard=False, named=True, words=("formule", "plan")),
+    Topic("down_payment", _c(r"\b(?:apport(?: personnel)?|down payment)\b"), per_person=False,
+          words=("apport", "down payment")),
+    Topic("budget", _c(r"\bbudget\b"), per_person=False, words=("budget", "budget")),
+    Topic("vehicle", _c(r"\b(?:vehicule|voiture|immatricul\w*|vehicle)\b"), exclusive=False, per_person=False,
+          words=("véhicule assuré", "insured vehicle")),
 )
 
 # Places that are not where the member lives, whose address a note may give ("le garage du 12 rue…").

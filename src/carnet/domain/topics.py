@@ -113,6 +113,22 @@ def read_topics(text: str) -> TopicReading:
     return replace(whole, parts=tuple(_read(p) for p in parts)) if len(parts) > 1 else whole
 
 
+CASE_WORDS = "dossier file"
+
+
+def keyword_text(pseudo_text: str) -> str:
+    """What the keyword retriever indexes for a note: its text, then the names advisors give to what it
+    is about, in French and English ("À compter du 1er juillet, <ADDRESS_1>." also reads "adresse
+    domicile address home"), so a two-word question ("Adresse ?") finds a note that never names its
+    attribute. Read on the pseudonymised text: the added words are the table's, never a value."""
+    reading = read_topics(pseudo_text)
+    names = {n for n, _ in reading.topics}.union(*({n for n, _ in p.topics} for p in reading.parts))
+    words = [" ".join(_BY_NAME[n].words) for n in sorted(names)]
+    if reading.case_refs:
+        words.append(CASE_WORDS)
+    return f"{pseudo_text} {' '.join(words)}" if words else pseudo_text
+
+
 def _read(text: str) -> TopicReading:
     folded = fold(text)
     numbers, names = _values(text)

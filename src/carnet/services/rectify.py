@@ -17,6 +17,7 @@ from carnet.domain.linking import references
 from carnet.domain.pii.special import special_categories
 from carnet.domain.profile import is_profile
 from carnet.domain.records import HistoryEntry, Kind, Memory, Scope
+from carnet.domain.topics import keyword_text
 from carnet.domain.unreadable import Skipped
 from carnet.domain.values import DATETIME_MESSAGE, TEXT_MESSAGE, in_range, is_clean
 from carnet.errors import InvalidInput, MemoryNotFound, MemoryUnreadable
@@ -133,4 +134,4 @@ def _corrected(deps: Deps, old: Memory, c: Correction, now: datetime) -> Memory:
 def _indexed(deps: Deps, scope: Scope, m: Memory) -> IndexedMemory:
     text = embedding_text(m.pseudo_text, at=m.valid_from if deps.embed_dates else None, locale=deps.locale)
     vector = deps.embedder.embed_passages([text])[0]
-    return IndexedMemory(m, vector, deps.sparse.encode_document(scope, m.pseudo_text))
+    return IndexedMemory(m, vector, deps.sparse.encode_document(scope, keyword_text(m.pseudo_text)))

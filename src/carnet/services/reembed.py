@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from carnet.domain.embedding_text import embedding_text
 from carnet.domain.records import Memory, Scope
+from carnet.domain.topics import keyword_text
 from carnet.errors import Conflict
 from carnet.ports import Embedder, IndexedMemory, RecordFilter, VectorIndex
 from carnet.services.deps import Deps
@@ -82,7 +83,7 @@ def _copy_subject(deps: Deps, scope: Scope, target: VectorIndex, embedder: Embed
             chunk = page[start:start + batch]
             texts = [record_embedding_text(m, embed_dates=deps.embed_dates, locale=deps.locale) for m in chunk]
             vectors = embedder.embed_passages(texts)
-            target.upsert(scope, [IndexedMemory(m, vec, deps.sparse.encode_document(scope, m.pseudo_text))
+            target.upsert(scope, [IndexedMemory(m, vec, deps.sparse.encode_document(scope, keyword_text(m.pseudo_text)))
                                   for m, vec in zip(chunk, vectors, strict=True)])
         copied += len(page)
         if offset is None:

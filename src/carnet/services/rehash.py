@@ -30,6 +30,7 @@ from carnet.crypto.tenant_hasher import TENANT_ENTRY, is_hash_key_entry, next_ha
 from carnet.domain.linking import references
 from carnet.domain.pii.pseudonyms import PseudonymMap
 from carnet.domain.records import Scope
+from carnet.domain.topics import keyword_text
 from carnet.errors import Conflict
 from carnet.ports import Catalog, RecordFilter, SparseEncoder, SubjectHasher, SubjectIdSealer, VectorIndex
 from carnet.services.pii import Pii, identifiers_in
@@ -109,7 +110,7 @@ def _move_records(r: Rehasher, old: Scope, new: Scope, hasher: SubjectHasher, sp
         if not page:
             return moved
         items = [(replace(m, scope=new, blind_index=_blind_index(r, hasher, new.tenant, m.text)),
-                  sparse.encode_document(new, m.pseudo_text)) for m in page]
+                  sparse.encode_document(new, keyword_text(m.pseudo_text))) for m in page]
         r.index.rescope(old, new, items)
         moved += len(items)
 

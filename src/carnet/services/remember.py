@@ -21,6 +21,7 @@ from carnet.domain.profile import is_profile
 from carnet.domain.reconcile import Action, Incoming, Memo, ReconcileThresholds, decide
 from carnet.domain.records import HistoryEntry, Kind, Memory, Scope, Source, point_id
 from carnet.domain.text import normalize
+from carnet.domain.topics import keyword_text
 from carnet.domain.values import DATETIME_MESSAGE, TEXT_MESSAGE, in_range, is_clean
 from carnet.errors import IdempotencyKeyReused, InvalidInput
 from carnet.ports import IndexedMemory, RecordFilter, SubjectHasher, Vector
@@ -272,7 +273,7 @@ def _reconcile_one(deps: Deps, scope: Scope, batch: _Batch, mid: str, item: NewM
         closed = _supersede(batch, decision.superseded, candidates, by=target.id, at=record.valid_from,
                             now=now, actor=actor, rule=decision.reason)
         return Outcome("merged", merged, merged_into=target.id, superseded=closed, reason=decision.reason)
-    batch.new[mid] = IndexedMemory(record, vec, deps.sparse.encode_document(scope, record.pseudo_text))
+    batch.new[mid] = IndexedMemory(record, vec, deps.sparse.encode_document(scope, keyword_text(record.pseudo_text)))
     batch.history.append(HistoryEntry(mid, now, "created", actor, {"rule": decision.reason}))
     closed = ()
     if decision.action is Action.SUPERSEDE:

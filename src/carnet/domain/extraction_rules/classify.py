@@ -49,6 +49,12 @@ _KEYWORDS = _table(
     ("preference", 3.0, r"\b(?:prefer\w*|plutot que|jamais (?:de|par|avant|apres|le)|ne (?:veut|souhaite) (?:pas|plus)|"
                         r"uniquement par|seulement par|rather|never (?:by|before|after))\b"),
     ("preference", 1.5, r"\b(?:souhaite|voudrait|aimerait|ne repond (?:jamais|pas)|wants|would like)\b"),
+    # consent to marketing, and its withdrawal: how the member may be approached is a preference
+    ("preference", 3.0, r"\b(?:demarchage|prospection|sollicit\w*|publicit\w*|promotion\w*|newsletters?|mailings?|"
+                        r"(?:offres?|appels?|sms|e-?mails?|courriers?|propositions?) (?:commerciales?|commerciaux|"
+                        r"promotionnel\w*|publicitaires?)|offres? (?:des|de nos) partenaires|marketing|"
+                        r"consentement|(?:retire\w*|revoque\w*|donne\w*) (?:son|votre|leur|mon) accord|"
+                        r"opt[- ]?out|unsubscrib\w*|marketing consent)\b"),
     ("contact", 2.5, r"\b(?:e-?mails?|courriels?|courriers?|telephone|portable|sms|textos?|joindre|joignable|"
                      r"injoignable|rappel\w*|recontact\w*|contacte\w*|phone|call(?:ed)? back|reach|unreachable|"
                      r"adresse (?:e-?mail|mail|electronique|courriel)|(?:numero|telephone|ligne) fixe|mobile)\b|"
