@@ -79,12 +79,41 @@ def test_a_shape_qdrant_refuses_is_refused(qdrant_rest: RunningQdrant, collectio
         ("scroll", {"filter": {"must": [{"key": "k", "match": {"value": 1.5}}]}}),  # floats do not match
         ("count", {"filter": {"must": [{"key": "k"}], "mus": []}}),
         ("query", {"query": {"nearest": [1.0, "a"]}, "using": "dense"}),
+        ("payload", {"payload": {"a": 1}}),  # neither points nor filter
     ]
     for path, body in bad:
-        assert _error(httpx.post(f"{points}/{path}", json=body), 400).startswith("Json deserialize error"), body
-    assert _error(httpx.post(f"{points}/scroll", content=b"{not json"), 400).startswith("Json deserialize error")
+        assert _error(httpx.post(f"{points}/{path}", json=body), 400).startswith("Format error in JSON body"), body
+    assert _error(httpx.post(f"{points}/scroll", content=b"{not json"), 400).startswith("Format error in JSON body")
     wrong_dim = {"points": [{"id": 1, "vector": {"dense": [1.0, 0.0]}}]}
     assert "dim" in _error(httpx.put(points, json=wrong_dim), 400).lower()  # the engine's refusal
+
+
+def test_a_body_breaking_qdrants_validation_rules_gets_422(qdrant_rest: RunningQdrant, collection: str) -> None:
+    """Rules qdrant-client's models do not carry: the engine alone would take these (and a sparse
+    vector with more indices than values would leave the shard unreadable)."""
+    _create(qdrant_rest.url, collection)
+    points = f"{qdrant_rest.url}/collections/{collection}/points"
+    sparse = {"indices": [1, 2], "values": [1.0]}
+    repeated = {"indices": [1, 1], "values": [1.0, 1.0]}
+    invalid: list[tuple[str, str, dict[str, Any], str]] = [
+        ("POST", f"{points}/scroll", {"limit": 0}, "limit: value 0 invalid"),
+        ("POST", f"{points}/query", {"query": [1.0, 0.0, 0.0, 0.0], "using": "dense", "limit": 0}, "limit"),
+        ("POST", f"{points}/query/batch", {"searches": [{"query": sparse, "using": "sparse"}]},
+         "searches[0].query: must be the same length as indices"),
+        ("PUT", points, {"points": [{"id": 1, "vector": {"sparse": repeated}}]},
+         "points[0].vector.sparse.indices: must be unique"),
+        ("POST", f"{points}/batch", {"operations": [{"upsert": {"points": [{"id": 1, "vector": {"sparse": sparse}}]}}]},
+         "operations[0].upsert.points[0].vector.sparse"),
+        ("PUT", f"{qdrant_rest.url}/collections/zero-{collection}", {"vectors": {"d": {"size": 0, "distance": "Dot"}}},
+         "vectors.d.size"),
+    ]
+    for method, url, body, message in invalid:
+        error = _error(httpx.request(method, url, json=body), 422)
+        assert error.startswith("Validation error in JSON body: [") and message in error, error
+    assert httpx.post(f"{points}/count", json={}).json()["result"] == {"count": 0}
+    for name in ("a*b", "a:b", "x" * 256):
+        refused = httpx.put(f"{qdrant_rest.url}/collections/{name}", json={"vectors": {}})
+        assert _error(refused, 422).startswith("Validation error in path parameters"), name
 
 
 def test_missing_existing_and_unreproduced(qdrant_rest: RunningQdrant, collection: str) -> None:
@@ -109,21 +138,26 @@ def test_prefetch_with_rrf_fusion_scores_as_qdrant(qdrant_rest: RunningQdrant, c
         client.create_collection(collection, vectors_config={"dense": models.VectorParams(
             size=2, distance=models.Distance.COSINE)}, sparse_vectors_config={"sparse": models.SparseVectorParams()})
         dense = {1: [1.0, 0.0], 2: [0.8, 0.6], 3: [0.0, 1.0]}
-        sparse = {1: ([5], [0.1]), 2: ([5], [0.9]), 3: ([6], [1.0])}
+        sparse = {1: ([5], [0.9]), 2: ([5], [0.1]), 3: ([6], [1.0])}
         client.upsert(collection, [models.PointStruct(id=i, vector={
             "dense": dense[i], "sparse": models.SparseVector(indices=sparse[i][0], values=sparse[i][1])})
             for i in dense], wait=True)
         prefetch = [models.Prefetch(query=[1.0, 0.0], using="dense", limit=3),  # ranks 1, 2, 3
                     models.Prefetch(query=models.SparseVector(indices=[5], values=[1.0]), using="sparse",
-                                    limit=3)]  # ranks 2, 1 (3 shares no token)
+                                    limit=3)]  # ranks 1, 2 (3 shares no token)
         fused = client.query_points(collection, prefetch=prefetch, query=models.FusionQuery(
             fusion=models.Fusion.RRF), limit=3).points
         scores = {p.id: p.score for p in fused}
-        assert [p.id for p in fused] == [1, 2, 3]  # 1 and 2 tie on 1/2 + 1/3; ties go by id
-        assert scores == pytest.approx({1: 1 / 2 + 1 / 3, 2: 1 / 3 + 1 / 2, 3: 1 / 4})
-        weighted = client.query_points(collection, prefetch=prefetch, query=models.RrfQuery(
+        assert [p.id for p in fused] == [1, 2, 3]
+        assert scores == pytest.approx({1: 1 / 2 + 1 / 2, 2: 1 / 3 + 1 / 3, 3: 1 / 4})
+        other_k = client.query_points(collection, prefetch=prefetch, query=models.RrfQuery(
             rrf=models.Rrf(k=10)), limit=3).points
-        assert {p.id: p.score for p in weighted} == pytest.approx({1: 1 / 10 + 1 / 11, 2: 1 / 11 + 1 / 10, 3: 1 / 12})
+        assert {p.id: p.score for p in other_k} == pytest.approx({1: 2 / 10, 2: 2 / 11, 3: 1 / 12})
+        # weights: rank r of a prefetch weighted w adds 1 / ((r + 1) / w + k - 1)
+        weighted = client.query_points(collection, prefetch=prefetch, query=models.RrfQuery(
+            rrf=models.Rrf(weights=[3.0, 1.0])), limit=3).points
+        assert {p.id: p.score for p in weighted} == pytest.approx(
+            {1: 1 / (1 / 3 + 1) + 1 / 2, 2: 1 / (2 / 3 + 1) + 1 / 3, 3: 1 / (3 / 3 + 1)})
     finally:
         client.close()
 

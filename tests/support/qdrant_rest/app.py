@@ -2,11 +2,11 @@
 
 Answers are ``{"result": ..., "status": "ok", "time": <seconds>}`` built from qdrant-client's
 models; errors are ``{"status": {"error": "..."}, "time": ...}``: 400 for a body that does not
-parse into the request model (Qdrant: "Json deserialize error") or that the engine refuses, 404
-for a missing collection, 409 for one that exists, 422 for a bad collection name, 501 for a valid
-request the server does not reproduce. ``wait``, ``ordering``, ``consistency`` and ``timeout`` query
-parameters are accepted; every write is applied before the answer (``wait=false`` still answers
-``acknowledged``, as Qdrant does).
+parse into the request model (Qdrant: "Format error in JSON body: ...") or that the engine refuses,
+422 for one that breaks a validation rule (``validate``) and for a bad collection name, 404 for a
+missing collection, 409 for one that exists, 501 for a valid request the server does not reproduce.
+``wait``, ``ordering``, ``consistency`` and ``timeout`` query parameters are accepted; every write is
+applied before the answer (``wait=false`` still answers ``acknowledged``, as Qdrant does).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from tests.support.qdrant_rest import convert as cv
-from tests.support.qdrant_rest import updates
+from tests.support.qdrant_rest import updates, validate
 from tests.support.qdrant_rest.convert import NotReproduced
 from tests.support.qdrant_rest.store import BadName, Collection, CollectionExists, CollectionNotFound, Store
 
@@ -40,8 +40,10 @@ T = TypeVar("T")
 Handler = Callable[[Request], Awaitable[Response]]
 
 
-def _error(status: int, message: str, started: float) -> JSONResponse:
-    body = m.ErrorResponse(status=m.ErrorResponseStatus(error=message), time=time.perf_counter() - started)
+def _error(status: int, message: str, started: float | None) -> JSONResponse:
+    """``started=None``: refused before any work, Qdrant reports ``time`` 0.0."""
+    elapsed = 0.0 if started is None else time.perf_counter() - started
+    body = m.ErrorResponse(status=m.ErrorResponseStatus(error=message), time=elapsed)
     return JSONResponse(body.model_dump(mode="json", exclude_none=True), status_code=status)
 
 
@@ -55,6 +57,11 @@ def _dump(result: Any) -> Any:
 
 def _status(wait: bool) -> m.UpdateStatus:
     return m.UpdateStatus.COMPLETED if wait else m.UpdateStatus.ACKNOWLEDGED
+
+
+def _check_insert(body: m.PointInsertOperations) -> None:
+    if isinstance(body, m.PointsList):
+        validate.points(body.points)
 
 
 class ApiKey(BaseHTTPMiddleware):
@@ -130,14 +137,16 @@ class QdrantRestApp:
             body = await request.body()
             try:
                 result = await run_in_threadpool(fn, request, body)
-            except pydantic.ValidationError as exc:
-                return _error(400, f"Json deserialize error: {exc}", started)
+            except (pydantic.ValidationError, updates.FormatError) as exc:
+                return _error(400, f"Format error in JSON body: {exc}", None)
+            except validate.Invalid as exc:
+                return _error(422, str(exc), None)
             except CollectionNotFound as exc:
                 return _error(404, str(exc), started)
             except CollectionExists as exc:
                 return _error(409, str(exc), started)
             except BadName as exc:
-                return _error(422, str(exc), started)
+                return _error(422, str(exc), None)
             except NotReproduced as exc:
                 return _error(501, f"not reproduced by the Qdrant test server: {exc}", started)
             except ValueError as exc:
@@ -152,8 +161,12 @@ class QdrantRestApp:
         return endpoint
 
     @staticmethod
-    def _parse(tp: type[T] | Any, body: bytes) -> Any:
-        return pydantic.TypeAdapter(tp).validate_json(body or b"{}")
+    def _parse(tp: type[T] | Any, body: bytes, check: Callable[[Any], None] | None = None) -> Any:
+        """The body as qdrant-client's model ``tp``, then Qdrant's validation rules ``check``."""
+        parsed = pydantic.TypeAdapter(tp).validate_json(body or b"{}")
+        if check is not None:
+            check(parsed)
+        return parsed
 
     def _collection(self, request: Request) -> Collection:
         return self.store.get(request.path_params["name"])
@@ -182,7 +195,8 @@ class QdrantRestApp:
 
     def create_collection(self, request: Request, body: bytes) -> bool:
         """``PUT /collections/{name}``"""
-        self.store.create(request.path_params["name"], self._parse(m.CreateCollection, body))
+        asked = self._parse(m.CreateCollection, body, validate.create_collection)
+        self.store.create(request.path_params["name"], asked)
         return True
 
     def delete_collection(self, request: Request, body: bytes) -> bool:
@@ -203,7 +217,7 @@ class QdrantRestApp:
 
     def upsert(self, request: Request, body: bytes) -> m.UpdateResult:
         """``PUT /collections/{name}/points``"""
-        return self._update(request, updates.upsert(self._parse(m.PointInsertOperations, body)))
+        return self._update(request, updates.upsert(self._parse(m.PointInsertOperations, body, _check_insert)))
 
     def delete(self, request: Request, body: bytes) -> m.UpdateResult:
         """``POST /collections/{name}/points/delete``"""
@@ -219,7 +233,7 @@ class QdrantRestApp:
 
     def batch(self, request: Request, body: bytes) -> list[m.UpdateResult]:
         """``POST /collections/{name}/points/batch``: the operations in order, each applied before the next."""
-        ops = [updates.operation(op) for op in self._parse(m.UpdateOperations, body).operations]
+        ops = [updates.operation(op) for op in self._parse(m.UpdateOperations, body, validate.batch).operations]
         return [self._update(request, op) for op in ops]
 
     def retrieve(self, request: Request, body: bytes) -> list[m.Record]:
@@ -234,18 +248,19 @@ class QdrantRestApp:
 
     def query(self, request: Request, body: bytes) -> m.QueryResponse:
         """``POST /collections/{name}/points/query``"""
-        asked = cv.query(self._parse(m.QueryRequest, body))
+        asked = cv.query(self._parse(m.QueryRequest, body, validate.query))
         return m.QueryResponse(points=[cv.scored(p) for p in self._collection(request).shard.query(asked)])
 
     def query_batch(self, request: Request, body: bytes) -> list[m.QueryResponse]:
         """``POST /collections/{name}/points/query/batch``: one ``query_batch`` of the engine."""
-        asked = [cv.query(q) for q in self._parse(m.QueryRequestBatch, body).searches]
+        asked = [cv.query(q) for q in self._parse(m.QueryRequestBatch, body, validate.query_batch).searches]
         results = self._collection(request).shard.query_batch(edge.QueryBatchRequest(asked))
         return [m.QueryResponse(points=[cv.scored(p) for p in points]) for points in results]
 
     def scroll(self, request: Request, body: bytes) -> m.ScrollResult:
         """``POST /collections/{name}/points/scroll``"""
-        records, nxt = self._collection(request).shard.scroll(cv.scroll(self._parse(m.ScrollRequest, body)))
+        asked = cv.scroll(self._parse(m.ScrollRequest, body, validate.scroll))
+        records, nxt = self._collection(request).shard.scroll(asked)
         return m.ScrollResult(points=[cv.record(r) for r in records],
                               next_page_offset=None if nxt is None else cv.out_id(nxt))
 

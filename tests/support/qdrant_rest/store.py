@@ -20,9 +20,9 @@ from qdrant_client.http import models as m
 
 from tests.support.qdrant_rest.convert import NotReproduced
 
-# Qdrant refuses names with path separators and the like; this server also keeps them to a safe
-# directory name.
-_NAME = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,254}$")
+# Qdrant's rule for collection names (1 to 255 characters, none of these); "." and ".." are
+# refused here too, as they are not a directory of their own.
+_FORBIDDEN = re.compile(r'[<>:"/\\|?*\x00]')
 
 # Qdrant's defaults for what a create request may leave out (config/config.yaml).
 _HNSW = m.HnswConfig(m=16, ef_construct=100, full_scan_threshold=10_000, max_indexing_threads=0, on_disk=False)
@@ -98,7 +98,7 @@ class Store:
 
     def create(self, name: str, body: m.CreateCollection) -> None:
         """``EdgeShard.create`` in ``<root>/<name>``."""
-        if not _NAME.match(name):
+        if not 1 <= len(name) <= 255 or _FORBIDDEN.search(name) or name in (".", ".."):
             raise BadName(name)
         config = _collection_config(body)
         with self._lock:

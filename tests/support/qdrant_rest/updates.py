@@ -10,6 +10,11 @@ from qdrant_edge import UpdateOperation as EdgeOp
 from tests.support.qdrant_rest import convert as cv
 from tests.support.qdrant_rest.convert import NotReproduced
 
+
+class FormatError(ValueError):
+    """A body Qdrant refuses while deserialising it (400 "Format error in JSON body")."""
+
+
 _MODES = {m.UpdateMode.UPSERT: UpdateMode.Upsert, m.UpdateMode.INSERT_ONLY: UpdateMode.InsertOnly,
           m.UpdateMode.UPDATE_ONLY: UpdateMode.UpdateOnly}
 
@@ -30,11 +35,11 @@ def delete(selector: m.PointsSelector) -> EdgeOp:
 
 
 def set_payload(body: m.SetPayload, *, overwrite: bool) -> EdgeOp:
-    """Qdrant requires ``points`` or ``filter`` (not both: it answers 422 otherwise)."""
+    """Qdrant requires ``points`` or ``filter``, not both."""
     if body.shard_key is not None:
         raise NotReproduced("shard keys")
     if (body.points is None) == (body.filter is None):
-        raise ValueError("Either list of point ids or filter must be provided")
+        raise FormatError("Either list of point ids or filter must be provided")
     if body.filter is not None:
         by_filter = EdgeOp.overwrite_payload_by_filter if overwrite else EdgeOp.set_payload_by_filter
         return by_filter(cv.flt(body.filter), body.payload, key=body.key)
