@@ -15,8 +15,10 @@ import pytest
 from qdrant_client import QdrantClient, models
 
 from carnet.adapters.qdrant_server import connect
+from carnet.domain.records import Scope
 from carnet.errors import DependencyUnavailable
-from tests.integration.test_vector_index import ALL, DIM, SCOPE, item, memory, search, unit
+from carnet.ports import AccessUpdate, SparseVector
+from tests.integration.test_vector_index import ALL, DIM, NOW, SCOPE, drop, item, memory, open_rest, search, unit
 from tests.support.qdrant_rest import RunningQdrant, serving
 from tests.support.tls import MtlsFiles, TlsFiles, make_mtls, make_tls
 
@@ -160,6 +162,32 @@ def test_prefetch_with_rrf_fusion_scores_as_qdrant(qdrant_rest: RunningQdrant, c
             {1: 1 / (1 / 3 + 1) + 1 / 2, 2: 1 / (2 / 3 + 1) + 1 / 3, 3: 1 / (3 / 3 + 1)})
     finally:
         client.close()
+
+
+def test_the_adapter_calls_these_endpoints_and_no_other(qdrant_rest: RunningQdrant, collection: str) -> None:
+    """What the server must reproduce for the adapter (README): every ``VectorIndex`` method once."""
+    first = len(qdrant_rest.app.requests)
+    idx = open_rest(qdrant_rest, collection)
+    a = memory(SCOPE, "a")
+    idx.upsert(SCOPE, [item(a, 1)])
+    idx.hybrid_search(SCOPE, dense=unit(1), sparse=SparseVector([7], [1.0]), limit=3, where=ALL)
+    idx.get(SCOPE, [a.id])
+    idx.scroll(SCOPE, where=ALL, limit=5)
+    idx.count(SCOPE, where=ALL)
+    idx.record_access(SCOPE, [AccessUpdate(a.id, 1, NOW)])
+    idx.replace_payload(SCOPE, [a])
+    new = Scope(SCOPE.tenant, "h-moved")
+    idx.rescope(SCOPE, new, [(memory(new, "a", id=a.id), SparseVector([8], [1.0]))])
+    idx.delete(new, [a.id])
+    idx.check()
+    idx.close()
+    c, p = "/collections/{name}", "/collections/{name}/points"
+    assert set(qdrant_rest.app.requests[first:]) == {
+        ("GET", "/"), ("GET", f"{c}/exists"), ("PUT", c), ("GET", c), ("PUT", f"{c}/index"),
+        ("PUT", p), ("POST", p), ("POST", f"{p}/batch"), ("POST", f"{p}/delete"),
+        ("POST", f"{p}/query/batch"), ("POST", f"{p}/scroll"), ("POST", f"{p}/count"),
+    }
+    drop(qdrant_rest, collection)
 
 
 # -- API key and TLS -------------------------------------------------------------------------------

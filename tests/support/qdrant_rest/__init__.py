@@ -5,8 +5,8 @@ free port, one qdrant-edge shard per collection under a temporary directory. The
 (``carnet.adapters.qdrant_server``) talks to it with the real ``qdrant-client`` over REST, so its
 requests go through the client's serialisation, HTTP, TLS and the API key as with a Qdrant server.
 
-What it reproduces (the endpoints the server adapter calls, plus the single query and the payload
-endpoints that share their code):
+What it reproduces (the endpoints the server adapter calls, plus the single query, the payload
+endpoints and prefetch with fusion, which share their code):
 
 - ``GET /`` (version 1.19.0), ``/healthz``, ``/livez``, ``/readyz``; ``GET /collections``,
   ``GET|PUT|DELETE /collections/{name}``, ``GET /collections/{name}/exists``;
@@ -19,18 +19,23 @@ endpoints that share their code):
 - filters: must/should/must_not/min_should, nested filters, match value/any/except/text, float
   ranges, has_id, is_empty, is_null, has_vector;
 - every body parsed by qdrant-client's generated models (``extra="forbid"`` as Qdrant's serde
-  ``deny_unknown_fields``): a shape Qdrant would refuse gets 400 ``{"status": {"error": ...},
-  "time": ...}``; answers are built from the same models in Qdrant's envelope;
+  ``deny_unknown_fields``): a shape Qdrant would refuse gets 400 ``{"status": {"error": "Format error
+  in JSON body: ..."}, "time": 0.0}``; the few validation rules the models lack that a body could
+  break here get 422 (``validate``); answers are built from the same models in Qdrant's envelope;
 - ``api_key``: Qdrant's header check (``api-key`` or ``Authorization: Bearer``), with its open
   paths; ``tls``: HTTPS; ``mtls``: client certificates from the CA required.
+
+``QdrantRestApp.requests`` records ``(method, route)`` of every call: a test pins the endpoints the
+adapter uses (the single query, the payload endpoints and prefetch/fusion are not among them).
 
 What it does not reproduce: consensus, replication, shard transfer, sharding (``shard_number``,
 ``replication_factor``, shard keys), any distributed mode; gRPC (port 6334); snapshots and aliases
 (the adapter uses neither: a Qdrant server is backed up with its own snapshots); background
 optimizers (the engine optimises only when asked, and this server never asks); quantization,
 strict mode, WAL settings, multivectors, inference (``Document``/``Image``), recommend, discover,
-order_by, facets, geo and datetime conditions, JWT and read-only keys, telemetry and metrics,
-``consistency``/``ordering``/``timeout`` (accepted and ignored). A valid request outside what it
+order_by, facets, geo and datetime conditions, the columnar ``PointsBatch``, JWT and read-only keys,
+telemetry and metrics, ``consistency``/``ordering``/``timeout`` (accepted and ignored), Qdrant's
+other validation rules. A valid request outside what it
 reproduces gets 501, never an approximation. Engine refusals are 400 with the engine's message,
 which need not be Qdrant's text word for word.
 """
