@@ -17,6 +17,7 @@ from tests.support.bundle_script import bundle_script
 
 if TYPE_CHECKING:
     from tests.support.postgres import Cluster
+    from tests.support.qdrant_rest import RunningQdrant
 
 
 
@@ -63,6 +64,16 @@ def postgres_cluster() -> Iterator[Cluster]:
 
     with running_cluster() as cluster:
         yield cluster
+
+
+@pytest.fixture(scope="session")
+def qdrant_rest() -> Iterator[RunningQdrant]:
+    """The Qdrant test server (tests/support/qdrant_rest: Qdrant's REST protocol over qdrant-edge)
+    over plain HTTP, started once per session (~0.1 s); tests create and drop their own collections."""
+    from tests.support.qdrant_rest import serving
+
+    with serving() as running:
+        yield running
 
 
 @pytest.fixture

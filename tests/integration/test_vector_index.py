@@ -2,7 +2,9 @@
 
 ``edge``: a real qdrant-edge shard in ``tmp_path``. ``server``: the server adapter's code path over
 qdrant-client's local mode (same API as a Qdrant server; it ignores payload indexes and says so in
-a warning, which is the one warning silenced here).
+a warning, which is the one warning silenced here). ``rest``: the server adapter, built by
+``connect`` as in production, over HTTP to the Qdrant test server (``tests/support/qdrant_rest``:
+Qdrant's REST protocol on qdrant-edge shards, payload indexes included), a collection per test.
 
 Isolation tests put two scopes side by side with identical vectors and tokens, so that only the
 scope filter inside the adapter keeps them apart (removing it makes them fail: checked by hand).
@@ -19,6 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from uuid import uuid4
 
 import numpy as np
 import pytest
@@ -29,6 +32,7 @@ from carnet.adapters.qdrant_server import ServerVectorIndex, connect
 from carnet.domain.records import Kind, Memory, Scope, Source, Status, point_id
 from carnet.errors import Conflict, DependencyUnavailable, InvalidInput, StoreLocked
 from carnet.ports import AccessUpdate, IndexedMemory, RecordFilter, SparseVector, Vector, VectorIndex
+from tests.support.qdrant_rest import RunningQdrant
 
 DIM = 16
 NOW = datetime(2025, 3, 14, 9, 26, 53, 589793, tzinfo=UTC)
@@ -81,18 +85,38 @@ def shard_path(tmp_path: Path, empty_shard: Path) -> Path:
     return tmp_path / "vectors"
 
 
-@pytest.fixture(params=["edge", "server"])
+def open_rest(qdrant: RunningQdrant, collection: str, dim: int = DIM) -> ServerVectorIndex:
+    """``connect`` (the production entry point) to the Qdrant test server."""
+    return connect(url=qdrant.url, api_key=qdrant.api_key, ca_cert=qdrant.ca_cert, collection=collection, dim=dim)
+
+
+def drop(qdrant: RunningQdrant, collection: str) -> None:
+    client = QdrantClient(url=qdrant.url, api_key=qdrant.api_key, check_compatibility=False)
+    try:
+        client.delete_collection(collection)
+    finally:
+        client.close()
+
+
+@pytest.fixture(params=["edge", "server", "rest"])
 def index(request: pytest.FixtureRequest, tmp_path: Path, empty_shard: Path) -> Iterator[VectorIndex]:
     idx: VectorIndex
+    qdrant: RunningQdrant | None = None
+    collection = f"memories-{uuid4().hex}"
     if request.param == "edge":
         shutil.copytree(empty_shard, tmp_path / "vectors")
         idx = EdgeVectorIndex(tmp_path / "vectors", DIM)
-    else:
+    elif request.param == "server":
         idx = open_server(QdrantClient(":memory:"))
+    else:
+        qdrant = request.getfixturevalue("qdrant_rest")
+        idx = open_rest(qdrant, collection)
     try:
         yield idx
     finally:
         idx.close()
+        if qdrant is not None:
+            drop(qdrant, collection)
 
 
 def search(
@@ -503,6 +527,25 @@ def test_server_check_fails_when_the_collection_is_gone() -> None:
     with pytest.raises(DependencyUnavailable, match="missing"):
         idx.check()
     idx.close()
+
+
+def test_rest_reopens_an_existing_collection_and_checks_its_dimension(qdrant_rest: RunningQdrant) -> None:
+    name = f"reopen-{uuid4().hex}"
+    first = open_rest(qdrant_rest, name)
+    try:
+        first.upsert(SCOPE, [item(memory(SCOPE, "a"), 1)])
+        again = open_rest(qdrant_rest, name)  # a second process: the collection and its indexes exist
+        assert again.count(SCOPE, where=ALL) == 1
+        again.check()
+        again.close()
+        with pytest.raises(ValueError, match=r"holds 16-dim .* gives 32"):
+            open_rest(qdrant_rest, name, dim=DIM * 2)
+        drop(qdrant_rest, name)
+        with pytest.raises(DependencyUnavailable, match="missing"):
+            first.check()
+    finally:
+        first.close()
+        drop(qdrant_rest, name)
 
 
 def test_connect_refuses_an_api_key_over_plain_http() -> None:

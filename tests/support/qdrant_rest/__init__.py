@@ -1,0 +1,113 @@
+"""A Qdrant test server: Qdrant's REST protocol over qdrant-edge, for the server adapter's tests.
+
+A real HTTP(S) server (Starlette on uvicorn, in a thread of the test process) on 127.0.0.1 and a
+free port, one qdrant-edge shard per collection under a temporary directory. The server adapter
+(``carnet.adapters.qdrant_server``) talks to it with the real ``qdrant-client`` over REST, so its
+requests go through the client's serialisation, HTTP, TLS and the API key as with a Qdrant server.
+
+What it reproduces (the endpoints the server adapter calls, plus the single query, the payload
+endpoints and prefetch with fusion, which share their code):
+
+- ``GET /`` (version 1.19.0), ``/healthz``, ``/livez``, ``/readyz``; ``GET /collections``,
+  ``GET|PUT|DELETE /collections/{name}``, ``GET /collections/{name}/exists``;
+  ``PUT /collections/{name}/index`` (keyword and float parameters, or a bare type);
+- ``PUT /points`` (with ``update_filter`` and ``update_mode``), ``POST /points`` (retrieve),
+  ``POST /points/delete`` (ids or filter), ``POST|PUT /points/payload``, ``POST /points/batch``
+  (upsert, delete, set and overwrite payload), ``POST /points/query`` and ``/points/query/batch``
+  (nearest dense or sparse, ``prefetch`` with fusion RRF (Qdrant's default k = 2, or ``rrf.k``
+  and weights) or DBSF, ``params.idf`` corpus), ``POST /points/scroll``, ``POST /points/count``;
+- filters: must/should/must_not/min_should, nested filters, match value/any/except/text, float
+  ranges, has_id, is_empty, is_null, has_vector;
+- every body parsed by qdrant-client's generated models (``extra="forbid"`` as Qdrant's serde
+  ``deny_unknown_fields``): a shape Qdrant would refuse gets 400 ``{"status": {"error": "Format error
+  in JSON body: ..."}, "time": 0.0}``; the few validation rules the models lack that a body could
+  break here get 422 (``validate``); answers are built from the same models in Qdrant's envelope;
+- ``api_key``: Qdrant's header check (``api-key`` or ``Authorization: Bearer``), with its open
+  paths; ``tls``: HTTPS; ``mtls``: client certificates from the CA required.
+
+``QdrantRestApp.requests`` records ``(method, route)`` of every call: a test pins the endpoints the
+adapter uses (the single query, the payload endpoints and prefetch/fusion are not among them).
+
+What it does not reproduce: consensus, replication, shard transfer, sharding (``shard_number``,
+``replication_factor``, shard keys), any distributed mode; gRPC (port 6334); snapshots and aliases
+(the adapter uses neither: a Qdrant server is backed up with its own snapshots); background
+optimizers (the engine optimises only when asked, and this server never asks); quantization,
+strict mode, WAL settings, multivectors, inference (``Document``/``Image``), recommend, discover,
+order_by, facets, geo and datetime conditions, the columnar ``PointsBatch``, JWT and read-only keys,
+telemetry and metrics, ``consistency``/``ordering``/``timeout`` (accepted and ignored), Qdrant's
+other validation rules. A valid request outside what it
+reproduces gets 501, never an approximation. Engine refusals are 400 with the engine's message,
+which need not be Qdrant's text word for word.
+"""
+
+from __future__ import annotations
+
+import ssl
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import uvicorn
+
+from carnet.api.server import free_port
+from tests.support.qdrant_rest.app import QdrantRestApp
+from tests.support.qdrant_rest.store import Store
+from tests.support.tls import MtlsFiles, TlsFiles
+
+
+@dataclass(frozen=True)
+class RunningQdrant:
+    url: str
+    app: QdrantRestApp
+    api_key: str | None
+    ca_cert: Path | None
+
+
+@contextmanager
+def serving(*, api_key: str | None = None, tls: TlsFiles | None = None,
+            mtls: MtlsFiles | None = None) -> Iterator[RunningQdrant]:
+    """Serve a Qdrant test server on a free port in a background thread, its shards in a temporary
+    directory removed afterwards. ``mtls``: HTTPS from its server files, client certificates required."""
+    tls = mtls.server if mtls is not None else tls
+    port = free_port()
+    with tempfile.TemporaryDirectory(prefix="qdrant-rest-") as root:
+        store = Store(Path(root))
+        app = QdrantRestApp(store)
+        config = uvicorn.Config(app.asgi(api_key=api_key), host="127.0.0.1", port=port, access_log=False,
+                                log_config=None, lifespan="off", timeout_graceful_shutdown=1,
+                                ssl_certfile=str(tls.cert) if tls else None, ssl_keyfile=str(tls.key) if tls else None,
+                                ssl_ca_certs=str(mtls.server.ca_cert) if mtls else None,
+                                ssl_cert_reqs=ssl.CERT_REQUIRED if mtls else ssl.CERT_NONE)
+        server = uvicorn.Server(config)
+        thread = threading.Thread(target=server.run, name="qdrant-test-server", daemon=True)
+        thread.start()
+        url = f"{'https' if tls else 'http'}://127.0.0.1:{port}"
+        try:
+            verify: ssl.SSLContext | bool = ssl.create_default_context(cafile=str(tls.ca_cert)) if tls else True
+            if mtls is not None and isinstance(verify, ssl.SSLContext):
+                verify.load_cert_chain(mtls.client_cert, mtls.client_key)
+            _wait_ready(url, thread, verify=verify)
+            yield RunningQdrant(url, app, api_key, tls.ca_cert if tls else None)
+        finally:
+            server.should_exit = True
+            thread.join(timeout=10)
+            store.close()
+
+
+def _wait_ready(url: str, thread: threading.Thread, *, verify: ssl.SSLContext | bool, timeout: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not thread.is_alive():
+            raise RuntimeError("the Qdrant test server stopped before it was ready")
+        try:
+            if httpx.get(f"{url}/healthz", timeout=1.0, verify=verify).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.02)  # poll interval, not a wait for readiness
+    raise TimeoutError(f"the Qdrant test server at {url} was not ready after {timeout}s")

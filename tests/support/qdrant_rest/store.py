@@ -1,0 +1,197 @@
+"""Collections of the test server: one qdrant-edge shard per collection, in a directory of its own.
+
+A collection's configuration is what ``PUT /collections/{name}`` asked for, applied to the shard
+(``EdgeConfig``) and kept to answer ``GET /collections/{name}`` the way Qdrant reports it, with
+Qdrant's defaults where the request was silent.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import shutil
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import qdrant_edge as edge
+from qdrant_client.http import models as m
+
+from tests.support.qdrant_rest.convert import NotReproduced
+
+# Qdrant's rule for collection names (1 to 255 characters, none of these); "." and ".." are
+# refused here too, as they are not a directory of their own.
+_FORBIDDEN = re.compile(r'[<>:"/\\|?*\x00]')
+
+# Qdrant's defaults for what a create request may leave out (config/config.yaml).
+_HNSW = m.HnswConfig(m=16, ef_construct=100, full_scan_threshold=10_000, max_indexing_threads=0, on_disk=False)
+_OPTIMIZERS = m.OptimizersConfig(deleted_threshold=0.2, vacuum_min_vector_number=1000, default_segment_number=0,
+                                 flush_interval_sec=5)
+_WAL = m.WalConfig(wal_capacity_mb=32, wal_segments_ahead=0)
+_SCHEMA_TYPES = {getattr(edge.PayloadSchemaType, t.value.capitalize()): t for t in m.PayloadSchemaType}
+
+
+class CollectionNotFound(Exception):
+    def __init__(self, name: str) -> None:
+        super().__init__(f"Not found: Collection `{name}` doesn't exist!")
+
+
+class CollectionExists(Exception):
+    def __init__(self, name: str) -> None:
+        super().__init__(f"Wrong input: Collection `{name}` already exists!")
+
+
+class BadName(ValueError):
+    def __init__(self, name: str) -> None:
+        super().__init__(f"Validation error in path parameters: [name: collection name {name!r} is not allowed]")
+
+
+@dataclass
+class Collection:
+    shard: edge.EdgeShard
+    config: m.CollectionConfig
+    index_params: dict[str, m.PayloadFieldSchema] = field(default_factory=dict)
+    _ops: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+
+    def next_operation(self) -> int:
+        return next(self._ops)
+
+    def info(self) -> m.CollectionInfo:
+        """``shard.info()``: counts and payload indexes as the engine has them."""
+        state = self.shard.info()
+        schema = {key: m.PayloadIndexInfo(data_type=_SCHEMA_TYPES[index.data_type],
+                                          params=_params_of(self.index_params.get(key)), points=index.points)
+                  for key, index in state.payload_schema.items()}
+        return m.CollectionInfo(status=m.CollectionStatus.GREEN, optimizer_status="ok",
+                                segments_count=state.segments_count, points_count=state.points_count,
+                                indexed_vectors_count=state.indexed_vectors_count, config=self.config,
+                                payload_schema=schema)
+
+
+def _params_of(schema: m.PayloadFieldSchema | None) -> m.PayloadSchemaParams | None:
+    return None if schema is None or isinstance(schema, m.PayloadSchemaType) else schema
+
+
+class Store:
+    """The collections under ``root``; creating and dropping are serialised, the rest is the engine's."""
+
+    def __init__(self, root: Path) -> None:
+        self._root = root
+        self._lock = threading.Lock()
+        self._collections: dict[str, Collection] = {}
+
+    def names(self) -> list[str]:
+        with self._lock:
+            return sorted(self._collections)
+
+    def get(self, name: str) -> Collection:
+        with self._lock:
+            found = self._collections.get(name)
+        if found is None:
+            raise CollectionNotFound(name)
+        return found
+
+    def exists(self, name: str) -> bool:
+        with self._lock:
+            return name in self._collections
+
+    def create(self, name: str, body: m.CreateCollection) -> None:
+        """``EdgeShard.create`` in ``<root>/<name>``."""
+        if not 1 <= len(name) <= 255 or _FORBIDDEN.search(name) or name in (".", ".."):
+            raise BadName(name)
+        config = _collection_config(body)
+        with self._lock:
+            if name in self._collections:
+                raise CollectionExists(name)
+            path = self._root / name
+            shutil.rmtree(path, ignore_errors=True)
+            shard = edge.EdgeShard.create(str(path), _edge_config(body, config))
+            self._collections[name] = Collection(shard=shard, config=config)
+
+    def delete(self, name: str) -> bool:
+        """``close()`` and the shard's files removed; ``False`` when there was no such collection."""
+        with self._lock:
+            found = self._collections.pop(name, None)
+        if found is None:
+            return False
+        found.shard.close()
+        shutil.rmtree(self._root / name, ignore_errors=True)
+        return True
+
+    def close(self) -> None:
+        for name in self.names():
+            self.delete(name)
+
+    def create_index(self, name: str, body: m.CreateFieldIndex) -> Collection:
+        """``update(create_field_index)``; the parameters asked are reported by ``GET /collections``."""
+        collection = self.get(name)
+        if body.field_schema is None:
+            raise NotReproduced("a payload index without field_schema (Qdrant infers it from the data)")
+        collection.shard.update(edge.UpdateOperation.create_field_index(body.field_name,
+                                                                        _index_schema(body.field_schema)))
+        collection.index_params[body.field_name] = body.field_schema
+        return collection
+
+
+def _index_schema(schema: m.PayloadFieldSchema) -> Any:
+    match schema:
+        case m.PayloadSchemaType():
+            return next(e for e, t in _SCHEMA_TYPES.items() if t is schema)
+        case m.KeywordIndexParams():
+            return edge.KeywordIndexParams(is_tenant=schema.is_tenant, on_disk=schema.on_disk,
+                                           enable_hnsw=schema.enable_hnsw)
+        case m.FloatIndexParams():
+            return edge.FloatIndexParams(is_principal=schema.is_principal, on_disk=schema.on_disk,
+                                         enable_hnsw=schema.enable_hnsw)
+    raise NotReproduced(f"payload index parameters {type(schema).__name__}")
+
+
+def _collection_config(body: m.CreateCollection) -> m.CollectionConfig:
+    """What ``GET /collections/{name}`` reports: the request over Qdrant's defaults, on one node."""
+    distributed = (body.shard_number or 1) > 1 or (body.replication_factor or 1) > 1 or body.sharding_method
+    if distributed or body.write_consistency_factor not in (None, 1):
+        raise NotReproduced("sharding and replication: the test server is a single node with one shard")
+    extras = ("quantization_config", "strict_mode_config", "wal_config", "payload", "id_tracker", "metadata")
+    if any(getattr(body, name) is not None for name in extras):
+        raise NotReproduced("quantization, strict mode, WAL, storage and metadata settings")
+    if not isinstance(body.vectors, dict):
+        raise NotReproduced("unnamed vectors: the server adapter names its vectors")
+    hnsw = _HNSW.model_copy(update=body.hnsw_config.model_dump(exclude_none=True) if body.hnsw_config else {})
+    optimizers = _OPTIMIZERS.model_copy(
+        update=body.optimizers_config.model_dump(exclude_none=True) if body.optimizers_config else {})
+    params = m.CollectionParams(vectors=body.vectors, sparse_vectors=body.sparse_vectors, shard_number=1,
+                                replication_factor=1, write_consistency_factor=1,
+                                on_disk_payload=body.on_disk_payload if body.on_disk_payload is not None else True)
+    return m.CollectionConfig(params=params, hnsw_config=hnsw, optimizer_config=optimizers, wal_config=_WAL)
+
+
+def _edge_config(body: m.CreateCollection, config: m.CollectionConfig) -> edge.EdgeConfig:
+    vectors = body.vectors if isinstance(body.vectors, dict) else {}
+    hnsw, opt = config.hnsw_config, config.optimizer_config
+    return edge.EdgeConfig(
+        vectors={name: _dense(params) for name, params in vectors.items()},
+        sparse_vectors={name: _sparse(params) for name, params in (body.sparse_vectors or {}).items()},
+        on_disk_payload=config.params.on_disk_payload,
+        hnsw_config=edge.HnswIndexConfig(m=hnsw.m, ef_construct=hnsw.ef_construct,
+                                         full_scan_threshold=hnsw.full_scan_threshold, payload_m=hnsw.payload_m),
+        optimizers=edge.EdgeOptimizersConfig(deleted_threshold=opt.deleted_threshold,
+                                             vacuum_min_vector_number=opt.vacuum_min_vector_number,
+                                             default_segment_number=opt.default_segment_number,
+                                             max_segment_size=opt.max_segment_size,
+                                             indexing_threshold=opt.indexing_threshold),
+    )
+
+
+def _dense(params: m.VectorParams) -> edge.EdgeVectorParams:
+    if params.hnsw_config or params.quantization_config or params.multivector_config or params.datatype:
+        raise NotReproduced("per-vector HNSW, quantization, multivectors and datatypes")
+    return edge.EdgeVectorParams(size=params.size, distance=getattr(edge.Distance, params.distance.value),
+                                 on_disk=params.on_disk)
+
+
+def _sparse(params: m.SparseVectorParams) -> edge.EdgeSparseVectorParams:
+    if params.index is not None:
+        raise NotReproduced("sparse index parameters")
+    modifier = params.modifier.value.capitalize() if params.modifier else "None"
+    return edge.EdgeSparseVectorParams(modifier=getattr(edge.Modifier, modifier))
