@@ -141,6 +141,14 @@ def test_an_answer_with_a_verb_of_its_own_is_not_put_in_the_question() -> None:
     assert _texts(found)[1] == "Le membre habite à Valence."
 
 
+def test_an_elliptic_question_is_asked_about_the_sentence_before_it() -> None:
+    found = _call(("advisor", "Très bien, un prélèvement mensuel sur votre compte courant. De combien ?"),
+                  ("user", "80 euros."))
+    assert "prélèvement mensuel" in _texts(found)[-1] and "80 euros" in _texts(found)[-1]  # one fact
+    alone = _call(("advisor", "Félicitations ! Où ça ?"), ("user", "À Valence."))  # nothing to be about
+    assert "« Où ça ? »" in _texts(alone)[-1]
+
+
 def test_relayed_notes_and_introductions() -> None:
     found = _call(
         ("advisor", "Mutuelle <PERSON_9>, bonjour."),  # the company's name next to a greeting: no fact

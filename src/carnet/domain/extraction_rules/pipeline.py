@@ -50,6 +50,7 @@ _ROLES = {"user": MEMBER, "member": MEMBER, "customer": MEMBER, "assistant": ADV
 _LONG = 300  # a sentence longer than this is cut at its semicolons (dictated notes run on)
 _PLACEHOLDER = re.compile(r"<[A-Z][A-Z0-9_]*_\d+>")
 _SHORT_ANSWER = 5  # content words: an answer this short is read with the question it answers
+_ELLIPTIC = 1  # content words: a question this short is about the sentence before it ("De combien ?")
 
 
 @dataclass(slots=True)
@@ -232,11 +233,19 @@ def _with_question(text: str, question: str, *, english: bool) -> str:
 
 
 def _last_question(sentences: Sequence[str]) -> str | None:
-    """The advisor's closing question, unless it is ritual ("que puis-je faire pour vous ?")."""
+    """The advisor's closing question, unless it is ritual ("que puis-je faire pour vous ?"). An
+    elliptic one ("De combien ?", "Depuis quand ?") is asked about the sentence before it ("Un
+    virement permanent vers la Pologne. De combien ?"): both are the question the answer is read with."""
     if not sentences:
         return None
     last = strip_fillers(sentences[-1])
-    return last if is_question(last) and without_ritual(last) else None
+    if not (is_question(last) and without_ritual(last)):
+        return None
+    if len(sentences) > 1 and len(content_tokens(last)) <= _ELLIPTIC:
+        before = strip_fillers(without_ritual(sentences[-2]))
+        if before and not is_question(before) and carries_information(before, advisor=True):
+            return f"{before[:1].upper()}{before[1:]} {last}"
+    return last
 
 
 def _episode(call: _Call, messages: Sequence[Message], session_id: str | None) -> str | None:
