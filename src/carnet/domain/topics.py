@@ -121,12 +121,19 @@ def keyword_text(pseudo_text: str) -> str:
     is about, in French and English ("À compter du 1er juillet, <ADDRESS_1>." also reads "adresse
     domicile address home"), so a two-word question ("Adresse ?") finds a note that never names its
     attribute. Read on the pseudonymised text: the added words are the table's, never a value."""
-    reading = read_topics(pseudo_text)
-    names = {n for n, _ in reading.topics}.union(*({n for n, _ in p.topics} for p in reading.parts))
-    words = [" ".join(_BY_NAME[n].words) for n in sorted(names)]
-    if reading.case_refs:
+    folded = fold(pseudo_text)  # the whole note: what its parts are about, it is about
+    words = [" ".join(t.words) for t in sorted(TOPICS, key=lambda t: t.name)
+             if _about(t, pseudo_text, folded) and _has_needs(t, pseudo_text, folded)]
+    if CASE_NOUNS.search(folded) and references(pseudo_text):
         words.append(CASE_WORDS)
     return f"{pseudo_text} {' '.join(words)}" if words else pseudo_text
+
+
+def _has_needs(topic: Topic, text: str, folded: str) -> bool:
+    """What else a note about ``topic`` must hold: the pattern ``needs``, a name for a named one."""
+    if topic.needs is not None and topic.needs.search(folded) is None:
+        return False
+    return not topic.named or bool(_values(text)[1])
 
 
 def _read(text: str) -> TopicReading:
