@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from carnet.domain.intake import Intake, Message
-from carnet.domain.records import HistoryEntry, Kind, Memory, Scope, Status
+from carnet.domain.records import HistoryEntry, Kind, Memory, RetentionClass, Scope, Status
 from carnet.domain.retention import SubjectRetention
 from carnet.domain.unreadable import Found, Unreadable
 from carnet.errors import InvalidInput, LegalHold, MemoryUnreadable, SubjectNotFound
@@ -239,6 +239,11 @@ class Facade:
                              detail={"open": ended_at is None}):
             return retention.set_relationship_end(self.deps, tenant=who.tenant, subject_id=subject_id,
                                                   ended_at=ended_at)
+
+    def retention_classes(self, who: Principal) -> list[RetentionClass]:
+        """The retention classes in force for the caller's tenant (configuration, no personal data)."""
+        self.door.allow(who, "retention.classes", (ADMIN, DPO))
+        return sorted(self.deps.retention.classes(who.tenant).values(), key=lambda c: c.name)
 
     def maintain(self, who: Principal, *, dry_run: bool = False) -> MaintainReport:
         """Retention and decay for the caller's tenant only. Compaction is store-wide and pauses the
