@@ -221,6 +221,12 @@ class ConsoleSettings(BaseModel):
     # Sessions held at once by this process; a login beyond it ends the oldest one.
     max_sessions: int = Field(1000, ge=1, le=100_000)
 
+    @model_validator(mode="after")
+    def _idle_within_absolute(self) -> Self:
+        if self.idle_minutes > self.absolute_minutes:
+            raise ValueError("console idle_minutes cannot exceed absolute_minutes")
+        return self
+
 
 class ApiSettings(BaseModel):
     max_text_chars: int = Field(8000, ge=1)

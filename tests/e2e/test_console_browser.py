@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +56,10 @@ def _axe_source() -> str:
     return AXE.read_text()
 
 
+def _at(day: str) -> datetime:
+    return datetime.fromisoformat(day + "T09:00:00+00:00")
+
+
 def _seed(c: Container) -> dict[str, str]:
     def key(tenant: str, *roles: str) -> str:
         return create_key(c.deps.catalog, c.pepper, tenant=tenant, roles=list(roles))[0]
@@ -62,11 +67,15 @@ def _seed(c: Container) -> dict[str, str]:
     keys = {"agent": key(TENANT, "agent"), "dpo": key(TENANT, "dpo"), "admin": key(TENANT, "admin"),
             "other": key(OTHER_TENANT, "agent", "dpo")}
     writer = authenticate(c.deps.catalog, c.pepper, keys["agent"])
-    for text in ("Le membre habite à Lyon 7e.", "Le membre préfère être contacté par email le matin.",
-                 "Sinistre dégât des eaux SIN-2024-0815 ouvert le 3 mars, expert mandaté."):
-        c.facade.remember(writer, subject_id=MEMBER, items=[NewMemory(text=text, category="note")])
-    moved = c.facade.remember(writer, subject_id=MEMBER,
-                              items=[NewMemory(text="Le membre habite maintenant à Villeurbanne.")])
+    for day, text in (("2024-03-01", "Le membre habite à Lyon 7e."),
+                      ("2025-01-10", "Le membre préfère être contacté par email le matin."),
+                      ("2025-02-02", "Le membre est malvoyant : courriers en gros caractères."),  # disability
+                      ("2025-04-18", "Le membre est délégué syndical CFDT."),  # union: hidden from agents
+                      ("2026-03-03", "Sinistre dégât des eaux SIN-2024-0815 ouvert le 3 mars, expert mandaté.")):
+        c.facade.remember(writer, subject_id=MEMBER,
+                          items=[NewMemory(text=text, category="note", occurred_at=_at(day))])
+    moved = c.facade.remember(writer, subject_id=MEMBER, items=[NewMemory(
+        text="Le membre habite maintenant à Villeurbanne.", category="adresse", occurred_at=_at("2026-09-15"))])
     assert moved[0].action == "superseded"
     c.facade.remember(writer, subject_id=ERASED, items=[NewMemory(text="Le membre a résilié son contrat auto."),
                                                         NewMemory(text="Le membre souhaite un rappel vendredi.")])
@@ -172,9 +181,22 @@ def test_member_view_shows_the_superseded_fact_as_such(tab: Tab, site: tuple[str
     assert "Villeurbanne" in link.inner_text()
     new = tab.page.locator(str(link.get_attribute("href")))  # the chain links to the record that superseded it
     assert "En vigueur" in new.inner_text() and "Remplace" in new.inner_text()
-    assert "4 enregistrements, dont 1 remplacés" in tab.text()
+    assert "5 enregistrement(s), dont 1 remplacé(s)" in tab.text()
     tab.check("member")
     assert not any(MEMBER in u for u in tab.urls), "the member id went into a URL"
+
+
+def test_special_categories_are_flagged_and_shown_as_the_tenants_policy_allows(
+        tab: Tab, site: tuple[str, dict[str, str]]) -> None:
+    tab.login(_keys(site)["agent"])
+    tab.open_member(MEMBER)
+    flagged = tab.page.locator("li.memory", has_text="malvoyant")
+    assert "Catégorie particulière : handicap" in flagged.inner_text()
+    assert "syndical" not in tab.text()  # union membership: hidden from agents by the default policy
+    tab.page.click("header form[action$='/logout'] button")
+    tab.login(_keys(site)["dpo"])
+    tab.open_member(MEMBER, section="dpo")
+    assert "Catégorie particulière : syndicat" in tab.page.locator("li.memory", has_text="syndical").inner_text()
 
 
 def test_search_and_assemble_preview_show_the_score_signals(tab: Tab, site: tuple[str, dict[str, str]]) -> None:

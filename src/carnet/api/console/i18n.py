@@ -38,7 +38,7 @@ FR: dict[str, str] = {
     "find.label": "Identifiant du membre", "find.submit": "Ouvrir",
     "find.help": "Envoyé dans le corps du formulaire, jamais dans l'adresse de la page.",
     "member.title": "Vue membre", "member.subject": "Membre", "member.timeline": "Chronologie",
-    "timeline": "Chronologie", "timeline.count": "%d enregistrements, dont %d remplacés.",
+    "timeline": "Chronologie", "timeline.count": "%d enregistrement(s), dont %d remplacé(s).",
     "timeline.more": "Seuls les 500 premiers sont affichés.", "unreadable": "%d enregistrement(s) illisible(s) omis.",
     "kind.fact": "Faits", "kind.episode": "Épisodes", "kind.procedure": "Procédures", "none": "Aucun.",
     "procedures.later": "Procédures d'équipe (proposées, approuvées par un superviseur) : prochaine étape de "
@@ -46,6 +46,9 @@ FR: dict[str, str] = {
     "status.active": "En vigueur", "status.superseded": "Remplacé", "status.expired": "Expiré",
     "status.deleted": "Supprimé", "special": "Catégorie particulière",
     "special.help": "Donnée sensible (RGPD art. 9), visible selon la politique de votre organisation.",
+    "cat.health": "santé", "cat.disability": "handicap", "cat.religion": "religion", "cat.union": "syndicat",
+    "cat.judicial": "judiciaire", "cat.sexual_orientation": "orientation sexuelle",
+    "cat.political": "opinions politiques", "cat.ethnic_origin": "origine ethnique",
     "profile": "Profil", "valid.from": "Valide depuis le", "valid.to": "jusqu'au", "valid.open": "toujours valide",
     "recorded": "enregistré le", "importance": "importance", "confidence": "confiance", "expires": "expire le",
     "chain.replaced_by": "Remplacé par", "chain.replaced_by_unseen": "Remplacé par l'enregistrement",
@@ -57,9 +60,10 @@ FR: dict[str, str] = {
     "assemble.results": "Aperçu du contexte assemblé", "assemble.prompt": "Bloc de prompt complet",
     "tier.profile": "Profil (toujours inclus)", "tier.memories": "Mémoires", "tier.episodes": "Épisodes",
     "tier.procedures": "Procédures",
-    "why.help": "Pourquoi c'est là : le score mêle pertinence, importance, récence, fréquence et confiance ; "
-                "la colonne « pourquoi » donne le signal qui pèse le plus.",
-    "why.main": "surtout %s (%d %%)",
+    "why.help": "Pourquoi c'est là : le score est la somme pondérée de la pertinence (sens et mots-clés), de "
+                "l'importance, de la récence, de la fréquence et de la confiance ; la colonne « pourquoi » donne "
+                "le terme qui apporte le plus au score.",
+    "why.main": "surtout %s (%+.3f)",
     "col.memory": "Mémoire", "col.score": "Score", "col.why": "Pourquoi",
     "sig.cosine": "Cosinus", "sig.relevance": "Pertinence", "sig.keyword": "Mots-clés",
     "sig.importance": "Importance", "sig.recency": "Récence", "sig.frequency": "Fréquence",
@@ -147,6 +151,9 @@ EN: dict[str, str] = {
     "status.active": "In force", "status.superseded": "Superseded", "status.expired": "Expired",
     "status.deleted": "Deleted", "special": "Special category",
     "special.help": "Sensitive data (GDPR art. 9), shown as your organisation's policy allows.",
+    "cat.health": "health", "cat.disability": "disability", "cat.religion": "religion", "cat.union": "union",
+    "cat.judicial": "judicial", "cat.sexual_orientation": "sexual orientation", "cat.political": "political opinions",
+    "cat.ethnic_origin": "ethnic origin",
     "profile": "Profile", "valid.from": "Valid from", "valid.to": "to", "valid.open": "still valid",
     "recorded": "recorded", "importance": "importance", "confidence": "confidence", "expires": "expires",
     "chain.replaced_by": "Superseded by", "chain.replaced_by_unseen": "Superseded by record",
@@ -157,9 +164,10 @@ EN: dict[str, str] = {
     "assemble.results": "Assembled context preview", "assemble.prompt": "Full prompt block",
     "tier.profile": "Profile (always included)", "tier.memories": "Memories", "tier.episodes": "Episodes",
     "tier.procedures": "Procedures",
-    "why.help": "Why is this here: the score mixes relevance, importance, recency, frequency and confidence; "
-                "the \"why\" column names the signal that weighs most.",
-    "why.main": "mostly %s (%d %%)", "col.memory": "Memory", "col.why": "Why",
+    "why.help": "Why is this here: the score is the weighted sum of relevance (meaning and keywords), "
+                "importance, recency, frequency and confidence; the \"why\" column names the term that adds "
+                "most to the score.",
+    "why.main": "mostly %s (%+.3f)", "col.memory": "Memory", "col.why": "Why",
     "sig.cosine": "Cosine", "sig.relevance": "Relevance", "sig.keyword": "Keywords", "sig.recency": "Recency",
     "sig.frequency": "Frequency", "sig.confidence": "Confidence",
     "dpo.title": "DPO", "dpo.audit_link": "Audit trail and chain check",

@@ -79,6 +79,7 @@ def login(request: Request, api_key: FormText = "", csrf: FormText = "") -> Resp
                                    outcome="denied", detail={"code": "unauthenticated"}))
         return login_form(request, status=401, error="unauthenticated")
     c.audit.record(c.audit.event(tenant=who.tenant, actor=who.key_id, action="console.login"))
+    console.sessions.close(request.cookies.get(SESSION_COOKIE))  # a session open in this browser ends here
     token, _ = console.sessions.open(key_hash=hash_key(c.pepper, api_key.strip()), key_id=who.key_id,
                                      tenant=who.tenant)
     response = _redirect(home_of(who))

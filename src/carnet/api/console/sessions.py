@@ -47,6 +47,8 @@ class SessionStore:
         at = self._now()
         session = Session(key_hash=key_hash, key_id=key_id, tenant=tenant, started=at, seen=at)
         with self._lock:
+            for digest in [d for d, s in self._sessions.items() if self._over(s, at)]:
+                del self._sessions[digest]  # swept at each login: an abandoned session holds nothing for long
             self._sessions[_digest(token)] = session
             while len(self._sessions) > self._max:
                 self._sessions.popitem(last=False)
@@ -63,11 +65,14 @@ class SessionStore:
             session = self._sessions.get(digest)
             if session is None:
                 return None
-            if at - session.seen > self.idle or at - session.started > self.absolute:
+            if self._over(session, at):
                 del self._sessions[digest]
                 return None
             session.seen = at
             return session
+
+    def _over(self, session: Session, at: datetime) -> bool:
+        return at - session.seen > self.idle or at - session.started > self.absolute
 
     def close(self, token: str | None) -> Session | None:
         if not token:

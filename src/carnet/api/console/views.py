@@ -71,21 +71,20 @@ def timeline(items: Sequence[Memory], *, more: bool) -> Timeline:
 class Why:
     ranked: Ranked
     signals: dict[str, float]
-    shares: dict[str, float]  # each signal's weighted part of the score, 0..1, summing to 1
+    parts: dict[str, float]  # each signal times its weight, over the weights' total: they sum to the score
     main: str  # the signal with the largest part
 
 
 def why(r: Ranked, w: Weights) -> Why:
-    """The parts of ``carnet.domain.scoring.final_score``: relevance (dense and keyword fused),
-    importance, recency, frequency and confidence, each times its weight."""
+    """The terms of ``carnet.domain.scoring.final_score``: relevance (dense and keyword fused; it can be
+    below zero when the calibrated relevance is), importance, recency, frequency and confidence."""
     s = r.signals
     fused = (1.0 - w.sparse_weight) * s.ranking_relevance + w.sparse_weight * s.keyword
-    parts = {"relevance": w.relevance * fused, "importance": w.importance * s.importance,
-             "recency": w.recency * s.recency, "frequency": w.frequency * s.frequency,
-             "confidence": w.confidence * s.confidence}
-    total = sum(parts.values()) or 1.0
-    shares = {k: round(v / total, 3) for k, v in parts.items()}
-    return Why(r, s.as_dict(), shares, max(parts, key=lambda k: parts[k]))
+    total = w.total() or 1.0
+    parts = {"relevance": w.relevance * fused / total, "importance": w.importance * s.importance / total,
+             "recency": w.recency * s.recency / total, "frequency": w.frequency * s.frequency / total,
+             "confidence": w.confidence * s.confidence / total}
+    return Why(r, s.as_dict(), {k: round(v, 3) for k, v in parts.items()}, max(parts, key=lambda k: parts[k]))
 
 
 def whys(ranked: Sequence[Ranked], w: Weights) -> list[Why]:
