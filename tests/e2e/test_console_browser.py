@@ -24,8 +24,9 @@ from carnet.api.app import create_app
 from carnet.api.server import running
 from carnet.bootstrap import Container, build
 from carnet.config import Settings
+from carnet.domain.intake import Message
 from carnet.ports import Embedder
-from carnet.services.apikeys import authenticate, create_key
+from carnet.services.apikeys import Principal, authenticate, create_key
 from carnet.services.remember import NewMemory
 
 playwright_sync = pytest.importorskip("playwright.sync_api")
@@ -37,7 +38,7 @@ CHROMIUM = Path("/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
 TENANT, OTHER_TENANT = "assur-nord", "banque-sud"
-MEMBER, ERASED = "ADH-7731", "ADH-9001"
+MEMBER, ERASED, HELD = "ADH-7731", "ADH-9001", "ADH-5550"
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium (apt-get install chromium)")
 
@@ -79,7 +80,19 @@ def _seed(c: Container) -> dict[str, str]:
     assert moved[0].action == "superseded"
     c.facade.remember(writer, subject_id=ERASED, items=[NewMemory(text="Le membre a résilié son contrat auto."),
                                                         NewMemory(text="Le membre souhaite un rappel vendredi.")])
+    c.facade.remember(writer, subject_id=HELD,
+                      items=[NewMemory(text="Le membre a un litige sur le sinistre SIN-2025-0001.")])
+    _dead_intake(c, writer)
     return keys
+
+
+def _dead_intake(c: Container, writer: Principal) -> None:
+    """One intake of the tenant that ran out of attempts (no worker runs in this server)."""
+    c.facade.submit_messages(writer, subject_id=MEMBER, session_id="appel-1", idempotency_key=None,
+                             messages=[Message("user", "Je voudrais changer mon RIB.")])
+    store, now = c.queue.store, c.deps.clock.now()
+    [leased] = store.lease(owner="test", now=now, seconds=30)
+    assert store.fail(leased.id, owner="test", reason="extraction_failed", now=now, retry_at=None)
 
 
 @pytest.fixture(scope="module")
@@ -236,6 +249,31 @@ def test_dpo_exports_erases_and_reads_the_receipt(tab: Tab, site: tuple[str, dic
     assert "Aucun membre" in tab.text()
 
 
+def test_dpo_holds_refuses_erasure_under_hold_releases_rectifies_and_ends_the_relationship(
+        tab: Tab, site: tuple[str, dict[str, str]]) -> None:
+    tab.login(_keys(site)["dpo"])
+    tab.open_member(HELD, section="dpo")
+    tab.page.fill("#hold-ref", "LIT-2026-0042")
+    tab.page.click("form[action$='/dpo/hold'] button")
+    assert "Le membre est sous gel juridique" in tab.text() and "LIT-2026-0042" in tab.text()
+    tab.page.fill("#erase-confirm", HELD)
+    with tab.page.expect_response(lambda r: r.url.endswith("/dpo/erase")) as answer:
+        tab.page.click("form[action$='/dpo/erase'] button")
+    assert answer.value.status == 409 and "gel juridique" in tab.text()
+    tab.open_member(HELD, section="dpo")
+    tab.page.click("form[action$='/dpo/release'] button")
+    assert "Le gel juridique est levé" in tab.text()
+    tab.page.fill("#ended-on", "2026-06-30")
+    tab.page.click("form[action$='/dpo/relationship-end'] button")
+    assert "2026-06-30" in tab.page.inner_text("section.card dl")
+    tab.page.click("li.memory details summary")
+    tab.page.fill("li.memory textarea", "Le membre a un litige clos sur le sinistre SIN-2025-0001.")
+    tab.page.click("li.memory form button")
+    assert "L'enregistrement est rectifié" in tab.text() and "litige clos" in tab.text()
+    tab.check("dpo-after-actions")
+    assert not any(HELD in u for u in tab.urls)
+
+
 def test_a_form_without_its_csrf_token_is_refused(tab: Tab, site: tuple[str, dict[str, str]]) -> None:
     tab.login(_keys(site)["agent"])
     tab.go("/console/member")
@@ -307,6 +345,7 @@ def test_admin_creates_a_key_shown_once_and_revoking_it_ends_its_session(
     assert key.startswith("crn_")
     tab.check("admin")
     assert "default" in tab.text()  # the retention classes in force
+    assert "extraction_failed" in tab.page.inner_text("section[aria-labelledby=intakes-h]")
     other = Tab(browser, tab.base, _axe_source())
     try:
         other.login(key)
@@ -320,6 +359,18 @@ def test_admin_creates_a_key_shown_once_and_revoking_it_ends_its_session(
         assert other.page.url.endswith("/console/login")
     finally:
         other.close()
+
+
+def test_admin_sends_a_dead_intake_back_and_sees_the_metrics(tab: Tab, site: tuple[str, dict[str, str]]) -> None:
+    tab.login(_keys(site)["admin"])
+    intakes = tab.page.locator("section[aria-labelledby=intakes-h]")
+    assert "Lettres mortes\n1" in intakes.inner_text()
+    tab.page.click("section[aria-labelledby=intakes-h] td form button")
+    assert "1 ingestion(s) renvoyée(s) en file" in tab.text()
+    assert "Lettres mortes\n0" in intakes.inner_text() and "En attente\n1" in intakes.inner_text()
+    metrics = tab.page.inner_text("section[aria-labelledby=metrics-h]")
+    assert "2xx" in metrics
+    tab.check("admin-intakes")
 
 
 def test_audit_trail_page_checks_the_chain_and_lists_console_actions(

@@ -116,6 +116,18 @@ class Facade:
         self.door.allow(who, "intake.status", (AGENT, DPO))
         return intake.status(self.queue, tenant=who.tenant, intake_id=intake_id)
 
+    def intake_queue(self, who: Principal) -> intake.QueueState:
+        """The tenant's intake counts and latest dead letters (role ``admin``)."""
+        self.door.allow(who, "intake.queue", (ADMIN,))
+        return intake.queue_state(self.queue, tenant=who.tenant)
+
+    def retry_intakes(self, who: Principal, *, intake_id: str | None = None) -> int:
+        """The tenant's dead intakes (or one) sent back to pending, as `carnet intakes retry --tenant` does."""
+        with self.door.write(who, "intake.retry", (ADMIN,), targets=(intake_id,) if intake_id else ()):
+            count = intake.retry_dead(self.deps, self.queue, tenant=who.tenant, intake_id=intake_id)
+        self.on_intake()
+        return count
+
     def search(self, who: Principal, *, subject_id: str, query: recall.Query) -> Found[recall.Ranked]:
         def run() -> Found[recall.Ranked]:
             q = recall.Query(query.text, query.k, query.kinds, query.include_superseded, query.min_relevance,

@@ -113,9 +113,25 @@ FR: dict[str, str] = {
     "classes.name": "Classe", "classes.days": "Jours", "classes.after": "Comptés depuis",
     "classes.forever": "jusqu'à effacement", "after.valid_from": "la date de l'enregistrement",
     "after.relationship_end": "la fin de la relation",
+    "done.requeued": "%d ingestion(s) renvoyée(s) en file.",
+    "intakes.title": "File d'ingestion", "intakes.pending": "En attente", "intakes.oldest": "la plus ancienne du",
+    "intakes.processing": "En cours", "intakes.dead": "Lettres mortes",
+    "intakes.help": "Une ingestion morte a épuisé ses tentatives (son motif est un code, jamais du texte). "
+                    "Corrigez la cause (serveur LLM, modèle…) puis relancez : elle repart avec un compteur neuf.",
+    "intakes.retry_all": "Relancer toutes les lettres mortes", "intakes.retry": "Relancer",
+    "intakes.caption": "Les 100 dernières lettres mortes de votre organisation", "intakes.id": "Ingestion",
+    "intakes.created": "Reçue le", "intakes.failed": "Morte le", "intakes.attempts": "Tentatives",
+    "intakes.reason": "Motif",
+    "metrics.title": "Synthèse des métriques",
+    "metrics.help": "Depuis le démarrage de ce processus (GET /metrics pour Prometheus). Recherches et "
+                    "assemblages : votre organisation seulement ; requêtes HTTP : tout le processus.",
+    "metrics.retrieval": "Recherches et assemblages de votre organisation", "metrics.operation": "Opération",
+    "metrics.calls": "Appels", "metrics.returned": "Enregistrements rendus (moyenne)",
+    "metrics.top": "Meilleur score (moyenne)", "metrics.requests": "Requêtes HTTP par classe de statut",
+    "metrics.refused": "Requêtes refusées avant lecture",
     "later.title": "À venir",
-    "later.help": "File d'ingestion (lettres mortes et relance), synthèse des métriques et procédures d'équipe : "
-                  "prochaines parties de la console. En attendant : carnet intakes, GET /metrics.",
+    "later.help": "Procédures d'équipe (une procédure proposée, approuvée par un superviseur) : prochaine partie "
+                  "de la console.",
 }
 
 EN: dict[str, str] = {
@@ -211,8 +227,21 @@ EN: dict[str, str] = {
     "classes.name": "Class", "classes.days": "Days", "classes.after": "Counted from",
     "classes.forever": "until erased", "after.valid_from": "the record's date",
     "after.relationship_end": "the end of the relationship", "later.title": "Coming",
-    "later.help": "The intake queue (dead letters and retry), a metrics summary and team procedures: the "
-                  "console's next parts. Meanwhile: carnet intakes, GET /metrics.",
+    "later.help": "Team procedures (a proposed procedure, approved by a supervisor): the console's next part.",
+    "done.requeued": "%d intake(s) sent back to the queue.",
+    "intakes.title": "Intake queue", "intakes.pending": "Pending", "intakes.oldest": "oldest from",
+    "intakes.processing": "Processing", "intakes.dead": "Dead letters",
+    "intakes.help": "A dead intake ran out of attempts (its reason is a code, never text). Fix the cause (LLM "
+                    "server, model…), then retry: it starts again with a fresh attempt count.",
+    "intakes.retry_all": "Retry every dead letter", "intakes.retry": "Retry",
+    "intakes.caption": "Your organisation's latest 100 dead letters", "intakes.id": "Intake",
+    "intakes.created": "Received", "intakes.failed": "Died", "intakes.attempts": "Attempts",
+    "intakes.reason": "Reason", "metrics.title": "Metrics summary",
+    "metrics.help": "Since this process started (GET /metrics for Prometheus). Searches and assembles: your "
+                    "organisation only; HTTP requests: the whole process.",
+    "metrics.retrieval": "Your organisation's searches and assembles", "metrics.operation": "Operation",
+    "metrics.calls": "Calls", "metrics.returned": "Records returned (mean)", "metrics.top": "Top score (mean)",
+    "metrics.requests": "HTTP requests by status class", "metrics.refused": "Requests refused before reading",
 }
 
 _WORDS = {"fr": FR, "en": EN}

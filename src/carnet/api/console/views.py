@@ -31,6 +31,13 @@ def memory_id(raw: str) -> str:
         raise InvalidInput("memory id: a UUID") from None
 
 
+def intake_id(raw: str) -> str:
+    try:
+        return str(UUID(raw.strip()))
+    except ValueError:
+        raise InvalidInput("intake id: a UUID") from None
+
+
 @dataclass(slots=True)
 class Entry:
     memory: Memory
