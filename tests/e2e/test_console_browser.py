@@ -176,6 +176,7 @@ def test_login_page_is_served_with_a_strict_policy_and_nothing_from_elsewhere(ta
     csp = headers["content-security-policy"]
     assert "default-src 'none'" in csp and "script-src 'none'" in csp and "frame-ancestors 'none'" in csp
     assert headers["cache-control"] == "no-store" and headers["x-frame-options"] == "DENY"
+    assert headers["strict-transport-security"] == "max-age=31536000" and headers["referrer-policy"] == "no-referrer"
     assert tab.page.locator("html").get_attribute("lang") == "fr" and "Connexion" in tab.text()
     tab.check("login")
     assert all(u.startswith(tab.base) for u in tab.urls), tab.urls  # no CDN, no font, no script
