@@ -245,6 +245,9 @@ def test_dpo_exports_erases_and_reads_the_receipt(tab: Tab, site: tuple[str, dic
     text = tab.text()
     assert "Reçu d'effacement" in text and "Effacement complet et vérifié" in text
     assert "Enregistrements supprimés\n2" in text and ERASED not in text  # the receipt names a keyed hash only
+    tab.page.click("details summary")
+    receipt = json.loads(tab.page.inner_text("details pre"))
+    assert receipt["complete"] is True and receipt["records_deleted"] == 2 and all(receipt["verified"].values())
     tab.check("dpo-receipt")
     tab.open_member(ERASED, section="dpo")
     assert "Aucun membre" in tab.text()

@@ -97,7 +97,7 @@ FR: dict[str, str] = {
     "verify.data_key_gone": "Clé introuvable", "verified": "vérifié", "not_verified": "NON vérifié",
     "receipt.help": "Le reçu ne nomme le membre que par son empreinte à clé ; il est aussi au journal d'audit "
                     "(subject.erased).",
-    "receipt.back": "Retour à l'espace DPO",
+    "receipt.back": "Retour à l'espace DPO", "receipt.json": "Le reçu en JSON (celui de l'API), à conserver",
     "audit.title": "Journal d'audit", "audit.chain": "Vérification de la chaîne",
     "audit.ok": "Chaîne intacte : %d entrées vérifiées.", "audit.bad": "%d problème(s) sur %d entrées.",
     "audit.latest": "Les %d dernières entrées, les plus récentes d'abord", "audit.at": "Date",
@@ -213,7 +213,7 @@ EN: dict[str, str] = {
     "verify.data_key_gone": "Key gone", "verified": "verified", "not_verified": "NOT verified",
     "receipt.help": "The receipt names the member by keyed hash only; it is also in the audit trail "
                     "(subject.erased).",
-    "receipt.back": "Back to the DPO page",
+    "receipt.back": "Back to the DPO page", "receipt.json": "The receipt as JSON (the API's), to keep",
     "audit.title": "Audit trail", "audit.chain": "Chain check",
     "audit.ok": "Chain intact: %d entries verified.", "audit.bad": "%d problem(s) in %d entries.",
     "audit.latest": "The latest %d entries, newest first", "audit.at": "Time", "audit.actor": "Actor (key)",

@@ -4,6 +4,7 @@ facade's use case (the same door as ``/api/v1/subjects/...``); the member id is 
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, date, datetime, time
 
 from fastapi import APIRouter, Request
@@ -55,7 +56,8 @@ def erase(request: Request, v: Posted, subject_id: FormText = "", confirm: FormT
     if confirm.strip() != subject:
         raise InvalidInput("the confirmation does not match the member id")
     receipt = facade_of(request).erase(v.who, subject_id=subject)
-    return render(request, "receipt.html", v=v, receipt=receipt)
+    return render(request, "receipt.html", v=v, receipt=receipt,
+                  receipt_json=json.dumps(receipt.as_dict(), indent=2, ensure_ascii=False))
 
 
 @router.post("/hold")
