@@ -187,6 +187,7 @@ def test_member_view_shows_the_superseded_fact_as_such(tab: Tab, site: tuple[str
     assert tab.page.url.endswith("/console/member")
     cookie = next(c for c in tab.context.cookies() if c["name"] == "__Host-carnet-session")
     assert cookie["httpOnly"] and cookie["secure"] and cookie["sameSite"] == "Strict"
+    tab.check("member-home")
     tab.open_member(MEMBER)
     old = tab.page.locator("li.status-superseded", has_text="Lyon 7e")
     assert old.count() == 1
@@ -232,6 +233,7 @@ def test_search_and_assemble_preview_show_the_score_signals(tab: Tab, site: tupl
 def test_dpo_exports_erases_and_reads_the_receipt(tab: Tab, site: tuple[str, dict[str, str]]) -> None:
     tab.login(_keys(site)["dpo"])
     assert tab.page.url.endswith("/console/dpo")
+    tab.check("dpo-home")
     tab.open_member(ERASED, section="dpo")
     assert "Conservation" in tab.text() and "résilié" in tab.text()
     tab.check("dpo-member")

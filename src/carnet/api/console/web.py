@@ -39,7 +39,7 @@ class Console:
     container: Container
     sessions: SessionStore
     pages: jinja2.Environment
-    login_budget: RateLimiter  # failed logins per client address
+    login_budget: RateLimiter  # login attempts per client address
 
 
 @dataclass(frozen=True, slots=True)
