@@ -7,11 +7,16 @@ if ! command -v softhsm2-util >/dev/null; then apt-get update -qq && DEBIAN_FRON
 # PostgreSQL 15, the real server of the PostgreSQL control plane's tests (they start a throwaway cluster of
 # their own on a free port). Debian puts initdb and pg_ctl under /usr/lib/postgresql/<version>/bin.
 if ! command -v pg_ctl >/dev/null && ! compgen -G '/usr/lib/postgresql/*/bin/pg_ctl' >/dev/null; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; fi
+# Chromium, the real browser of the console's tests (tests/e2e/test_console_browser.py), driven by Playwright
+# at /usr/bin/chromium: Playwright's own browser download (`playwright install`) is never used.
+if ! command -v chromium >/dev/null; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; fi
 python3 -m venv .venv
 .venv/bin/pip install --quiet --upgrade pip
 .venv/bin/pip install --quiet 'torch==2.13.0'   # the CPU build, before anything that depends on torch
 .venv/bin/pip install --quiet -e '.[dev]'
 .venv/bin/pip install --quiet -e ./clients/python   # the Python SDK (its own distribution), for tests/e2e/test_sdk.py
+# axe-core, the accessibility check injected into each console page (pinned by tests/e2e/axe/package-lock.json).
+(cd tests/e2e/axe && npm ci --no-audit --no-fund --silent)
 bash scripts/install-helm.sh .venv/bin             # helm, for the chart's tests (tests/unit/test_helm.py)
 # Lint, types and the import rules of docs/architecture.md (pyproject [tool.importlinter]) come first:
 # a submission that breaks them fails before the tests run.

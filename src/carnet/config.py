@@ -17,6 +17,7 @@ from carnet.settings_groups import (
     ApiSettings,
     AssembleSettings,
     CatalogBackend,
+    ConsoleSettings,
     DecaySettings,
     EmbedderKind,
     Environment,
@@ -177,6 +178,7 @@ class Settings(BaseSettings):
     scoring: ScoringSettings = ScoringSettings()
     assemble: AssembleSettings = AssembleSettings()
     api: ApiSettings = ApiSettings()
+    console: ConsoleSettings = ConsoleSettings()
     # The hash-chained audit trail; its own file, never inside a backup (a restore must not rewind it).
     audit_path: Path | None = None
     audit_flush_seconds: float = Field(0.5, gt=0, le=60)

@@ -566,7 +566,13 @@ class IntakeStore(Protocol):
         """Dead intakes back to pending with a fresh attempt count; how many."""
         ...
 
-    def stats(self) -> QueueStats: ...
+    def stats(self, tenant: str | None = None) -> QueueStats:
+        """Unfinished and dead intakes, of every tenant or of ``tenant`` only."""
+        ...
+
+    def dead(self, tenant: str, *, limit: int = 100) -> list[Intake]:
+        """The tenant's dead intakes, most recently failed first (their payloads left out: ``sealed`` empty)."""
+        ...
 
     def forget_subject(self, tenant: str, subject: str) -> int:
         """Erasure: every intake of the subject, whatever its state."""

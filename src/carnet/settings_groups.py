@@ -210,6 +210,24 @@ class AssembleSettings(BaseModel):
     min_relevance: float = Field(0.0, ge=0, le=1)
 
 
+class ConsoleSettings(BaseModel):
+    """The web console at ``/console`` (``carnet.api.console``): server-side sessions in this process's
+    memory (several processes behind one address need sticky sessions: docs/console.md)."""
+
+    enabled: bool = True
+    # A session unused this long is gone; one older than ``absolute_minutes`` is gone however used.
+    idle_minutes: int = Field(15, ge=1, le=24 * 60)
+    absolute_minutes: int = Field(8 * 60, ge=1, le=7 * 24 * 60)
+    # Sessions held at once by this process; a login beyond it ends the oldest one.
+    max_sessions: int = Field(1000, ge=1, le=100_000)
+
+    @model_validator(mode="after")
+    def _idle_within_absolute(self) -> Self:
+        if self.idle_minutes > self.absolute_minutes:
+            raise ValueError("console idle_minutes cannot exceed absolute_minutes")
+        return self
+
+
 class ApiSettings(BaseModel):
     max_text_chars: int = Field(8000, ge=1)
     max_batch: int = Field(500, ge=1)

@@ -154,6 +154,11 @@ def test_dead_letters_and_retry(store: IntakeStore) -> None:
     assert dead is not None and dead.status is IntakeStatus.DEAD and dead.lease_owner is None
     stats = store.stats()
     assert (stats.pending, stats.processing, stats.dead) == (1, 0, 2) and stats.oldest_pending_at == a1.created_at
+    mine = store.stats("t1")
+    assert (mine.pending, mine.processing, mine.dead) == (1, 0, 1) and store.stats("t3").dead == 0
+    [listed] = store.dead("t1")  # a tenant's own dead letters only, without their payload
+    assert listed.id == a.id and listed.reason == "schema" and listed.sealed == b""
+    assert _ids(store.dead("t2")) == [b.id] and store.dead("t3") == []
     # a dead intake no longer holds the subject
     assert _ids(store.lease(owner="w2", now=T0 + timedelta(seconds=2), seconds=30)) == [a1.id]
     store.complete(a1.id, owner="w2", memory_ids=[], now=T0)

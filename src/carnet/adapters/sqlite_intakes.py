@@ -167,13 +167,21 @@ class SqliteIntakeStore:
                              (_ts(now), _ts(now), tenant, tenant, intake_id, intake_id))
         return cur.rowcount
 
-    def stats(self) -> QueueStats:
+    def stats(self, tenant: str | None = None) -> QueueStats:
         with self._lock:
             counts = dict(self._db.execute("SELECT status, COUNT(*) FROM intakes WHERE status != 'done'"
-                                           " GROUP BY status").fetchall())
-            oldest = self._db.execute("SELECT MIN(created_at) FROM intakes WHERE status = 'pending'").fetchone()[0]
+                                           " AND (? IS NULL OR tenant = ?) GROUP BY status",
+                                           (tenant, tenant)).fetchall())
+            oldest = self._db.execute("SELECT MIN(created_at) FROM intakes WHERE status = 'pending'"
+                                      " AND (? IS NULL OR tenant = ?)", (tenant, tenant)).fetchone()[0]
         return QueueStats(pending=int(counts.get("pending", 0)), processing=int(counts.get("processing", 0)),
                           dead=int(counts.get("dead", 0)), oldest_pending_at=_dt(oldest))
+
+    def dead(self, tenant: str, *, limit: int = 100) -> list[Intake]:
+        with self._lock:
+            rows = self._db.execute(f"SELECT {_COLUMNS} FROM intakes WHERE tenant = ? AND status = 'dead'"
+                                    " ORDER BY updated_at DESC, seq DESC LIMIT ?", (tenant, limit)).fetchall()
+        return [replace(_intake(r), sealed=b"") for r in rows]
 
     def forget_subject(self, tenant: str, subject: str) -> int:
         with self._tx() as db:

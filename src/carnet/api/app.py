@@ -10,6 +10,7 @@ from fastapi import FastAPI, Request, Response
 
 from carnet import __version__
 from carnet.api import (
+    console,
     docs_ui,
     errors,
     routes_admin,
@@ -49,6 +50,7 @@ def create_app(container: Container) -> FastAPI:
     for module in (routes_health, routes_memories, routes_intakes, routes_context, routes_subjects, routes_audit,
                    routes_admin, routes_metrics):
         app.include_router(module.router)
+    console.install(app, container)  # /console: server-rendered pages over the facade (docs/console.md)
     docs_ui.install(app)  # /docs with Swagger UI's assets served here, not from a CDN (air-gapped sites)
     app.router.routes.append(mcp.route)
     observe = container.metrics.request_seconds

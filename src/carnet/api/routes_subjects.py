@@ -39,7 +39,11 @@ EXPORT_FORMAT = "carnet.export.v1"
 def export_subject(subject_id: SubjectId, who: Who, api: Api) -> StreamingResponse:
     """Everything Carnet holds on the subject, of every kind and status, decrypted, as one JSON
     document streamed record by record (a large subject never sits whole in memory)."""
-    found = api.export(who, subject_id=subject_id)
+    return export_response(subject_id, api.export(who, subject_id=subject_id))
+
+
+def export_response(subject_id: str, found: SubjectExport) -> StreamingResponse:
+    """The export as a download (the REST route's, and the console's)."""
     return StreamingResponse(
         _stream(subject_id, found), media_type="application/json",
         headers={"Content-Disposition": 'attachment; filename="carnet-export.json"', "Cache-Control": "no-store"})

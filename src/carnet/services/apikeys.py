@@ -100,3 +100,13 @@ def authenticate(catalog: Catalog, pepper: bytes, key: str | None) -> Principal:
     if record is None or record.revoked:
         raise Unauthenticated("unknown or revoked API key")
     return Principal(record.key_id, record.tenant, record.roles, record.rate_limit)
+
+
+def authenticate_hash(catalog: Catalog, key_hash: str) -> Principal:
+    """The principal of the key whose keyed hash is ``key_hash`` (``hash_key``), as ``authenticate``
+    would give it: a console session keeps this hash, never the key, and checks it again on every
+    request, so a revoked key (or one whose roles changed) takes effect at the session's next page."""
+    record = catalog.find_api_key(key_hash)
+    if record is None or record.revoked:
+        raise Unauthenticated("unknown or revoked API key")
+    return Principal(record.key_id, record.tenant, record.roles, record.rate_limit)

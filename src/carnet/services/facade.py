@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from carnet.domain.intake import Intake, Message
-from carnet.domain.records import HistoryEntry, Kind, Memory, Scope, Status
+from carnet.domain.records import HistoryEntry, Kind, Memory, RetentionClass, Scope, Status
 from carnet.domain.retention import SubjectRetention
 from carnet.domain.unreadable import Found, Unreadable
 from carnet.errors import InvalidInput, LegalHold, MemoryUnreadable, SubjectNotFound
@@ -115,6 +115,18 @@ class Facade:
     def intake_status(self, who: Principal, *, intake_id: str) -> Intake:
         self.door.allow(who, "intake.status", (AGENT, DPO))
         return intake.status(self.queue, tenant=who.tenant, intake_id=intake_id)
+
+    def intake_queue(self, who: Principal) -> intake.QueueState:
+        """The tenant's intake counts and latest dead letters (role ``admin``)."""
+        self.door.allow(who, "intake.queue", (ADMIN,))
+        return intake.queue_state(self.queue, tenant=who.tenant)
+
+    def retry_intakes(self, who: Principal, *, intake_id: str | None = None) -> int:
+        """The tenant's dead intakes (or one) sent back to pending, as `carnet intakes retry --tenant` does."""
+        with self.door.write(who, "intake.retry", (ADMIN,), targets=(intake_id,) if intake_id else ()):
+            count = intake.retry_dead(self.deps, self.queue, tenant=who.tenant, intake_id=intake_id)
+        self.on_intake()
+        return count
 
     def search(self, who: Principal, *, subject_id: str, query: recall.Query) -> Found[recall.Ranked]:
         def run() -> Found[recall.Ranked]:
@@ -239,6 +251,11 @@ class Facade:
                              detail={"open": ended_at is None}):
             return retention.set_relationship_end(self.deps, tenant=who.tenant, subject_id=subject_id,
                                                   ended_at=ended_at)
+
+    def retention_classes(self, who: Principal) -> list[RetentionClass]:
+        """The retention classes in force for the caller's tenant (configuration, no personal data)."""
+        self.door.allow(who, "retention.classes", (ADMIN, DPO))
+        return sorted(self.deps.retention.classes(who.tenant).values(), key=lambda c: c.name)
 
     def maintain(self, who: Principal, *, dry_run: bool = False) -> MaintainReport:
         """Retention and decay for the caller's tenant only. Compaction is store-wide and pauses the

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 
 from carnet.crypto.intake_sealer import IntakeSealer
 from carnet.domain.idempotency import canonical, request_key
-from carnet.domain.intake import Intake, IntakeStatus, Message, Payload
+from carnet.domain.intake import Intake, IntakeStatus, Message, Payload, QueueStats
 from carnet.domain.records import Scope
 from carnet.domain.values import DATETIME_MESSAGE, TEXT_MESSAGE, in_range, is_clean
 from carnet.errors import IdempotencyKeyReused, IntakeNotFound, InvalidInput
@@ -72,6 +72,24 @@ def _body(session_id: str | None, messages: Sequence[Message]) -> str:
     return canonical({"session_id": session_id, "messages": [
         canonical({"role": m.role, "content": m.content, "at": m.at.isoformat() if m.at else None})
         for m in messages]})
+
+
+@dataclass(frozen=True, slots=True)
+class QueueState:
+    """A tenant's part of the queue: its counts and its latest dead letters (no payload, no subject id)."""
+
+    stats: QueueStats
+    dead: list[Intake]
+
+
+def queue_state(queue: IntakeQueue, *, tenant: str, limit: int = 100) -> QueueState:
+    return QueueState(queue.store.stats(tenant), queue.store.dead(tenant, limit=limit))
+
+
+def retry_dead(deps: Deps, queue: IntakeQueue, *, tenant: str, intake_id: str | None = None) -> int:
+    """The tenant's dead intakes (or one of them) back to pending with a fresh attempt count; how many.
+    Another tenant's intake id matches nothing."""
+    return queue.store.retry_dead(tenant=tenant, intake_id=intake_id, now=deps.clock.now())
 
 
 def status(queue: IntakeQueue, *, tenant: str, intake_id: str) -> Intake:

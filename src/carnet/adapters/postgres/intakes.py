@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -173,13 +174,22 @@ class PostgresIntakeStore:
                              {"now": utc(now), "tenant": tenant, "id": intake_id})
         return cur.rowcount
 
-    def stats(self) -> QueueStats:
+    def stats(self, tenant: str | None = None) -> QueueStats:
+        mine = {"tenant": tenant}
         with self._tx() as db:
             counts = dict(db.execute("SELECT status, count(*) FROM carnet.intakes WHERE status <> 'done'"
-                                     " GROUP BY status").fetchall())
-            oldest = db.execute("SELECT min(created_at) FROM carnet.intakes WHERE status = 'pending'").fetchone()
+                                     " AND (%(tenant)s::text IS NULL OR tenant = %(tenant)s) GROUP BY status",
+                                     mine).fetchall())
+            oldest = db.execute("SELECT min(created_at) FROM carnet.intakes WHERE status = 'pending'"
+                                " AND (%(tenant)s::text IS NULL OR tenant = %(tenant)s)", mine).fetchone()
         return QueueStats(pending=int(counts.get("pending", 0)), processing=int(counts.get("processing", 0)),
                           dead=int(counts.get("dead", 0)), oldest_pending_at=_opt(oldest[0] if oldest else None))
+
+    def dead(self, tenant: str, *, limit: int = 100) -> list[Intake]:
+        with self._tx(transaction=False) as db:
+            rows = db.execute(f"SELECT {_COLUMNS} FROM carnet.intakes WHERE tenant = %s AND status = 'dead'"
+                              " ORDER BY updated_at DESC, id DESC LIMIT %s", (tenant, limit)).fetchall()
+        return [replace(_intake(r), sealed=b"") for r in rows]
 
     def forget_subject(self, tenant: str, subject: str) -> int:
         with self._tx() as db:
