@@ -48,6 +48,7 @@ from carnet.ports import (
     Kms,
     PiiDetector,
     SubjectLock,
+    TeamProcedures,
     VectorIndex,
 )
 from carnet.private_fs import private_dir, restrict_umask
@@ -115,6 +116,7 @@ class Container:
         self.deps.index.close()
         self.deps.intakes.close()
         self.deps.catalog.close()
+        self.facade.procedures.close()
         self.deps.locks.close()
 
 
@@ -350,8 +352,8 @@ def build(settings: Settings, *, embedder: Embedder | None = None, kms: Kms | No
     metrics.watch_unreadable(deps.unreadable)
     queue = IntakeQueue(deps.intakes, IntakeSealer(keyring))
     judge = build_judge(settings)
-    facade = Facade(deps, audit, queue, pepper=plane.pepper, observe=metrics.retrieval,
-                    judge=judge[0] if judge else None)
+    facade = Facade(deps, audit, queue, pepper=plane.pepper, procedures=build_team_procedures(settings),
+                    observe=metrics.retrieval, judge=judge[0] if judge else None)
     facade.wait_max_seconds = settings.workers.wait_max_seconds
     container = Container(settings, deps, plane.pepper, metrics, kms, keyring, audit, facade,
                           RateLimiter(settings.api.rate_limit or None), queue,
@@ -420,6 +422,18 @@ def build_intake_store(settings: Settings) -> IntakeStore:
     from carnet.adapters.sqlite_intakes import SqliteIntakeStore
 
     return SqliteIntakeStore(settings.data_dir / "catalog.sqlite3")
+
+
+def build_team_procedures(settings: Settings) -> TeamProcedures:
+    """The team procedures: the catalog's SQLite file on the embedded default, else PostgreSQL's
+    ``carnet.team_procedures`` (migration 0003), shared by every node."""
+    if settings.catalog is CatalogBackend.POSTGRES:
+        from carnet.adapters.postgres.procedures import PostgresTeamProcedures
+
+        return PostgresTeamProcedures(_postgres_pool(settings, "procedures"))
+    from carnet.adapters.sqlite_procedures import SqliteTeamProcedures
+
+    return SqliteTeamProcedures(settings.data_dir / "catalog.sqlite3")
 
 
 def build_subject_locks(settings: Settings, *, on_acquire: Callable[[Scope], None]) -> SubjectLock:

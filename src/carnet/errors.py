@@ -3,6 +3,7 @@
     CarnetError
     ├── InvalidInput              (400 invalid_input)        bad field value the schema could not catch
     │   ├── InvalidBudget         (400 invalid_budget)
+    │   ├── ProcedureHasPersonalData (400 procedure_personal_data) a team procedure naming someone
     │   └── BackupCorrupt         (400 backup_corrupt)       an archive whose checksums or layout do not match
     ├── AuthError
     │   ├── Unauthenticated       (401 unauthenticated)       missing or unknown key
@@ -10,11 +11,13 @@
     ├── NotFound
     │   ├── SubjectNotFound       (404 subject_not_found)
     │   ├── MemoryNotFound        (404 memory_not_found)
-    │   └── IntakeNotFound        (404 intake_not_found)
+    │   ├── IntakeNotFound        (404 intake_not_found)
+    │   └── ProcedureNotFound     (404 procedure_not_found)
     ├── MemoryUnreadable          (410 memory_unreadable)    the record is stored but cannot be decoded or opened
     ├── Conflict                  (409 conflict)
     │   └── LegalHold             (409 legal_hold)            erasure refused while the subject is under legal hold
     │   └── RestoreRefused        (409 restore_refused)      a restore would be wrong (backup older than a rehash…)
+    │   └── ProcedureState        (409 procedure_state)      that decision does not apply to the procedure's status
     ├── IdempotencyKeyReused      (422 idempotency_key_reused) the Idempotency-Key was used with another body
     ├── StoreLocked               (409 store_locked)          the embedded shard is owned by another process
     ├── PayloadTooLarge           (413 payload_too_large)
@@ -109,9 +112,36 @@ class IntakeNotFound(NotFound):
         super().__init__(f"intake {intake_id} not found", intake_id=intake_id)
 
 
+class ProcedureNotFound(NotFound):
+    code = "procedure_not_found"
+
+    def __init__(self, procedure_id: str) -> None:
+        super().__init__(f"procedure {procedure_id} not found", procedure_id=procedure_id)
+
+
+class ProcedureHasPersonalData(InvalidInput):
+    """A team procedure is shown in every member's context: a text naming someone (a name, an IBAN, a
+    phone number…) is refused. ``kinds`` says what was found, never the value."""
+
+    code = "procedure_personal_data"
+
+    def __init__(self, kinds: tuple[str, ...]) -> None:
+        super().__init__("a team procedure may not contain personal data", kinds=list(kinds))
+
+
 class Conflict(CarnetError):
     code = "conflict"
     status = 409
+
+
+class ProcedureState(Conflict):
+    """Approve and reject apply to a proposed procedure, retire to an approved one."""
+
+    code = "procedure_state"
+
+    def __init__(self, procedure_id: str, status: str, decision: str) -> None:
+        super().__init__(f"procedure {procedure_id} is {status}: {decision!r} does not apply to it",
+                         procedure_id=procedure_id, status=status)
 
 
 class RestoreRefused(Conflict):

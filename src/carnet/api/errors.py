@@ -42,7 +42,8 @@ async def _carnet_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, CarnetError)
     if isinstance(exc, AuthError) and not isinstance(exc, Forbidden):  # a 403 is the door's, recorded once
         _audit_denial(request, exc)
-    safe = {k: v for k, v in exc.context.items() if k in ("index", "memory_id", "intake_id", "retry_after", "reason")}
+    safe = {k: v for k, v in exc.context.items() if k in ("index", "memory_id", "intake_id", "retry_after", "reason",
+                                                      "procedure_id", "status", "kinds")}
     headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
     if "retry_after" in exc.context:
         headers = {"Retry-After": str(exc.context["retry_after"])}

@@ -30,9 +30,13 @@ _PREAMBLE = {
 
 _HEADINGS = {
     "fr": {"facts": "Faits", "episodes": "Échanges précédents", "procedures": "Procédures", "none": "—",
-           "profile": "Profil : comment joindre et accompagner la personne"},
+           "profile": "Profil : comment joindre et accompagner la personne",
+           "team": "Procédures de l'équipe (validées par un superviseur)",
+           "conflict": "⚠ en conflit avec une contrainte du membre : "},
     "en": {"facts": "Facts", "episodes": "Previous exchanges", "procedures": "Procedures", "none": "—",
-           "profile": "Profile: how to reach and treat the person"},
+           "profile": "Profile: how to reach and treat the person",
+           "team": "Team procedures (approved by a supervisor)",
+           "conflict": "⚠ conflicts with the member's constraint: "},
 }
 _KIND_LABELS = {
     "fr": {"contact": "contact", "accessibility": "accessibilité", "vulnerability": "vulnérabilité",
@@ -59,12 +63,24 @@ def _profile_lines(profile: Sequence[tuple[Memory, Sequence[str]]], locale: str)
     return out
 
 
+def _team_lines(team: Sequence[tuple[str, Sequence[str]]], conflict: str) -> list[str]:
+    out = []
+    for text, constraints in team:
+        out.append(f"- {text}")
+        out.extend(f"  {conflict}{c}" for c in constraints)
+    return out
+
+
 def render(*, facts: Sequence[Memory], episodes: Sequence[Memory], procedures: Sequence[Memory],
-           locale: str, profile: Sequence[tuple[Memory, Sequence[str]]] | None = None) -> str:
+           locale: str, profile: Sequence[tuple[Memory, Sequence[str]]] | None = None,
+           team: Sequence[tuple[str, Sequence[str]]] | None = None) -> str:
     """``profile``: the profile tier's records with their kinds, right after the procedures (the
-    subject's part starts there); ``None`` leaves the section out (the tier is turned off)."""
+    subject's part starts there); ``None`` leaves the section out (the tier is turned off).
+    ``team``: the team's approved procedures (text, and the member's facts each conflicts with),
+    in a section of their own before the member's procedures; none (or empty) leaves it out."""
     h = _HEADINGS.get(locale, _HEADINGS["en"])
-    sections = [("procedures", _lines(procedures, locale))]
+    sections = [("team", _team_lines(team, h["conflict"]))] if team else []
+    sections.append(("procedures", _lines(procedures, locale)))
     if profile is not None:
         sections.append(("profile", _profile_lines(profile, locale)))
     sections += [("episodes", _lines(episodes, locale)), ("facts", _lines(facts, locale))]

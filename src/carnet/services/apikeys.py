@@ -13,7 +13,7 @@ from carnet.errors import Forbidden, InvalidInput, NotFound, Unauthenticated
 from carnet.ports import ApiKeyRecord, Catalog
 from carnet.services.ratelimit import parse_rate
 
-ROLES = ("agent", "dpo", "admin")
+ROLES = ("agent", "dpo", "admin", "supervisor")
 TENANT = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _KEY = re.compile(r"^crn_([0-9a-f]{12})_([A-Za-z0-9_-]{20,64})$")

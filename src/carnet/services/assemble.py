@@ -16,6 +16,7 @@ from carnet.domain.unreadable import Skipped, Unreadable
 from carnet.errors import InvalidBudget
 from carnet.services import pii
 from carnet.services.deps import Deps
+from carnet.services.procedures import TeamPick, TeamSource, flag_conflicts, relevant
 from carnet.services.profile import profile_tier
 from carnet.services.recall import (
     Query,
@@ -47,6 +48,7 @@ class Context:
     stats: dict[str, float | int]
     unreadable: tuple[Unreadable, ...] = ()  # candidates that could not be read, left out (stats counts them)
     profile: list[Memory] = field(default_factory=list)  # the profile tier, newest first (never ranked)
+    team: list[TeamPick] = field(default_factory=list)  # the team's approved procedures the query calls for
 
 
 def budgets(deps: Deps, *, overrides: dict[str, int | float | None]) -> Budgets:
@@ -79,7 +81,9 @@ def _enabled(tier: TierBudget) -> bool:
 
 
 def assemble(deps: Deps, *, tenant: str, subject_id: str, query: str, budget: Budgets,
-             hidden_special: tuple[str, ...] = ()) -> Context:
+             hidden_special: tuple[str, ...] = (), team: TeamSource | None = None) -> Context:
+    """``team``: where the approved team procedures come from (None: none). They are packed in a
+    procedures budget of their own (the same numbers as the member's), so neither pushes the other out."""
     started = time.perf_counter()
     scope = scope_for(deps, tenant, subject_id)
     validate_query(deps, Query(text=query))
@@ -115,9 +119,17 @@ def assemble(deps: Deps, *, tenant: str, subject_id: str, query: str, budget: Bu
                            open_chunk=opened)
     pro, pro_tokens = pack([r for r in others if r.memory.kind is Kind.PROCEDURE], budget.procedures, cost,
                            open_chunk=opened)
+    picks: list[TeamPick] = []
+    team_tokens = 0
+    if team is not None:
+        found = relevant(team, deps.embedder, deps.scale, tenant=tenant, query=query, qvec=qvec,
+                         floor=budget.min_relevance)
+        picks, team_tokens = pack(found, budget.procedures, lambda t: estimate_tokens(t.procedure.text) + 8)
+        picks = flag_conflicts(picks, [m.text for m in profile])
     prompt = render(facts=[r.memory for r in mem], episodes=[r.memory for r in epi],
                     procedures=[r.memory for r in pro], locale=deps.locale,
-                    profile=[(m, profile_kinds(m.text)) for m in profile] if _enabled(budget.profile) else None)
+                    profile=[(m, profile_kinds(m.text)) for m in profile] if _enabled(budget.profile) else None,
+                    team=[(t.procedure.text, [c.constraint for c in t.conflicts]) for t in picks])
     chosen = mem + epi + pro
     deps.access.record(scope, [r.memory.id for r in chosen] + [m.id for m in profile], now)
     scores = [r.score for r in chosen]
@@ -128,8 +140,11 @@ def assemble(deps: Deps, *, tenant: str, subject_id: str, query: str, budget: Bu
         "tokens": mem_tokens + epi_tokens + pro_tokens,
         "profile_count": len(profile),
         "profile_tokens": profile_tokens,
+        "team_procedures": len(picks),
+        "team_procedure_tokens": team_tokens,
+        "team_conflicts": sum(1 for t in picks if t.conflicts),
         "latency_ms": round((time.perf_counter() - started) * 1000, 3),
     }
     unreadable = deps.unreadable.add("assemble", skipped)
     stats["unreadable"] = len(unreadable)
-    return Context(mem, epi, pro, prompt, stats, unreadable, profile)
+    return Context(mem, epi, pro, prompt, stats, unreadable, profile, picks)

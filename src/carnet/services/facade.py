@@ -15,13 +15,15 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from carnet.domain.intake import Intake, Message
+from carnet.domain.procedures import Decision, ProcedureStatus, TeamProcedure
 from carnet.domain.records import HistoryEntry, Kind, Memory, RetentionClass, Scope, Status
 from carnet.domain.retention import SubjectRetention
 from carnet.domain.unreadable import Found, Unreadable
-from carnet.errors import InvalidInput, LegalHold, MemoryUnreadable, SubjectNotFound
-from carnet.ports import ContradictionJudge, RecordFilter
+from carnet.errors import Forbidden, InvalidInput, LegalHold, MemoryUnreadable, ProcedureNotFound, SubjectNotFound
+from carnet.ports import ContradictionJudge, RecordFilter, TeamProcedures
 from carnet.services import export as export_service
 from carnet.services import intake, memories, recall, rectify, retention
+from carnet.services import procedures as team
 from carnet.services.admin import Admin
 from carnet.services.apikeys import Principal
 from carnet.services.assemble import Budgets, Context, assemble
@@ -36,7 +38,7 @@ from carnet.services.maintain import MaintainReport, Progress, StopFlag, maintai
 from carnet.services.remember import NewMemory, Outcome, check_items, remember
 from carnet.services.scope import scope_for
 
-AGENT, DPO, ADMIN = "agent", "dpo", "admin"
+AGENT, DPO, ADMIN, SUPERVISOR = "agent", "dpo", "admin", "supervisor"
 
 
 Observe = Callable[[str, str, list[float]], None]  # (tenant, operation, scores returned)
@@ -44,10 +46,13 @@ Observe = Callable[[str, str, list[float]], None]  # (tenant, operation, scores 
 
 class Facade:
     def __init__(self, deps: Deps, audit: AuditTrail, queue: IntakeQueue, *, pepper: bytes,
-                 observe: Observe | None = None, judge: ContradictionJudge | None = None) -> None:
+                 procedures: TeamProcedures, observe: Observe | None = None,
+                 judge: ContradictionJudge | None = None) -> None:
         """``judge``: the LLM's contradiction judgment for explicit writes (an LLM is configured), or
-        ``None`` (reconcile's rules alone, as without an LLM)."""
+        ``None`` (reconcile's rules alone, as without an LLM). ``procedures``: the team procedures."""
         self.deps = deps
+        self.procedures = procedures
+        self.procedure_vectors = team.ProcedureVectors()
         self.judge = judge
         self.audit = audit
         self.queue = queue
@@ -140,10 +145,15 @@ class Facade:
         self._unreadable(who, "search", self._scope(who, subject_id), ranked.unreadable)
         return ranked
 
-    def assemble(self, who: Principal, *, subject_id: str, query: str, budget: Budgets) -> Context:
+    def assemble(self, who: Principal, *, subject_id: str, query: str, budget: Budgets,
+                 agent_id: str | None = None, queue: str | None = None) -> Context:
+        """``agent_id``/``queue``: the caller's, for the team procedures scoped to one (tenant-wide
+        ones apply to every call)."""
+        source = team.TeamSource(self.procedures, self.procedure_vectors, agent_id=agent_id, queue=queue)
+
         def run() -> Context:
             return assemble(self.deps, tenant=who.tenant, subject_id=subject_id, query=query, budget=budget,
-                            hidden_special=self._hidden(who))
+                            hidden_special=self._hidden(who), team=source)
 
         def chosen(ctx: Context) -> list[recall.Ranked]:
             return [*ctx.memories, *ctx.episodes, *ctx.procedures]
@@ -197,6 +207,62 @@ class Facade:
                              check=exists, targets=(memory_id,)):
             rectify.forget(self.deps, tenant=who.tenant, subject_id=subject_id, memory_id=memory_id,
                            actor=who.key_id)
+
+    # ---- team procedures: proposed, approved by a supervisor, then used by assemble ---------------
+
+    def list_procedures(self, who: Principal, *, status: ProcedureStatus | None = None) -> list[TeamProcedure]:
+        """Supervisors see every status; an agent only what the assistant may follow (approved)."""
+        def run() -> list[TeamProcedure]:
+            if SUPERVISOR not in who.roles and status is not ProcedureStatus.APPROVED:
+                if status is not None:
+                    raise Forbidden("only a supervisor sees procedures that are not approved")
+                return self.procedures.list(who.tenant, status=ProcedureStatus.APPROVED)
+            return self.procedures.list(who.tenant, status=status)
+
+        return self.door.read(who, "procedure.list", (AGENT, SUPERVISOR), run, seen=lambda found: [p.id for p in found])
+
+    def get_procedure(self, who: Principal, *, procedure_id: str) -> TeamProcedure:
+        def run() -> TeamProcedure:
+            found = self.procedures.get(who.tenant, procedure_id)
+            if found is None or (SUPERVISOR not in who.roles and found.status is not ProcedureStatus.APPROVED):
+                raise ProcedureNotFound(procedure_id)
+            return found
+
+        return self.door.read(who, "procedure.get", (AGENT, SUPERVISOR), run, seen=lambda p: [p.id])
+
+    def propose_procedure(self, who: Principal, *, proposal: team.Proposal) -> TeamProcedure:
+        """Anyone working the calls may propose (an agent's assistant, a supervisor): nothing proposed
+        is used before a supervisor approves it. Text with personal data is refused before the entry."""
+        with self.door.write(who, "procedure.propose", (AGENT, SUPERVISOR),
+                             check=lambda: team.check_proposal(self.deps.pii, who.tenant, proposal),
+                             detail={"scoped": proposal.agent_id is not None or proposal.queue is not None}):
+            return team.propose(self.procedures, self.deps.clock, tenant=who.tenant, proposal=proposal,
+                                proposed_by=who.key_id)
+
+    def propose_extracted(self, who: Principal, *, proposals: Sequence[team.Proposal]) -> list[TeamProcedure]:
+        """The intake worker's proposals (``proposed_by="extraction"``), each checked like a person's;
+        one with personal data is dropped, not stored."""
+        made = []
+        for proposal in proposals:
+            try:
+                team.check_proposal(self.deps.pii, who.tenant, proposal)
+            except InvalidInput:
+                continue
+            with self.door.write(who, "procedure.propose", (AGENT, SUPERVISOR), detail={"extracted": True}):
+                made.append(team.propose(self.procedures, self.deps.clock, tenant=who.tenant, proposal=proposal,
+                                         proposed_by=team.EXTRACTION))
+        return made
+
+    def decide_procedure(self, who: Principal, *, procedure_id: str, decision: Decision) -> TeamProcedure:
+        """approve / reject (a proposed one) and retire (an approved one): a person with the
+        ``supervisor`` role only; ``admin`` does not imply it, and MCP offers no decision."""
+        with self.door.write(who, f"procedure.{decision.value}", (SUPERVISOR,), targets=(procedure_id,),
+                             check=lambda: team.check_decision(self.procedures, tenant=who.tenant,
+                                                               procedure_id=procedure_id, decision=decision)):
+            done = team.decide(self.procedures, self.deps.clock, tenant=who.tenant, procedure_id=procedure_id,
+                               decision=decision, decided_by=who.key_id)
+        self.procedure_vectors.forget(procedure_id)
+        return done
 
     # ---- dpo: the data subject's rights ---------------------------------------------------------
 

@@ -146,3 +146,12 @@ def _is_identifier(kind: str) -> bool:
 def _prepared(p: Pseudonymized) -> Prepared:
     ids = tuple(dict.fromkeys(canonical(k, v) for k, v in p.found if _is_identifier(k)))
     return Prepared(p.text, ids, tuple(dict.fromkeys(k for k, _ in p.found)))
+
+
+def personal_data_kinds(pii: Pii, tenant: str, text: str) -> tuple[str, ...]:
+    """The types of personal data the write-path detector (and the tenant's formats) finds in a text
+    that belongs to no subject (a team procedure): nothing is pseudonymised, the caller refuses it."""
+    if not pii.enabled:
+        return ()
+    spans = _with(text, pii.detector.detect(text), pii.tenant_recognizers(tenant), pii.threshold)
+    return tuple(dict.fromkeys(s.kind for s in spans))
