@@ -134,7 +134,8 @@ def serve(
 @apikey_app.command("create")
 def apikey_create(
     tenant: Annotated[str, typer.Option(help="Tenant the key belongs to.", callback=values.label)],
-    role: Annotated[list[str], typer.Option(help="Role (repeatable): agent, dpo, admin.", callback=values.labels)],
+    role: Annotated[list[str], typer.Option(help="Role (repeatable): agent, dpo, admin, supervisor.",
+                                            callback=values.labels)],
     rate_limit: Annotated[str | None, typer.Option(
         help="This key's request budget: a positive amount per a positive period, e.g. '50/second' "
              "(default: CARNET_API__RATE_LIMIT).", callback=values.rate)] = None,

@@ -52,6 +52,9 @@ ROUTES = [
     Route("GET", "/api/v1/audit/verify", frozenset({"dpo", "admin"}), subject_route=False),
     Route("GET", "/api/v1/admin/apikeys", frozenset({"admin"}), subject_route=False),
     Route("POST", "/api/v1/admin/apikeys", frozenset({"admin"}), {"roles": ["agent"]}, subject_route=False),
+    Route("GET", "/api/v1/procedures", frozenset({"agent", "supervisor"}), subject_route=False),
+    Route("POST", "/api/v1/procedures", frozenset({"agent", "supervisor"}),
+          {"text": "Pour un bris de glace, demander le constat."}, subject_route=False),
 ]
 
 
@@ -85,7 +88,7 @@ def _client(base: str, key: str) -> httpx.Client:
     return httpx.Client(base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=30)
 
 
-@pytest.mark.parametrize("role", ["agent", "dpo", "admin"])
+@pytest.mark.parametrize("role", ["agent", "dpo", "admin", "supervisor"])
 def test_role_by_endpoint(container: Container, base: str, role: str) -> None:
     seeder = _client(base, _key(container, "assur-nord", "agent"))
     caller = _client(base, _key(container, "assur-nord", role))

@@ -20,6 +20,7 @@ from carnet.api import (
     routes_intakes,
     routes_memories,
     routes_metrics,
+    routes_procedures,
     routes_subjects,
 )
 from carnet.api.admission import Admission
@@ -48,7 +49,7 @@ def create_app(container: Container) -> FastAPI:
     app.state.container = container
     errors.install(app)
     for module in (routes_health, routes_memories, routes_intakes, routes_context, routes_subjects, routes_audit,
-                   routes_admin, routes_metrics):
+                   routes_admin, routes_metrics, routes_procedures):
         app.include_router(module.router)
     console.install(app, container)  # /console: server-rendered pages over the facade (docs/console.md)
     docs_ui.install(app)  # /docs with Swagger UI's assets served here, not from a CDN (air-gapped sites)

@@ -103,6 +103,21 @@ class ProfileOut(BaseModel):
                              description="contact, accessibility, vulnerability and/or consent.")
 
 
+class ConflictOut(BaseModel):
+    channel: str = Field(examples=["email"], description="sms, email, phone or post.")
+    constraint: str = Field(description="The member's fact refusing that channel, as written.")
+
+
+class TeamProcedureOut(BaseModel):
+    id: str
+    text: str
+    agent_id: str | None
+    queue: str | None
+    score: float = Field(description="1.0 when an applies_when keyword is in the query, else the calibrated cosine.")
+    conflict: bool = Field(description="It prescribes a channel the member's current profile facts refuse.")
+    conflicts: list[ConflictOut]
+
+
 class ContextOut(BaseModel):
     profile: list[ProfileOut] = Field(default_factory=list, description=(
         "The subject's current facts about how to reach and treat them, whatever the query; not repeated "
@@ -110,6 +125,8 @@ class ContextOut(BaseModel):
     memories: list[RankedOut]
     episodes: list[RankedOut]
     procedures: list[RankedOut]
+    team_procedures: list[TeamProcedureOut] = Field(default_factory=list, description=(
+        "The team's approved procedures the query calls for (never a proposed, rejected or retired one)."))
     prompt: str = Field(examples=["## Ce que l'on sait du membre\n- (10 juin 2024) Le membre habite …"])
     stats: dict[str, float | int]
 

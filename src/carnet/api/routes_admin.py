@@ -21,7 +21,7 @@ router = APIRouter(prefix="/api/v1/admin", tags=["admin"])
 class NewKey(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    roles: list[Annotated[Label, Field(max_length=16)]] = Field(min_length=1, max_length=3, examples=[["agent"]])
+    roles: list[Annotated[Label, Field(max_length=16)]] = Field(min_length=1, max_length=4, examples=[["agent"]])
     rate_limit: RateLimit | None = None
     name: Annotated[Label, Field(max_length=64)] | None = Field(None, examples=["ivr-bot"])
 

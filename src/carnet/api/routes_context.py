@@ -16,6 +16,7 @@ router = APIRouter(prefix="/api/v1/context", tags=["context"])
 @router.post("/assemble", response_model=ContextOut)
 def assemble_context(body: AssembleBody, who: Who, api: Api) -> JSONResponse:
     b = budgets(api.deps, overrides=body.budgets.model_dump() if body.budgets else {})
-    ctx = api.assemble(who, subject_id=body.subject_id, query=body.query, budget=b)
+    ctx = api.assemble(who, subject_id=body.subject_id, query=body.query, budget=b, agent_id=body.agent_id,
+                       queue=body.queue)
     # A ready JSONResponse skips FastAPI's generic encoder: this is the hot path.
     return JSONResponse(context_json(ctx))

@@ -11,6 +11,7 @@ from carnet.domain.profile import profile_kinds
 from carnet.domain.records import HistoryEntry, Kind, Memory, Status
 from carnet.domain.values import MAX_SAFE_INT, Fraction, Instant, Int, Label, Text
 from carnet.services.assemble import Context
+from carnet.services.procedures import TeamPick
 from carnet.services.recall import Ranked
 from carnet.services.remember import Outcome
 
@@ -101,6 +102,8 @@ class AssembleBody(_Strict):
     subject_id: Identifier
     query: Text
     budgets: AssembleBudgets | None = None
+    agent_id: Identifier | None = Field(None, description="The caller's agent: team procedures scoped to it apply.")
+    queue: Identifier | None = Field(None, description="The call's queue: team procedures scoped to it apply.")
 
 
 def _iso(at: datetime | None) -> str | None:
@@ -149,7 +152,16 @@ def outcome_json(o: Outcome) -> dict[str, Any]:
 def context_json(ctx: Context) -> dict[str, Any]:
     return {"profile": [profile_json(m) for m in ctx.profile],
             "memories": [ranked_json(r) for r in ctx.memories], "episodes": [ranked_json(r) for r in ctx.episodes],
-            "procedures": [ranked_json(r) for r in ctx.procedures], "prompt": ctx.prompt, "stats": ctx.stats}
+            "procedures": [ranked_json(r) for r in ctx.procedures],
+            "team_procedures": [team_json(t) for t in ctx.team], "prompt": ctx.prompt, "stats": ctx.stats}
+
+
+def team_json(t: TeamPick) -> dict[str, Any]:
+    """A team procedure in a context: no key ids (who proposed or approved it is the console's business)."""
+    p = t.procedure
+    return {"id": p.id, "text": p.text, "agent_id": p.agent_id, "queue": p.queue, "score": round(t.score, 4),
+            "conflict": bool(t.conflicts),
+            "conflicts": [{"channel": c.channel, "constraint": c.constraint} for c in t.conflicts]}
 
 
 def profile_json(m: Memory) -> dict[str, Any]:
