@@ -34,7 +34,8 @@ SUBJECT = "ADH-0042"
 TENANT = "assur-nord"
 HOME = "Le membre habite maintenant à Villeurbanne."
 EMAIL = "Le membre préfère être contacté par email."
-TOOLS = {"remember", "recall", "assemble_context", "forget_memory", "list_memories"}
+TOOLS = {"remember", "recall", "assemble_context", "forget_memory", "list_memories", "list_procedures",
+         "propose_procedure"}
 
 
 def _key(c: Container, tenant: str = TENANT, roles: tuple[str, ...] = ("agent",), rate: str | None = None) -> str:
@@ -92,7 +93,8 @@ async def _each_tool(client: Client) -> None:
     assert set(ctx) == {"prompt", "ids", "stats"} and "Villeurbanne" in ctx["prompt"] and ctx["stats"]["count"] >= 1
     assert home["memory"]["id"] in ctx["ids"] and len(ctx["ids"]) == ctx["stats"]["count"]
     around = len(json.dumps(ctx, ensure_ascii=False)) - len(json.dumps(ctx["prompt"], ensure_ascii=False))
-    assert around < 200 + 45 * len(ctx["ids"])  # the prompt, its ids and counts: no record JSON
+    # the prompt, its ids and counts (team_procedures and team_conflicts among them): no record JSON
+    assert around < 240 + 45 * len(ctx["ids"])
     whole = _data(await client.call_tool("assemble_context", {"subject_id": SUBJECT, "query": "adresse du membre",
                                                               "format": "full"}))
     assert whole["prompt"] == ctx["prompt"] and [r["memory"]["id"] for r in whole["memories"]] == [
@@ -109,6 +111,32 @@ async def _each_tool(client: Client) -> None:
 
 
 # ---- in-process -------------------------------------------------------------------------------
+
+
+def test_an_agent_proposes_a_procedure_and_uses_it_only_once_approved(container: Container) -> None:
+    from carnet.domain.procedures import Decision
+    from carnet.services.door import operator
+
+    text = "Pour un dégât des eaux, toujours demander des photos avant d'envoyer l'expert."
+
+    async def propose(client: Client) -> None:
+        await client.call_tool("remember", {"subject_id": SUBJECT, "text": HOME})
+        made = _data(await client.call_tool("propose_procedure", {"text": text, "applies_when": ["dégât des eaux"]}))
+        assert made["status"] == "proposed"
+        assert _data(await client.call_tool("list_procedures", {})) == {"items": []}
+        ctx = _data(await client.call_tool("assemble_context", {"subject_id": SUBJECT, "query": "un dégât des eaux"}))
+        assert text not in ctx["prompt"]
+        bad = _error(await client.call_tool("propose_procedure", {"text": "Rappeler le 06 12 34 56 78."}))
+        assert bad["code"] == "procedure_personal_data"
+        container.facade.decide_procedure(operator(TENANT, "sup", "supervisor"), procedure_id=made["id"],
+                                          decision=Decision.APPROVE)  # a person, not the model
+        assert [p["id"] for p in _data(await client.call_tool("list_procedures", {}))["items"]] == [made["id"]]
+        ctx = _data(await client.call_tool("assemble_context", {"subject_id": SUBJECT, "query": "un dégât des eaux"}))
+        assert text in ctx["prompt"] and ctx["stats"]["team_procedures"] == 1
+        names = {t.name for t in (await client.list_tools()).tools}
+        assert not {n for n in names if "approve" in n or "retire" in n or "reject" in n}
+
+    _with(build_server(container.facade, principal=with_key(container, _key(container))), propose)
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])  # direct dispatch, and JSON-RPC over memory streams

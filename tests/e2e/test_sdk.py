@@ -308,3 +308,39 @@ def test_messages_in_and_intake_status_out(server: str, container: Container) ->
         assert agent.get_memory(S, done.memory_ids[0]).text == "Je préfère être appelé le matin."
         with pytest.raises(IntakeNotFound):
             agent.intake("00000000-0000-4000-8000-000000000000")
+
+
+def test_team_procedures_from_proposal_to_assemble(server: str, container: Container) -> None:
+    from carnet_client import Procedure, ProcedureNotFound, ProcedurePersonalData, ProcedureState
+
+    text = "Pour une fuite, envoyer les documents de déclaration par e-mail."
+    with CarnetClient(server, _key(container, "agent"), timeout=30) as agent, \
+            CarnetClient(server, _key(container, "supervisor"), timeout=30) as sup:
+        agent.remember(S, "Le membre ne veut pas d'e-mail.")
+        proposed = agent.propose_procedure(text, applies_when=["fuite"], queue="sinistres")
+        assert isinstance(proposed, Procedure) and proposed.status == "proposed"
+        assert agent.list_procedures() == () and sup.list_procedures(status="proposed") == (proposed,)
+        with pytest.raises(Forbidden):
+            agent.approve_procedure(proposed.id)
+        with pytest.raises(ProcedurePersonalData) as caught:
+            sup.propose_procedure("Rappeler le 06 12 34 56 78.")
+        assert "PHONE" in caught.value.kinds
+        with pytest.raises(ProcedureNotFound):
+            agent.get_procedure(proposed.id)  # not approved: an agent does not see it
+        approved = sup.approve_procedure(proposed.id)
+        assert approved.status == "approved" and approved.decided_by is not None
+        with pytest.raises(ProcedureState):
+            sup.reject_procedure(proposed.id)
+        assert agent.assemble(S, "Une fuite chez le membre").team_procedures == ()  # scoped to a queue
+        ctx = agent.assemble(S, "Une fuite chez le membre", queue="sinistres")
+        [team] = ctx.team_procedures
+        assert team.id == proposed.id and team.conflict and team.conflicts[0].channel == "email"
+        assert sup.retire_procedure(proposed.id).status == "retired"
+
+    async def scenario() -> None:
+        async with AsyncCarnetClient(server, _key(container, "supervisor")) as asup:
+            assert [p.status for p in await asup.list_procedures()] == ["retired"]
+            again = await asup.propose_procedure(text)
+            assert (await asup.reject_procedure(again.id)).status == "rejected"
+
+    asyncio.run(scenario())

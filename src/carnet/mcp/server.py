@@ -27,7 +27,7 @@ from carnet import __version__
 from carnet.errors import CarnetError
 from carnet.mcp import results
 from carnet.mcp.auth import Principals
-from carnet.mcp.tools import TOOLS, Json, Tool, ToolArgs
+from carnet.mcp.tools import TOOLS, Args, Json, Tool
 from carnet.services.facade import Facade
 
 log = structlog.get_logger("carnet.mcp")
@@ -38,7 +38,9 @@ INSTRUCTIONS = (
     "when you learn something that will matter later, call remember with one fact per call; when the person asks "
     "you to forget something, find it (recall or list_memories) and call forget_memory. Errors come back as "
     '{"error": {"code", "message"}}: forbidden means this key may not do that, subject_not_found that nothing is '
-    "known about this person yet."
+    "known about this person yet. Team procedures in the prompt are approved by a supervisor; one marked ⚠ conflicts "
+    "with the person's own constraint, which comes first. You may propose a procedure (propose_procedure), "
+    "never approve one."
 )
 
 def build_server(facade: Facade, *, principal: Principals) -> Server[Any]:
@@ -65,13 +67,13 @@ def build_server(facade: Facade, *, principal: Principals) -> Server[Any]:
 
 
 def _run(facade: Facade, principal: Principals, ctx: ServerRequestContext[Any, Any], tool: Tool,
-         args: ToolArgs) -> Json:
+         args: Args) -> Json:
     """In a worker thread: who is calling (a catalog lookup on stdio), then the use case."""
     return tool.run(facade, principal(ctx), args)
 
 
 async def _call(tool: Tool, arguments: dict[str, Any],
-                run: Callable[[ToolArgs], Json]) -> tuple[str, types.CallToolResult]:
+                run: Callable[[Args], Json]) -> tuple[str, types.CallToolResult]:
     """The call's outcome (``ok`` or an error code, for the log) and its result."""
     try:
         args = tool.arguments.model_validate(arguments)

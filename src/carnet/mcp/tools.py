@@ -1,4 +1,8 @@
-"""The five tools an LLM agent sees.
+"""The seven tools an LLM agent sees: five on a person's memories, two on the team's procedures.
+
+An agent may list the team's approved procedures and propose one (``propose_procedure``: it stays
+``proposed``, unused, until a person with the ``supervisor`` role approves it in the console or over
+REST). There is no tool to approve, reject or retire: approval is a human act, never a model's.
 
 Each tool is an argument model, whose JSON schema is the tool's input schema (so its descriptions
 are written for the model reading them), and a function of the facade. A result lands in the model's
@@ -27,6 +31,7 @@ from carnet.services import recall
 from carnet.services.apikeys import Principal
 from carnet.services.assemble import budgets
 from carnet.services.facade import Facade
+from carnet.services.procedures import Proposal
 from carnet.services.remember import NewMemory
 from carnet.services.scope import SUBJECT_ID
 
@@ -44,9 +49,11 @@ Query = Annotated[Text, Field(description="What you want to know about the perso
 Count = Annotated[Int, Field(ge=1, le=1_000_000)]
 
 
-class ToolArgs(BaseModel):
+class Args(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
+
+class ToolArgs(Args):
     subject_id: SubjectId
 
 
@@ -84,7 +91,24 @@ class AssembleArgs(ToolArgs):
                                                                "server's).")
     min_relevance: Fraction | None = Field(None, description="Leave out memories less relevant than "
                                                                      "this, 0 to 1 (default: the server's).")
+    agent_id: Annotated[Label, Field(max_length=128)] | None = Field(None, description=(
+        "Your agent id, if the team has procedures for it (tenant-wide procedures always apply)."))
+    queue: Annotated[Label, Field(max_length=128)] | None = Field(None, description=(
+        "The call's queue (e.g. 'sinistres'), if the team has procedures for it."))
     format: Format = "compact"
+
+
+class ListProceduresArgs(Args):
+    pass
+
+
+class ProposeArgs(Args):
+    text: Annotated[Text, Field(max_length=1000)] = Field(description=(
+        "How the team handles a kind of case, as one general instruction with no one's name or identifier "
+        "(e.g. 'Pour un dégât des eaux, toujours demander des photos avant d'envoyer l'expert.'). A supervisor "
+        "reviews it; it is not used until approved."))
+    applies_when: list[Annotated[Label, Field(max_length=60)]] = Field(default_factory=list, max_length=10,
+                                                                      description="Keywords of the case.")
 
 
 class ForgetArgs(ToolArgs):
@@ -114,8 +138,18 @@ def _recall(api: Facade, who: Principal, a: RecallArgs) -> Json:
 def _assemble(api: Facade, who: Principal, a: AssembleArgs) -> Json:
     b = budgets(api.deps, overrides={"max_memories": a.max_memories, "max_episodes": a.max_episodes,
                                      "max_procedures": a.max_procedures, "min_relevance": a.min_relevance})
-    ctx = api.assemble(who, subject_id=a.subject_id, query=a.query, budget=b)
+    ctx = api.assemble(who, subject_id=a.subject_id, query=a.query, budget=b, agent_id=a.agent_id, queue=a.queue)
     return context_json(ctx) if a.format == "full" else compact_context(ctx)
+
+
+def _list_procedures(api: Facade, who: Principal, a: ListProceduresArgs) -> Json:
+    return {"items": [{"id": p.id, "text": p.text, "status": p.status.value, "agent_id": p.agent_id,
+                       "queue": p.queue} for p in api.list_procedures(who)]}
+
+
+def _propose(api: Facade, who: Principal, a: ProposeArgs) -> Json:
+    p = api.propose_procedure(who, proposal=Proposal(a.text, applies_when=tuple(a.applies_when)))
+    return {"id": p.id, "status": p.status.value}
 
 
 def _forget(api: Facade, who: Principal, a: ForgetArgs) -> Json:
@@ -136,7 +170,7 @@ class Tool:
     name: str
     title: str
     description: str
-    arguments: type[ToolArgs]
+    arguments: type[Args]
     run: Callable[[Facade, Principal, Any], Json]  # (facade, caller, validated arguments) -> result
     annotations: ToolAnnotations
 
@@ -167,4 +201,12 @@ TOOLS: dict[str, Tool] = {t.name: t for t in (
     Tool("list_memories", "List memories", (
         "List a person's current memories, a page at a time (pass next_cursor back for the next page)."),
          ListArgs, _list, _READ),
+    Tool("list_procedures", "List team procedures", (
+        "The team's procedures you may follow (approved by a supervisor): how the team handles kinds of cases. "
+        "assemble_context already includes those relevant to the query."),
+         ListProceduresArgs, _list_procedures, _READ),
+    Tool("propose_procedure", "Propose a team procedure", (
+        "Suggest a general way the team should handle a kind of case, for a supervisor to review. It is not "
+        "used until a supervisor approves it; the same text proposed twice is one proposal."),
+         ProposeArgs, _propose, ToolAnnotations(destructive_hint=False, idempotent_hint=True, open_world_hint=False)),
 )}

@@ -137,11 +137,10 @@ def assemble(deps: Deps, *, tenant: str, subject_id: str, query: str, budget: Bu
         "count": len(chosen),
         "top_score": round(max(scores), 4) if scores else 0.0,
         "mean_score": round(sum(scores) / len(scores), 4) if scores else 0.0,
-        "tokens": mem_tokens + epi_tokens + pro_tokens,
+        "tokens": mem_tokens + epi_tokens + pro_tokens + team_tokens,
         "profile_count": len(profile),
         "profile_tokens": profile_tokens,
         "team_procedures": len(picks),
-        "team_procedure_tokens": team_tokens,
         "team_conflicts": sum(1 for t in picks if t.conflicts),
         "latency_ms": round((time.perf_counter() - started) * 1000, 3),
     }

@@ -30,6 +30,7 @@ from carnet_client.models import (
     NewApiKey,
     Outcome,
     Page,
+    Procedure,
     Ranked,
     Readiness,
     RememberResult,
@@ -163,9 +164,12 @@ def search(subject_id: str, query: str, *, k: int | None = None, kinds: Sequence
                 lambda r: tuple(Ranked.from_json(h) for h in json_body(r)["results"]), json=body)
 
 
-def assemble(subject_id: str, query: str, *, budgets: Budgets | None = None) -> Call[Context]:
-    """``POST /context/assemble``: what to put in the prompt before an LLM call."""
-    body = compact(subject_id=subject_id, query=query, budgets=budgets.as_json() if budgets else None)
+def assemble(subject_id: str, query: str, *, budgets: Budgets | None = None, agent_id: str | None = None,
+             queue: str | None = None) -> Call[Context]:
+    """``POST /context/assemble``: what to put in the prompt before an LLM call. ``agent_id`` and
+    ``queue`` bring in the team procedures scoped to them (tenant-wide ones always apply)."""
+    body = compact(subject_id=subject_id, query=query, budgets=budgets.as_json() if budgets else None,
+                   agent_id=agent_id, queue=queue)
     return Call("POST", f"{API}/context/assemble", lambda r: Context.from_json(json_body(r)), json=body)
 
 
@@ -243,3 +247,49 @@ def revoke_api_key(key_id: str) -> Call[None]:
     """``DELETE /admin/apikeys/{key_id}`` (role ``admin``): the next request with that key gets 401."""
     return Call("DELETE", f"{API}/admin/apikeys/{segment(key_id, 'key_id')}", nothing, ok=frozenset({204}),
                 idempotent=False)
+
+
+def _procedure(procedure_id: str | UUID) -> str:
+    return f"{API}/procedures/{segment(procedure_id, 'procedure_id')}"
+
+
+def list_procedures(*, status: str | None = None) -> Call[tuple[Procedure, ...]]:
+    """``GET /procedures``: a supervisor sees every status (``status`` filters: proposed, approved,
+    rejected, retired); an agent the approved ones only."""
+    return Call("GET", f"{API}/procedures",
+                lambda r: tuple(Procedure.from_json(p) for p in json_body(r)["items"]), params=compact(status=status))
+
+
+def propose_procedure(text: str, *, agent_id: str | None = None, queue: str | None = None,
+                      applies_when: Sequence[str] | None = None) -> Call[Procedure]:
+    """``POST /procedures`` (role ``agent`` or ``supervisor``): proposed, never used before a supervisor
+    approves it. The same text while proposed or approved answers the existing one, so it is safe to send again."""
+    body = compact(text=text, agent_id=agent_id, queue=queue,
+                   applies_when=list(applies_when) if applies_when is not None else None)
+    return Call("POST", f"{API}/procedures", lambda r: Procedure.from_json(json_body(r)), json=body,
+                ok=frozenset({201}))
+
+
+def get_procedure(procedure_id: str | UUID) -> Call[Procedure]:
+    """``GET /procedures/{procedure_id}`` (an agent: approved ones only)."""
+    return Call("GET", _procedure(procedure_id), lambda r: Procedure.from_json(json_body(r)))
+
+
+def _decision(procedure_id: str | UUID, decision: str) -> Call[Procedure]:
+    return Call("POST", f"{_procedure(procedure_id)}/{decision}", lambda r: Procedure.from_json(json_body(r)),
+                idempotent=False)
+
+
+def approve_procedure(procedure_id: str | UUID) -> Call[Procedure]:
+    """``POST /procedures/{procedure_id}/approve`` (role ``supervisor``): assemble uses it from now on."""
+    return _decision(procedure_id, "approve")
+
+
+def reject_procedure(procedure_id: str | UUID) -> Call[Procedure]:
+    """``POST /procedures/{procedure_id}/reject`` (role ``supervisor``)."""
+    return _decision(procedure_id, "reject")
+
+
+def retire_procedure(procedure_id: str | UUID) -> Call[Procedure]:
+    """``POST /procedures/{procedure_id}/retire`` (role ``supervisor``): assemble stops using it."""
+    return _decision(procedure_id, "retire")

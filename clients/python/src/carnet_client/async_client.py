@@ -118,6 +118,12 @@ class AsyncCarnetClient:
     list_api_keys = bind(ep.list_api_keys)
     create_api_key = bind(ep.create_api_key)
     revoke_api_key = bind(ep.revoke_api_key)
+    list_procedures = bind(ep.list_procedures)
+    propose_procedure = bind(ep.propose_procedure)
+    get_procedure = bind(ep.get_procedure)
+    approve_procedure = bind(ep.approve_procedure)
+    reject_procedure = bind(ep.reject_procedure)
+    retire_procedure = bind(ep.retire_procedure)
 
     async def iter_memories(self, subject_id: str, *, kind: Kind | None = None, status: Status | None = None,
                             category: str | None = None, page_size: int | None = None) -> AsyncIterator[Memory]:

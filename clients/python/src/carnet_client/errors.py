@@ -126,6 +126,18 @@ class IntakeNotFound(NotFound):
     pass
 
 
+class ProcedureNotFound(NotFound):
+    pass
+
+
+class ProcedurePersonalData(InvalidInput):
+    """A team procedure's text names someone: refused (``kinds`` says what was found)."""
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        return tuple(str(k) for k in self.details.get("kinds") or ())
+
+
 class MethodNotAllowed(ApiError):
     pass
 
@@ -140,6 +152,10 @@ class StoreLocked(Conflict):
 
 class LegalHold(Conflict):
     pass
+
+
+class ProcedureState(Conflict):
+    """That decision does not apply to the procedure's current ``status`` (decided already?)."""
 
 
 class PayloadTooLarge(ApiError):
@@ -197,7 +213,8 @@ _BY_CODE: dict[str, type[ApiError]] = {
     "invalid_request": InvalidRequest, "invalid_input": InvalidInput, "invalid_budget": InvalidBudget,
     "unauthenticated": Unauthenticated, "forbidden": Forbidden, "not_found": NotFound,
     "subject_not_found": SubjectNotFound, "memory_not_found": MemoryNotFound,
-    "intake_not_found": IntakeNotFound,
+    "intake_not_found": IntakeNotFound, "procedure_not_found": ProcedureNotFound,
+    "procedure_personal_data": ProcedurePersonalData, "procedure_state": ProcedureState,
     "method_not_allowed": MethodNotAllowed, "conflict": Conflict, "store_locked": StoreLocked,
     "legal_hold": LegalHold, "idempotency_key_reused": IdempotencyKeyReused,
     "payload_too_large": PayloadTooLarge, "rate_limited": RateLimited, "internal_error": ServerError,

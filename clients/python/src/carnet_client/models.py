@@ -147,11 +147,61 @@ class ProfileItem:
 
 
 @dataclass(frozen=True, slots=True)
+class Procedure:
+    """A team procedure: ``status`` is proposed, approved, rejected or retired; ``proposed_by`` a key
+    id or ``"extraction"``; ``decided_by`` the supervisor key that decided last."""
+
+    id: str
+    text: str
+    status: str
+    agent_id: str | None
+    queue: str | None
+    applies_when: tuple[str, ...]
+    proposed_by: str
+    decided_by: str | None
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def from_json(cls, d: Json) -> Procedure:
+        return cls(d["id"], d["text"], d["status"], d.get("agent_id"), d.get("queue"),
+                   tuple(d.get("applies_when") or ()), d["proposed_by"], d.get("decided_by"), _at(d["created_at"]),
+                   _at(d["updated_at"]))
+
+
+@dataclass(frozen=True, slots=True)
+class ProcedureConflict:
+    channel: str  # sms, email, phone, post
+    constraint: str  # the member's fact refusing it
+
+
+@dataclass(frozen=True, slots=True)
+class TeamProcedure:
+    """An approved team procedure in a context; ``conflict`` when the member's constraints refuse
+    a channel it prescribes (``conflicts`` says which)."""
+
+    id: str
+    text: str
+    score: float
+    conflict: bool
+    conflicts: tuple[ProcedureConflict, ...] = ()
+    agent_id: str | None = None
+    queue: str | None = None
+
+    @classmethod
+    def from_json(cls, d: Json) -> TeamProcedure:
+        return cls(d["id"], d["text"], float(d["score"]), bool(d["conflict"]),
+                   tuple(ProcedureConflict(c["channel"], c["constraint"]) for c in d.get("conflicts") or ()),
+                   d.get("agent_id"), d.get("queue"))
+
+
+@dataclass(frozen=True, slots=True)
 class Context:
     """What to put in the prompt: the ranked tiers, the rendered ``prompt`` and ``stats``
-    (count, top_score, mean_score, tokens, profile_count, profile_tokens, latency_ms), and the
-    ``profile`` tier: the subject's current facts on how to reach and treat them, whatever the query
-    (empty from a server without it)."""
+    (count, top_score, mean_score, tokens, profile_count, profile_tokens, team_procedures,
+    team_conflicts, latency_ms), the ``profile`` tier: the subject's current facts on how to reach and
+    treat them, whatever the query, and the team's approved procedures the query calls for (both
+    empty from a server without them)."""
 
     memories: tuple[Ranked, ...]
     episodes: tuple[Ranked, ...]
@@ -159,6 +209,7 @@ class Context:
     prompt: str
     stats: Mapping[str, float]
     profile: tuple[ProfileItem, ...] = ()
+    team_procedures: tuple[TeamProcedure, ...] = ()
 
     @classmethod
     def from_json(cls, d: Json) -> Context:
@@ -166,7 +217,8 @@ class Context:
             return tuple(Ranked.from_json(r) for r in d[name])
 
         return cls(tier("memories"), tier("episodes"), tier("procedures"), d["prompt"], dict(d["stats"]),
-                   tuple(ProfileItem.from_json(p) for p in d.get("profile") or ()))
+                   tuple(ProfileItem.from_json(p) for p in d.get("profile") or ()),
+                   tuple(TeamProcedure.from_json(t) for t in d.get("team_procedures") or ()))
 
 
 @dataclass(frozen=True, slots=True)
