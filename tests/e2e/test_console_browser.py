@@ -27,6 +27,7 @@ from carnet.config import Settings
 from carnet.domain.intake import Message
 from carnet.ports import Embedder
 from carnet.services.apikeys import Principal, authenticate, create_key
+from carnet.services.procedures import Proposal
 from carnet.services.remember import NewMemory
 
 playwright_sync = pytest.importorskip("playwright.sync_api")
@@ -66,8 +67,9 @@ def _seed(c: Container) -> dict[str, str]:
         return create_key(c.deps.catalog, c.pepper, tenant=tenant, roles=list(roles))[0]
 
     keys = {"agent": key(TENANT, "agent"), "dpo": key(TENANT, "dpo"), "admin": key(TENANT, "admin"),
-            "other": key(OTHER_TENANT, "agent", "dpo")}
+            "other": key(OTHER_TENANT, "agent", "dpo"), "supervisor": key(TENANT, "supervisor")}
     writer = authenticate(c.deps.catalog, c.pepper, keys["agent"])
+    c.facade.propose_procedure(writer, proposal=Proposal(WATER_PROCEDURE, applies_when=("dégât des eaux",)))
     for day, text in (("2024-03-01", "Le membre habite à Lyon 7e."),
                       ("2025-01-10", "Le membre préfère être contacté par email le matin."),
                       ("2025-02-02", "Le membre est malvoyant : courriers en gros caractères."),  # disability
@@ -84,6 +86,9 @@ def _seed(c: Container) -> dict[str, str]:
                       items=[NewMemory(text="Le membre a un litige sur le sinistre SIN-2025-0001.")])
     _dead_intake(c, writer)
     return keys
+
+
+WATER_PROCEDURE = "Pour un dégât des eaux, toujours demander des photos avant d'envoyer l'expert."
 
 
 def _dead_intake(c: Container, writer: Principal) -> None:
@@ -395,3 +400,37 @@ def test_english_is_available(tab: Tab, site: tuple[str, dict[str, str]]) -> Non
     assert tab.page.locator("html").get_attribute("lang") == "en"
     assert "Member view" in tab.text() and "Superseded by" in tab.text()
     tab.check("member-en")
+
+
+def test_a_supervisor_approves_a_proposed_procedure_and_the_next_assemble_has_it(
+        tab: Tab, browser: Any, site: tuple[str, dict[str, str]]) -> None:
+    agent = Tab(browser, tab.base, _axe_source())
+    try:
+        agent.login(_keys(site)["agent"])
+        agent.go("/console/procedures")
+        assert WATER_PROCEDURE not in agent.text()  # proposed: an agent does not see it
+        agent.open_member(MEMBER)
+        agent.page.fill("#assemble-q", "dégât des eaux")
+        agent.page.click("form[action$='/member/assemble'] button")
+        assert WATER_PROCEDURE not in agent.text()  # never used before approval
+
+        tab.login(_keys(site)["supervisor"])
+        assert tab.page.url.endswith("/console/procedures")  # a supervisor's landing page
+        proposed = tab.page.locator("#proc-proposed tbody tr", has_text=WATER_PROCEDURE)
+        assert proposed.count() == 1
+        tab.check("procedures-supervisor")
+        proposed.locator("form[action$='/approve'] button").click()
+        assert "Procédure approuvée" in tab.text()
+        assert tab.page.locator("#proc-approved tbody tr", has_text=WATER_PROCEDURE).count() == 1
+        assert tab.page.locator("#proc-proposed tbody tr", has_text=WATER_PROCEDURE).count() == 0
+
+        agent.page.fill("#assemble-q", "dégât des eaux")
+        agent.page.click("form[action$='/member/assemble'] button")
+        team = agent.page.locator("ul.team li", has_text=WATER_PROCEDURE)
+        assert team.count() == 1
+        assert "Procédures de l'équipe (validées par un superviseur)" in (agent.page.text_content("pre") or "")
+        agent.go("/console/procedures")
+        assert WATER_PROCEDURE in agent.text() and agent.page.locator("form[action$='/retire']").count() == 0
+        agent.check("procedures-agent")
+    finally:
+        agent.close()

@@ -15,7 +15,7 @@ from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 
 from carnet.api.app import create_app
-from carnet.api.console import routes_admin, routes_dpo, routes_login, routes_member
+from carnet.api.console import routes_admin, routes_dpo, routes_login, routes_member, routes_procedures
 from carnet.bootstrap import Container, build
 from carnet.config import Settings
 from carnet.ports import Embedder
@@ -48,9 +48,10 @@ def _login(c: TestClient, key: str) -> str:
 
 def _posted() -> list[str]:
     """Every form the console's routers take (read from the routers: the app includes them lazily)."""
-    routes = [r for m in (routes_login, routes_member, routes_dpo, routes_admin) for r in m.router.routes]
-    return sorted(r.path for r in routes if isinstance(r, APIRoute) and "POST" in r.methods
-                  and r.path != "/console/login")
+    routes = [r for m in (routes_login, routes_member, routes_dpo, routes_admin, routes_procedures)
+              for r in m.router.routes]
+    return sorted(r.path.replace("{procedure_id}", "00000000-0000-4000-8000-000000000000") for r in routes
+                  if isinstance(r, APIRoute) and "POST" in r.methods and r.path != "/console/login")
 
 
 def test_every_console_form_refuses_a_missing_or_foreign_csrf_token(client: tuple[TestClient, str]) -> None:

@@ -12,7 +12,7 @@ import jinja2
 from fastapi import FastAPI
 from starlette.responses import Response
 
-from carnet.api.console import routes_admin, routes_dpo, routes_login, routes_member
+from carnet.api.console import routes_admin, routes_dpo, routes_login, routes_member, routes_procedures
 from carnet.api.console.sessions import SessionStore
 from carnet.api.console.web import PREFIX, Console
 from carnet.bootstrap import Container
@@ -32,7 +32,7 @@ def install(app: FastAPI, container: Container) -> None:
         pages=jinja2.Environment(loader=jinja2.PackageLoader("carnet.api.console", "templates"),
                                  autoescape=True, undefined=jinja2.StrictUndefined, auto_reload=False),
         login_budget=RateLimiter(settings.api.unauthenticated_rate_limit or None))
-    for module in (routes_login, routes_member, routes_dpo, routes_admin):
+    for module in (routes_login, routes_member, routes_dpo, routes_admin, routes_procedures):
         app.include_router(module.router)
     css = files("carnet.api.console").joinpath("static/console.css").read_bytes()
 

@@ -10,6 +10,27 @@ LANGS = ("fr", "en")
 DEFAULT = "fr"
 
 FR: dict[str, str] = {
+    "nav.procedures": "Procédures",
+    "proc.title": "Procédures de l'équipe",
+    "proc.help": "Comment l'équipe traite un type de dossier. Une procédure proposée n'est jamais utilisée par "
+                 "l'assistant : seule une procédure approuvée par un superviseur entre dans le contexte assemblé.",
+    "proc.group.approved": "Approuvées (utilisées par l'assistant)", "proc.group.proposed": "Proposées (à valider)",
+    "proc.group.rejected": "Rejetées", "proc.group.retired": "Retirées", "proc.closed": "Historique",
+    "proc.text": "Procédure", "proc.scope": "Portée", "proc.keywords": "Mots-clés", "proc.proposed_by": "Proposée par",
+    "proc.action": "Action", "proc.queue": "file", "proc.agent": "agent", "proc.tenant": "toute l'organisation",
+    "proc.extraction": "extraite des appels", "proc.approve": "Approuver", "proc.reject": "Rejeter",
+    "proc.retire": "Retirer", "proc.propose": "Proposer une procédure",
+    "proc.text.help": "Une consigne générale, sans nom ni identifiant de personne (refusée sinon).",
+    "proc.queue.label": "File (facultatif, p. ex. sinistres)",
+    "proc.keywords.label": "Mots-clés du cas, séparés par des virgules (facultatif)", "proc.submit": "Proposer",
+    "proc.done.proposed": "Procédure proposée : elle attend la validation d'un superviseur.",
+    "proc.done.approve": "Procédure approuvée : l'assistant l'utilise dès le prochain contexte.",
+    "proc.done.reject": "Procédure rejetée.", "proc.done.retire": "Procédure retirée : l'assistant ne l'utilise plus.",
+    "error.procedure_not_found": "Cette procédure n'existe pas (ou n'est pas visible avec votre clé).",
+    "error.procedure_state": "Cette décision ne s'applique plus : la procédure a déjà été traitée.",
+    "error.procedure_personal_data": "Refusé : le texte contient des données personnelles (nom, téléphone, IBAN…). "
+                                     "Une procédure est montrée pour chaque membre.",
+    "tier.team": "Procédures de l'équipe", "team.conflict": "⚠ en conflit avec une contrainte du membre :",
     "skip": "Aller au contenu", "console": "console", "nav": "Sections", "nav.member": "Membre",
     "nav.dpo": "DPO", "nav.audit": "Journal d'audit", "nav.admin": "Administration", "logout": "Se déconnecter",
     "who.tenant": "Organisation", "who.key": "clé",
@@ -41,8 +62,7 @@ FR: dict[str, str] = {
     "timeline": "Chronologie", "timeline.count": "%d enregistrement(s), dont %d remplacé(s).",
     "timeline.more": "Seuls les 500 premiers sont affichés.", "unreadable": "%d enregistrement(s) illisible(s) omis.",
     "kind.fact": "Faits", "kind.episode": "Épisodes", "kind.procedure": "Procédures", "none": "Aucun.",
-    "procedures.later": "Procédures d'équipe (proposées, approuvées par un superviseur) : prochaine étape de "
-                        "la console.",
+    "procedures.later": "Procédures propres à ce membre ; celles de l'équipe sont sur la page Procédures.",
     "status.active": "En vigueur", "status.superseded": "Remplacé", "status.expired": "Expiré",
     "status.deleted": "Supprimé", "special": "Catégorie particulière",
     "special.help": "Donnée sensible (RGPD art. 9), visible selon la politique de votre organisation.",
@@ -135,6 +155,28 @@ FR: dict[str, str] = {
 }
 
 EN: dict[str, str] = {
+    "nav.procedures": "Procedures",
+    "proc.title": "Team procedures",
+    "proc.help": "How the team handles a kind of case. A proposed procedure is never used by the assistant: only "
+                 "one approved by a supervisor enters the assembled context.",
+    "proc.group.approved": "Approved (used by the assistant)", "proc.group.proposed": "Proposed (to review)",
+    "proc.group.rejected": "Rejected", "proc.group.retired": "Retired", "proc.closed": "History",
+    "proc.text": "Procedure", "proc.scope": "Scope", "proc.keywords": "Keywords", "proc.proposed_by": "Proposed by",
+    "proc.action": "Action", "proc.queue": "queue", "proc.agent": "agent", "proc.tenant": "whole organisation",
+    "proc.extraction": "extracted from calls", "proc.approve": "Approve", "proc.reject": "Reject",
+    "proc.retire": "Retire", "proc.propose": "Propose a procedure",
+    "proc.text.help": "A general instruction, with no one's name or identifier (refused otherwise).",
+    "proc.queue.label": "Queue (optional, e.g. claims)",
+    "proc.keywords.label": "Keywords of the case, comma-separated (optional)", "proc.submit": "Propose",
+    "proc.done.proposed": "Procedure proposed: it awaits a supervisor's review.",
+    "proc.done.approve": "Procedure approved: the assistant uses it from the next context on.",
+    "proc.done.reject": "Procedure rejected.",
+    "proc.done.retire": "Procedure retired: the assistant no longer uses it.",
+    "error.procedure_not_found": "This procedure does not exist (or is not visible with your key).",
+    "error.procedure_state": "This decision no longer applies: the procedure was already handled.",
+    "error.procedure_personal_data": "Refused: the text contains personal data (name, phone, IBAN…). A procedure "
+                                     "is shown for every member.",
+    "tier.team": "Team procedures", "team.conflict": "⚠ conflicts with the member's constraint:",
     "skip": "Skip to content", "nav": "Sections", "nav.member": "Member", "nav.audit": "Audit trail",
     "logout": "Log out", "who.tenant": "Organisation", "who.key": "key",
     "footer": "Carnet — long-term memory. Every action of this console is in the audit trail.",
@@ -163,7 +205,7 @@ EN: dict[str, str] = {
     "timeline": "Timeline", "timeline.count": "%d records, %d of them superseded.",
     "timeline.more": "Only the first 500 are shown.", "unreadable": "%d unreadable record(s) left out.",
     "kind.fact": "Facts", "kind.episode": "Episodes", "kind.procedure": "Procedures", "none": "None.",
-    "procedures.later": "Team procedures (proposed, approved by a supervisor): the console's next step.",
+    "procedures.later": "This member's own procedures; the team's are on the Procedures page.",
     "status.active": "In force", "status.superseded": "Superseded", "status.expired": "Expired",
     "status.deleted": "Deleted", "special": "Special category",
     "special.help": "Sensitive data (GDPR art. 9), shown as your organisation's policy allows.",

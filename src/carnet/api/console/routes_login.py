@@ -32,8 +32,9 @@ router = APIRouter(prefix=PREFIX, route_class=ConsoleRoute, include_in_schema=Fa
 
 
 def home_of(who: Principal) -> str:
-    """The first section the key's roles open: the member view, the DPO's, or administration."""
-    for role, page in (("agent", "member"), ("dpo", "dpo"), ("admin", "admin")):
+    """The first section the key's roles open: the member view, the DPO's, administration, or the
+    team procedures (a supervisor)."""
+    for role, page in (("agent", "member"), ("dpo", "dpo"), ("admin", "admin"), ("supervisor", "procedures")):
         if role in who.roles:
             return f"{PREFIX}/{page}"
     return f"{PREFIX}/member"
