@@ -500,7 +500,8 @@ def start_workers(c: Container, *, extractor: Extractor | None = None, prefix: s
         c.metrics.watch_llm(ext.name, stats)
     policy = RetryPolicy(w.max_attempts, w.backoff_seconds, w.max_backoff_seconds)
     pool = WorkerPool(lambda n: Worker(c.deps, c.queue, ext, c.audit, owner=owner_name(prefix, n), policy=policy,
-                                       lease_seconds=w.lease_seconds, hooks=c.metrics.worker_hooks(ext.name)),
+                                       lease_seconds=w.lease_seconds, hooks=c.metrics.worker_hooks(ext.name),
+                                       propose=c.facade.propose_extracted),
                       threads=w.threads, poll_seconds=w.poll_seconds)
     c.workers = pool
     c.metrics.watch_background("worker", pool.errors)

@@ -127,3 +127,33 @@ def keyword_hit(procedure: TeamProcedure, query: str) -> bool:
 def dedup_key(text: str) -> str:
     """What makes two proposals the same: the folded text, spaces and final punctuation aside."""
     return " ".join(fold(text).split()).rstrip(" .!;")
+
+
+# An advisor stating how the team handles a kind of case: "pour un dégât des eaux, on demande toujours
+# des photos…", "pour une résiliation, je propose toujours…", "pour les sinistres auto, nous devons
+# toujours vérifier…". Read on the folded text; the sentence is kept as written.
+_CASE = r"pour (?:un|une|les|tout|toute|tous|chaque) (?P<case>[a-z' -]{3,60}?)\s*,\s*"
+_WHO = r"(?:on|je|j'|nous)\s*"
+_STATED = re.compile(
+    _CASE + _WHO + r"(?:(?:doi[st]|devons|dois|faut)\s+)?\w+\s+(?:\w+\s+)?toujours\s+\S[^.;!?]{2,200}")
+
+
+@dataclass(frozen=True, slots=True)
+class Stated:
+    text: str  # the advisor's sentence, as written
+    case: str  # the case it is about, as written ("dégât des eaux")
+
+
+def stated_procedures(advisor_texts: Sequence[str]) -> list[Stated]:
+    """The advisor's statements of a standing way of handling a case (general French), once each."""
+    found: dict[str, Stated] = {}
+    for text in advisor_texts:
+        folded = fold(text)
+        if len(folded) != len(text):  # fold changed the length (ligatures): spans would not line up
+            continue
+        for match in _STATED.finditer(folded):
+            sentence = text[match.start():match.end()].strip()
+            sentence = sentence[0].upper() + sentence[1:] + "."
+            case = text[match.start("case"):match.end("case")]
+            found.setdefault(dedup_key(sentence), Stated(sentence, " ".join(case.split())))
+    return list(found.values())

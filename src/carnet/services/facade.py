@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from carnet.domain.intake import Intake, Message
-from carnet.domain.procedures import Decision, ProcedureStatus, TeamProcedure
+from carnet.domain.procedures import Decision, ProcedureStatus, Stated, TeamProcedure, dedup_key
 from carnet.domain.records import HistoryEntry, Kind, Memory, RetentionClass, Scope, Status
 from carnet.domain.retention import SubjectRetention
 from carnet.domain.unreadable import Found, Unreadable
@@ -30,7 +30,7 @@ from carnet.services.assemble import Budgets, Context, assemble
 from carnet.services.audit import AuditTrail
 from carnet.services.backup import BackupReport
 from carnet.services.deps import Deps
-from carnet.services.door import Door
+from carnet.services.door import Door, operator
 from carnet.services.erase import ErasureReceipt, erase_subject
 from carnet.services.intake import IntakeQueue
 from carnet.services.judge import remember_judged
@@ -239,18 +239,27 @@ class Facade:
             return team.propose(self.procedures, self.deps.clock, tenant=who.tenant, proposal=proposal,
                                 proposed_by=who.key_id)
 
-    def propose_extracted(self, who: Principal, *, proposals: Sequence[team.Proposal]) -> list[TeamProcedure]:
-        """The intake worker's proposals (``proposed_by="extraction"``), each checked like a person's;
-        one with personal data is dropped, not stored."""
+    def propose_extracted(self, tenant: str, stated: Sequence[Stated]) -> list[TeamProcedure]:
+        """The intake worker's proposals, read from an advisor's words (``proposed_by="extraction"``),
+        as the local operator ``worker:extraction``. Each is checked like a person's (one naming
+        someone is dropped, not stored) and proposed once: one already proposed or approved is skipped
+        without an entry, so a recurring statement is one proposal."""
+        who = operator(tenant, "worker:extraction", AGENT)
+        live = {dedup_key(p.text) for p in self.procedures.list(tenant)
+                if p.status in (ProcedureStatus.PROPOSED, ProcedureStatus.APPROVED)}
         made = []
-        for proposal in proposals:
+        for s in stated:
+            proposal = team.Proposal(s.text, applies_when=(s.case,))
             try:
-                team.check_proposal(self.deps.pii, who.tenant, proposal)
+                team.check_proposal(self.deps.pii, tenant, proposal)
             except InvalidInput:
                 continue
-            with self.door.write(who, "procedure.propose", (AGENT, SUPERVISOR), detail={"extracted": True}):
-                made.append(team.propose(self.procedures, self.deps.clock, tenant=who.tenant, proposal=proposal,
+            if dedup_key(s.text) in live:
+                continue
+            with self.door.write(who, "procedure.propose", (AGENT,), detail={"extracted": True}):
+                made.append(team.propose(self.procedures, self.deps.clock, tenant=tenant, proposal=proposal,
                                          proposed_by=team.EXTRACTION))
+            live.add(dedup_key(s.text))
         return made
 
     def decide_procedure(self, who: Principal, *, procedure_id: str, decision: Decision) -> TeamProcedure:

@@ -33,6 +33,7 @@ import structlog
 
 from carnet.domain.extraction import ExtractedFact, Extraction
 from carnet.domain.intake import Intake, Message, Payload, RetryPolicy
+from carnet.domain.procedures import Stated, stated_procedures
 from carnet.domain.records import Kind, Scope, Source
 from carnet.domain.values import in_range
 from carnet.errors import CarnetError, DependencyUnavailable, ExtractionFailed, InvalidInput
@@ -48,6 +49,9 @@ from carnet.services.resilient import Resilient
 log = structlog.get_logger(__name__)
 
 
+ProposeStated = Callable[[str, Sequence[Stated]], object]  # (tenant, the advisor's statements)
+
+
 @dataclass(frozen=True, slots=True)
 class WorkerHooks:
     """What the metrics want to know; no-ops by default."""
@@ -59,8 +63,12 @@ class WorkerHooks:
 class Worker:
     def __init__(self, deps: Deps, queue: IntakeQueue, extractor: Extractor, audit: AuditTrail, *, owner: str,
                  policy: RetryPolicy | None = None, lease_seconds: float = 120.0,
-                 hooks: WorkerHooks | None = None, guard: Resilient | None = None) -> None:
+                 hooks: WorkerHooks | None = None, guard: Resilient | None = None,
+                 propose: ProposeStated | None = None) -> None:
+        """``propose``: where an advisor's statements of a standing way of handling a case go (the
+        facade's ``propose_extracted``: proposed team procedures, for a supervisor to review)."""
         self.deps, self.queue, self.extractor, self.audit = deps, queue, extractor, audit
+        self.propose = propose
         self.guard = guard or Resilient("lease")  # the heartbeat threads' edge
         self.owner = owner
         self.policy = policy or RetryPolicy()
@@ -109,6 +117,7 @@ class Worker:
             self.queue.store.renew(intake.id, owner=self.owner,
                                    until=self.deps.clock.now() + timedelta(seconds=self.lease_seconds))
         items = _memories(intake, payload.messages, extraction)
+        self._propose_stated(intake.tenant, payload.messages)
         if not items:
             return []
         event = self.audit.event(tenant=intake.tenant, actor=intake.actor, action="intake.apply",
@@ -125,6 +134,18 @@ class Worker:
                 if self.extractor.judges_contradictions:
                     self._judge(scope, outcomes, intake)
         return list(dict.fromkeys(o.memory.id for o in outcomes))
+
+    def _propose_stated(self, tenant: str, messages: Sequence[Message]) -> None:
+        """Proposals only: a failure here is logged (by code) and never fails the intake."""
+        if self.propose is None:
+            return
+        stated = stated_procedures([m.content for m in messages if m.role == "advisor"])
+        if not stated:
+            return
+        try:
+            self.propose(tenant, stated)
+        except CarnetError as exc:
+            log.warning("procedure_proposal_failed", error=exc.code)
 
     def _judge(self, scope: Scope, outcomes: Sequence[Outcome], intake: Intake) -> None:
         """The model's contradiction judgment is a refinement after reconcile's rules: if it fails,
