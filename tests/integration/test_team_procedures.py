@@ -4,13 +4,18 @@ constraints flagged."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
+from pydantic import SecretStr
 
-from carnet.bootstrap import Container
+from carnet.bootstrap import Container, build
+from carnet.config import CatalogBackend, PostgresSettings, Settings
 from carnet.domain.procedures import Decision, ProcedureStatus
 from carnet.errors import Forbidden, ProcedureHasPersonalData, ProcedureNotFound, ProcedureState
+from carnet.ports import Embedder
 from carnet.services.assemble import budgets
 from carnet.services.door import operator
 from carnet.services.procedures import Proposal
@@ -26,6 +31,21 @@ EMAIL = Proposal("Pour une fuite, envoyer les documents de déclaration par e-ma
 QUERY = "Le membre appelle pour une fuite dans sa cuisine"
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def both(request: pytest.FixtureRequest, tmp_path: Path, embedder: Embedder) -> Iterator[Container]:
+    """The embedded stack, or one whose control plane (the procedures with it) is PostgreSQL."""
+    if request.param == "sqlite":
+        yield request.getfixturevalue("container")
+        return
+    dsn = request.getfixturevalue("postgres_dsn")
+    c = build(Settings(data_dir=tmp_path / "data", key_dir=tmp_path / "keys", catalog=CatalogBackend.POSTGRES,
+                       postgres=PostgresSettings(dsn=SecretStr(dsn), pool_size=2)), embedder=embedder)
+    try:
+        yield c
+    finally:
+        c.close()
+
+
 def _member(c: Container, facts: list[str]) -> None:
     c.facade.remember(AGENT, subject_id="m-1", items=[NewMemory(text=t, occurred_at=AT) for t in facts])
 
@@ -35,8 +55,8 @@ def _team_texts(c: Container, query: str = QUERY, **kw: str) -> list[str]:
     return [t.procedure.text for t in ctx.team]
 
 
-def test_only_approved_procedures_reach_assemble(container: Container) -> None:
-    c = container
+def test_only_approved_procedures_reach_assemble(both: Container) -> None:
+    c = both
     _member(c, ["Le membre a un contrat habitation."])
     f = c.facade
     water = f.propose_procedure(SUP, proposal=WATER)
@@ -57,8 +77,8 @@ def test_only_approved_procedures_reach_assemble(container: Container) -> None:
     assert _team_texts(c, "Quel est le solde de mon compte ?") == []  # not relevant to that query
 
 
-def test_a_procedure_conflicting_with_the_members_constraint_is_flagged(container: Container) -> None:
-    c = container
+def test_a_procedure_conflicting_with_the_members_constraint_is_flagged(both: Container) -> None:
+    c = both
     _member(c, ["Le membre ne veut pas d'e-mail, seulement des SMS.", "Le membre a un contrat habitation."])
     p = c.facade.propose_procedure(SUP, proposal=EMAIL)
     c.facade.decide_procedure(SUP, procedure_id=p.id, decision=Decision.APPROVE)
