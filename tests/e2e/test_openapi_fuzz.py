@@ -43,7 +43,8 @@ def container(tmp_path: Path, embedder: Embedder) -> Iterator[Container]:
 
 @pytest.mark.slow
 def test_no_500_and_no_schema_violation(container: Container) -> None:
-    key, _ = create_key(container.deps.catalog, container.pepper, tenant="fuzz", roles=["agent", "dpo", "admin"])
+    key, _ = create_key(container.deps.catalog, container.pepper, tenant="fuzz",
+                        roles=["agent", "dpo", "admin", "supervisor"])
     headers = {"Authorization": f"Bearer {key}"}
     schema = schemathesis.openapi.from_asgi("/openapi.json", create_app(container))
     failures: dict[str, str] = {}
