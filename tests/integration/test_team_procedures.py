@@ -75,6 +75,9 @@ def test_only_approved_procedures_reach_assemble(both: Container) -> None:
     assert "#### Procédures de l'équipe (validées par un superviseur)\n- " + WATER.text in ctx.prompt
     assert ctx.stats["team_procedures"] == 1 and ctx.stats["team_conflicts"] == 0
     assert _team_texts(c, "Quel est le solde de mon compte ?") == []  # not relevant to that query
+    c.audit.flush()
+    reads = [e.event.detail for e in c.audit.log.entries("t1") if e.event.action == "context.assemble"]
+    assert [d.get("team_procedures") for d in reads] == [None, water.id, water.id, None]
 
 
 def test_a_procedure_conflicting_with_the_members_constraint_is_flagged(both: Container) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
+from carnet.domain.audit import DetailValue
 from carnet.domain.intake import Intake, Message
 from carnet.domain.procedures import Decision, ProcedureStatus, Stated, TeamProcedure, dedup_key
 from carnet.domain.records import HistoryEntry, Kind, Memory, RetentionClass, Scope, Status
@@ -158,8 +159,13 @@ class Facade:
         def chosen(ctx: Context) -> list[recall.Ranked]:
             return [*ctx.memories, *ctx.episodes, *ctx.procedures]
 
+        def detail(ctx: Context) -> dict[str, DetailValue]:  # which team procedures shaped the answer
+            shown = {"count": len(chosen(ctx)) + len(ctx.profile)}
+            return {**shown, "team_procedures": ",".join(t.procedure.id for t in ctx.team)} if ctx.team else shown
+
         ctx = self.door.read(who, "context.assemble", (AGENT,), run, scope=self._subject(who, subject_id),
-                             seen=lambda found: [r.memory.id for r in chosen(found)] + [m.id for m in found.profile])
+                             seen=lambda found: [r.memory.id for r in chosen(found)] + [m.id for m in found.profile],
+                             detail=detail)
         self._observe(who.tenant, "assemble", [r.score for r in chosen(ctx)])
         self._unreadable(who, "assemble", self._scope(who, subject_id), ctx.unreadable)
         return ctx
