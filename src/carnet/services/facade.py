@@ -160,8 +160,10 @@ class Facade:
             return [*ctx.memories, *ctx.episodes, *ctx.procedures]
 
         def detail(ctx: Context) -> dict[str, DetailValue]:  # which team procedures shaped the answer
-            shown = {"count": len(chosen(ctx)) + len(ctx.profile)}
-            return {**shown, "team_procedures": ",".join(t.procedure.id for t in ctx.team)} if ctx.team else shown
+            shown: dict[str, DetailValue] = {"count": len(chosen(ctx)) + len(ctx.profile)}
+            if ctx.team:
+                shown["team_procedures"] = ",".join(t.procedure.id for t in ctx.team)
+            return shown
 
         ctx = self.door.read(who, "context.assemble", (AGENT,), run, scope=self._subject(who, subject_id),
                              seen=lambda found: [r.memory.id for r in chosen(found)] + [m.id for m in found.profile],
