@@ -97,3 +97,11 @@ def test_openapi_documents_the_routes(clients: dict[str, httpx.Client]) -> None:
     one = "/api/v1/procedures/{procedure_id}"
     assert {"/api/v1/procedures", one, f"{one}/approve", f"{one}/reject", f"{one}/retire"} <= set(spec["paths"])
     assert "team_procedures" in spec["components"]["schemas"]["ContextOut"]["properties"]
+
+
+def test_an_admin_creates_a_supervisor_key(clients: dict[str, httpx.Client]) -> None:
+    made = clients["admin"].post("/api/v1/admin/apikeys", json={"roles": ["supervisor"], "name": "chef-equipe"})
+    assert made.status_code == 201 and made.json()["roles"] == ["supervisor"]
+    every = clients["admin"].post("/api/v1/admin/apikeys", json={"roles": ["agent", "dpo", "admin", "supervisor"]})
+    assert every.status_code == 201
+    assert clients["admin"].post("/api/v1/admin/apikeys", json={"roles": ["boss"]}).status_code == 400
