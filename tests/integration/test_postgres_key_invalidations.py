@@ -9,6 +9,7 @@ processes meet PostgreSQL (they share nothing else but the key store's files).""
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -70,6 +71,12 @@ def _within(bound: float, done: Callable[[], bool]) -> float:
         assert time.monotonic() - started < bound, f"not within {bound} s"
         time.sleep(0.002)
     return time.monotonic() - started
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])  # free once closed: nothing listens there
 
 
 def _line(proc: subprocess.Popen[str]) -> str:
@@ -143,3 +150,28 @@ def test_a_publish_that_cannot_be_sent_is_counted_not_raised(tmp_path: Path, pos
         publisher.close()  # PostgreSQL out of reach
         assert ring.shred(TENANT, ALICE)  # the key is destroyed all the same
         assert publisher.failures == 1
+
+
+class CountingEvictions:
+    def __init__(self) -> None:
+        self.flushes = 0
+
+    def evict(self, tenant: str, subject: str | None) -> None:
+        raise AssertionError("nothing can be heard")
+
+    def evict_all(self) -> None:
+        self.flushes += 1
+
+
+def test_a_listener_that_cannot_connect_keeps_flushing(postgres_dsn: str) -> None:
+    """While it cannot listen, every failed attempt empties the caches again: what this process
+    caches meanwhile may be shredded unheard."""
+    nowhere = f"host=127.0.0.1 port={_closed_port()} dbname=x user=x connect_timeout=2"
+    inv = PostgresKeyInvalidations(open_test_pool(postgres_dsn, size=1), nowhere, backoff_max=0.5, poll_seconds=0.2)
+    counted = CountingEvictions()
+    inv.subscribe(counted)
+    try:
+        _within(10, lambda: counted.flushes >= 3)  # 0.5 s apart at most
+        assert inv.errors >= 3 and not inv.listening.is_set()
+    finally:
+        inv.close()
