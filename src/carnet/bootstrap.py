@@ -44,6 +44,7 @@ from carnet.ports import (
     ErasureLedger,
     Extractor,
     IntakeStore,
+    KeyInvalidations,
     KeyStore,
     Kms,
     PiiDetector,
@@ -55,6 +56,7 @@ from carnet.private_fs import private_dir, restrict_umask
 from carnet.services.access import AccessRecorder
 from carnet.services.audit import AuditTrail
 from carnet.services.deps import AssembleDefaults, Deps, Limits
+from carnet.services.evictions import CachedCopies
 from carnet.services.facade import Facade
 from carnet.services.intake import IntakeQueue
 from carnet.services.locks import SubjectLocks
@@ -101,12 +103,14 @@ class Container:
     limiter: RateLimiter
     queue: IntakeQueue
     refusals: RefusalTally  # unauthenticated requests, audited per source and window (carnet.api.gate)
+    invalidations: KeyInvalidations  # shreds told to, and heard from, the other processes
     workers: WorkerPool | None = None  # started by `carnet serve` / `carnet worker` (start_workers)
     closing: list[Callable[[], None]] = field(default_factory=list)  # clients to close last (the LLM judge's)
 
     def close(self) -> None:
         if self.workers is not None:
             self.workers.stop()
+        self.invalidations.close()
         for close in self.closing:
             close()
         self.deps.access.stop()
@@ -118,6 +122,7 @@ class Container:
         self.deps.catalog.close()
         self.facade.procedures.close()
         self.deps.locks.close()
+        self.deps.ledger.close()
 
 
 def build_control_plane(settings: Settings) -> ControlPlane:
@@ -220,19 +225,39 @@ def _vault_auth(settings: Settings) -> Auth:
     return KubernetesAuth(v.kubernetes_role)
 
 
-def build_sealed_index(settings: Settings, inner: VectorIndex, kms: Kms | None = None
-                       ) -> tuple[VectorIndex, Keyring, Kms]:
+def build_sealed_index(settings: Settings, inner: VectorIndex, kms: Kms | None = None, *,
+                       invalidations: KeyInvalidations | None = None) -> tuple[VectorIndex, Keyring, Kms]:
     """Every record's text is sealed under its subject's data key before it reaches the store; the
     wrapped data keys live in the key store beside (never inside) the data dir."""
     from carnet.crypto.sealed_index import SealedIndex
 
     kms = kms or build_kms(settings)
-    keyring = build_keyring(settings, kms)
+    keyring = build_keyring(settings, kms, invalidations)
     return SealedIndex(inner, keyring, kms), keyring, kms
 
 
-def build_keyring(settings: Settings, kms: Kms) -> Keyring:
-    return Keyring(kms, build_key_store(settings, kms))
+def build_keyring(settings: Settings, kms: Kms, invalidations: KeyInvalidations | None = None) -> Keyring:
+    """``invalidations``: where its shreds are told to the other processes (``build_key_invalidations``);
+    without, only this process forgets the keys it destroys (an admin command on the embedded store)."""
+    return Keyring(kms, build_key_store(settings, kms), invalidations=invalidations)
+
+
+def build_key_invalidations(settings: Settings) -> KeyInvalidations:
+    """PostgreSQL ``NOTIFY``/``LISTEN`` on channel ``carnet_keys`` when the control plane is PostgreSQL
+    (several processes cache keys), else nothing to tell (one process). The listener starts only when
+    ``subscribe`` is called (``build`` does; a one-shot command only publishes)."""
+    if settings.catalog is not CatalogBackend.POSTGRES:
+        from carnet.adapters.local_invalidations import InProcessInvalidations
+
+        return InProcessInvalidations()
+    from carnet.adapters.postgres.key_invalidations import PostgresKeyInvalidations, listener_conninfo
+    from carnet.adapters.postgres.pool import open_pool
+
+    pg = settings.postgres
+    pool = open_pool(postgres_conninfo(settings, "keys"), size=2, timeout=pg.connect_timeout,
+                     migrate=pg.auto_migrate, name="keys")
+    return PostgresKeyInvalidations(pool, listener_conninfo(postgres_conninfo(settings, "keys-listen")),
+                                    backoff_max=pg.listener_backoff_max)
 
 
 def build_key_store(settings: Settings, kms: Kms) -> KeyStore:
@@ -303,7 +328,9 @@ def build(settings: Settings, *, embedder: Embedder | None = None, kms: Kms | No
                                     dated=settings.embed_dates)
     if not calibration.calibrated:
         log.warning("reconcile_uncalibrated", model=emb.model_id, note="using DESIGN.md default thresholds")
-    index, keyring, kms = build_sealed_index(settings, build_index(settings, emb.dim, model_id=emb.model_id), kms)
+    invalidations = build_key_invalidations(settings)
+    index, keyring, kms = build_sealed_index(settings, build_index(settings, emb.dim, model_id=emb.model_id), kms,
+                                             invalidations=invalidations)
     hasher = KmsSubjectHasher(keyring, kms, plane.catalog.hash_key_entry)
     locks = build_subject_locks(settings, on_acquire=lambda scope: _forget_cached(keyring, deps, scope))
     access = AccessRecorder(index=index, locks=locks, interval=settings.access_flush_seconds)
@@ -344,11 +371,14 @@ def build(settings: Settings, *, embedder: Embedder | None = None, kms: Kms | No
         retention=build_retention(settings),
         decay=DecayRule(settings.decay.enabled, settings.decay.importance_below, settings.decay.untouched_days),
     )
+    invalidations.subscribe(CachedCopies(keyring=keyring, maps=deps.pii.maps, subjects=deps.subjects,
+                                         embedder=deps.embedder))
     audit = build_audit(settings, deps.clock)
     metrics = metrics_for(deps.embedder, keyring, {"access_stats": access.pending, "audit_reads": audit.pending},
                           intakes=deps.intakes)
     metrics.watch_background("access", lambda: access.guard.errors)
     metrics.watch_background("audit", lambda: audit.guard.errors)
+    metrics.watch_background("key_listener", lambda: invalidations.errors)
     metrics.watch_unreadable(deps.unreadable)
     queue = IntakeQueue(deps.intakes, IntakeSealer(keyring))
     judge = build_judge(settings)
@@ -357,7 +387,7 @@ def build(settings: Settings, *, embedder: Embedder | None = None, kms: Kms | No
     facade.wait_max_seconds = settings.workers.wait_max_seconds
     container = Container(settings, deps, plane.pepper, metrics, kms, keyring, audit, facade,
                           RateLimiter(settings.api.rate_limit or None), queue,
-                          RefusalTally(audit, deps.clock, pepper=plane.pepper))
+                          RefusalTally(audit, deps.clock, pepper=plane.pepper), invalidations)
     if judge is not None:
         container.closing.append(judge[1])
     if settings.vector_backend is VectorBackend.EDGE and settings.catalog is CatalogBackend.SQLITE:
@@ -510,9 +540,25 @@ def start_workers(c: Container, *, extractor: Extractor | None = None, prefix: s
 
 
 def build_erasure_ledger(settings: Settings) -> ErasureLedger:
-    """The erasure ledger: a file beside the keys by default, never inside the data dir."""
+    """The erasure ledger: a file beside the keys by default, never inside the data dir; with the
+    PostgreSQL control plane, the table ``carnet_erasures.entries`` shared by every process, which
+    takes over the file ledger once if one is found at ``CARNET_ERASURE_LEDGER``'s path (an upgrade
+    loses no erasure; the file is renamed ``….imported-<time>``)."""
     from carnet.adapters.erasure_ledger import FileErasureLedger
 
-    return FileErasureLedger(settings.resolved_erasure_ledger, data_dir=settings.data_dir)
+    file = FileErasureLedger(settings.resolved_erasure_ledger, data_dir=settings.data_dir)
+    if settings.catalog is not CatalogBackend.POSTGRES:
+        return file
+    from carnet.adapters.postgres.erasure_ledger import PostgresErasureLedger
+
+    ledger = PostgresErasureLedger(_postgres_pool(settings, "ledger"))
+    try:
+        kept = ledger.take_over(file)
+    except BaseException:
+        ledger.close()
+        raise
+    if kept is not None:
+        log.warning("erasure_ledger_imported", into="postgresql", file_renamed_to=str(kept))
+    return ledger
 
 __all__ = ["Container", "ControlPlane", "ReconcileThresholds", "build", "build_control_plane"]

@@ -328,7 +328,7 @@ def tenant_shred(
     the tenant becomes unreadable at once, backups included. Needs --confirm with the tenant name."""
     import json
 
-    from carnet.bootstrap import build_erasure_ledger
+    from carnet.bootstrap import build_erasure_ledger, build_key_invalidations, build_keyring, build_kms
     from carnet.errors import InvalidInput
     from carnet.services.keys import shred_tenant
 
@@ -340,8 +340,14 @@ def tenant_shred(
     settings = _settings(data_dir)
     _configure_logs(settings)
     with _reported(), _audited(settings, tenant, "tenant.shred", check=confirmed):
-        kms, keyring = _keyring(settings)
-        receipt = shred_tenant(kms, keyring, tenant=tenant, ledger=build_erasure_ledger(settings))
+        invalidations = build_key_invalidations(settings)  # the servers drop the tenant's cached keys
+        ledger = build_erasure_ledger(settings)
+        try:
+            kms = build_kms(settings)
+            receipt = shred_tenant(kms, build_keyring(settings, kms, invalidations), tenant=tenant, ledger=ledger)
+        finally:
+            ledger.close()
+            invalidations.close()
     typer.echo(json.dumps(receipt.as_dict()))
 
 

@@ -376,6 +376,14 @@ class PseudonymMaps(Protocol):
         """Drop any cached copy (erasure)."""
         ...
 
+    def forget_tenant(self, tenant: str) -> None:
+        """Drop the tenant's cached copies (a tenant shred elsewhere)."""
+        ...
+
+    def clear(self) -> None:
+        """Drop every cached copy."""
+        ...
+
 
 class SubjectIdSealer(Protocol):
     """Keeps subject ids (personal data) sealed, so hashes can be recomputed when the hash key rotates."""
@@ -498,6 +506,40 @@ class ErasureLedger(Protocol):
     def entries(self) -> list[ErasureEntry]:
         """Every entry, oldest first; raises ``LedgerCorrupt`` rather than skip an unreadable line."""
         ...
+
+    def close(self) -> None: ...
+
+
+class CacheEvictions(Protocol):
+    """What a process drops when told that keys were destroyed elsewhere (``KeyInvalidations``)."""
+
+    def evict(self, tenant: str, subject: str | None) -> None:
+        """The subject's cached copies (data key, pseudonym map…), or every one of the tenant when
+        ``subject`` is ``None`` (a tenant shred). ``subject`` is the keyed subject hash."""
+        ...
+
+    def evict_all(self) -> None:
+        """Every cached key and map: what was missed while not listening is unknown."""
+        ...
+
+
+class KeyInvalidations(Protocol):
+    """Tells every other process that a subject's (or a tenant's) keys were destroyed, so they drop
+    their cached copies within seconds instead of at the keyring's TTL. The message names the keyed
+    subject hash (never a subject id); one process hears what every other publishes."""
+
+    errors: int  # listener sessions lost since the process started (each one flushed the caches)
+
+    def publish(self, tenant: str, subject: str | None) -> None:
+        """After the key is destroyed. Best effort, never raises: a message that could not be sent is
+        logged and counted, and the other processes then drop the key at their TTL."""
+        ...
+
+    def subscribe(self, evictions: CacheEvictions) -> None:
+        """Start hearing the others (a background listener), calling ``evictions``."""
+        ...
+
+    def close(self) -> None: ...
 
 
 class Extractor(Protocol):

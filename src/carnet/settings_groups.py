@@ -394,6 +394,9 @@ class PostgresSettings(BaseModel):
     # Longest wait for a subject's advisory lock (another process erasing or applying an intake), then 503
     # subject_busy (an intake worker retries it later). Its own pool of `pool_size` connections holds the locks.
     lock_timeout: float = Field(30.0, gt=0, le=600)
+    # Longest pause between reconnections of the key-cache listener (LISTEN carnet_keys), which starts at 0.5 s
+    # and doubles; the caches are flushed when it loses its session and again once it listens again.
+    listener_backoff_max: float = Field(10.0, ge=0.5, le=300)
 
     @model_validator(mode="after")
     def _key_with_cert(self) -> Self:

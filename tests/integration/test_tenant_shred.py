@@ -4,6 +4,7 @@ tenant becomes unreadable at once, other tenants are untouched, and a confirmati
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -53,3 +54,31 @@ def test_tenant_shred(tmp_path: Path, embedder: Embedder) -> None:
         assert memories.list_memories(c.deps, tenant="t2", subject_id="A").items[0].text == "Fait de t2."
     finally:
         c.close()
+
+
+def test_tenant_shred_reaches_the_running_servers_with_postgres(tmp_path: Path, postgres_dsn: str) -> None:
+    """`carnet tenant shred` is another process than the servers: with PostgreSQL they drop the tenant's
+    cached keys (subjects' and hash key) within 2 s (docs/operations.md, "Key cache across processes")."""
+    from tests.support.shared_index import HashEmbedder
+    from tests.support.subject_race import settings as pg_settings
+
+    settings = pg_settings(data_dir=tmp_path / "data", key_dir=tmp_path / "keys", dsn=postgres_dsn)
+    server = build(settings, embedder=HashEmbedder())
+    try:
+        for tenant in ("t1", "t2"):
+            remember(server.deps, tenant=tenant, subject_id="A", actor="x", items=[NewMemory(text="Un fait.")])
+        t1, t2 = scope_for(server.deps, "t1", "A"), scope_for(server.deps, "t2", "A")
+        assert server.keyring.cached(t1.tenant, t1.subject) and server.keyring.cached(t2.tenant, t2.subject)
+        env = {"CARNET_KEY_DIR": str(settings.resolved_key_dir), "CARNET_CATALOG": "postgres",
+               "CARNET_POSTGRES__DSN": postgres_dsn, "CARNET_PII__ENGINE": "patterns"}
+        done = CliRunner().invoke(app, ["tenant", "shred", "--tenant", "t1", "--confirm", "t1",
+                                        "--data-dir", str(tmp_path / "cli")], env=env)
+        assert done.exit_code == 0, done.output
+        deadline = time.monotonic() + 2.0
+        while server.keyring.cached(t1.tenant, t1.subject) or server.keyring.cached("t1", "~tenant-hash-key"):
+            assert time.monotonic() < deadline, "the server still holds the shredded tenant's keys"
+            time.sleep(0.005)
+        assert server.keyring.cached(t2.tenant, t2.subject)  # another tenant's stay
+        assert [(e.tenant, e.subject) for e in server.deps.ledger.entries()] == [("t1", None)]  # one shared ledger
+    finally:
+        server.close()

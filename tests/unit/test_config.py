@@ -60,3 +60,12 @@ def test_pii_patterns_and_special_categories_come_from_json_and_are_checked(monk
     monkeypatch.setenv("CARNET_PII__PATTERNS", '{"*": {"contract": "x"}}')
     with pytest.raises(ValidationError, match="upper-case"):
         Settings()
+
+
+def test_the_key_listener_backoff_is_a_bounded_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CARNET_POSTGRES__LISTENER_BACKOFF_MAX", "2.5")
+    assert Settings().postgres.listener_backoff_max == 2.5
+    for bad in ("0.1", "301"):  # below the first pause (0.5 s), above the keyring's TTL
+        monkeypatch.setenv("CARNET_POSTGRES__LISTENER_BACKOFF_MAX", bad)
+        with pytest.raises(ValidationError):
+            Settings()

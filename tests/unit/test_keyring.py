@@ -292,3 +292,81 @@ def test_concurrent_first_writes_share_one_key(kms: FakeKms, store: MemoryKeySto
     for t in threads:
         t.join()
     assert len(set(seen)) == 1 and kms.calls == ["generate"]
+
+
+class RecordedInvalidations:
+    """``KeyInvalidations`` that records what would be told to the other processes."""
+
+    errors = 0
+
+    def __init__(self) -> None:
+        self.told: list[tuple[str, str | None]] = []
+
+    def publish(self, tenant: str, subject: str | None) -> None:
+        self.told.append((tenant, subject))
+
+    def subscribe(self, evictions: object) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+class FailingDelete(MemoryKeyStore):
+    def delete(self, tenant: str, subject: str) -> bool:
+        raise CryptoError("the key store refused", tenant=tenant)
+
+
+def test_shreds_are_told_once_after_the_key_is_gone(kms: FakeKms, store: MemoryKeyStore, clock: FakeClock) -> None:
+    told = RecordedInvalidations()
+    ring = Keyring(kms, store, clock=clock, invalidations=told)
+    for s in ("s1", "s2", "s3"):
+        ring.data_key("t1", s)
+    assert ring.shred("t1", "s1")
+    assert told.told == [("t1", "s1")] and store.get("t1", "s1") is None
+    assert ring.shred_tenant("t1") == 2
+    assert told.told == [("t1", "s1"), ("t1", None)]  # one message for the tenant, not one per subject
+    failing = Keyring(kms, FailingDelete(), clock=clock, invalidations=told)
+    with pytest.raises(CryptoError):
+        failing.shred("t1", "s9")
+    assert told.told[-1] == ("t1", "s9")  # told all the same: whatever is cached elsewhere goes too
+
+
+def test_evictions_from_elsewhere(kms: FakeKms, store: MemoryKeyStore, clock: FakeClock) -> None:
+    ring = _ring(kms, store, clock)
+    for t, s in (("t1", "s1"), ("t1", "s2"), ("t2", "s1")):
+        ring.data_key(t, s)
+    ring.evict("t1", "s1")
+    assert not ring.cached("t1", "s1") and ring.cached("t1", "s2")
+    ring.evict("t1", None)
+    assert not ring.cached("t1", "s2") and ring.cached("t2", "s1")
+    ring.evict_all()
+    assert not ring.cached("t2", "s1")
+    assert store.get("t1", "s1") is not None  # evicting never destroys
+
+
+def test_an_eviction_waits_for_a_load_in_flight(kms: FakeKms, store: MemoryKeyStore, clock: FakeClock) -> None:
+    """A load that read the key store just before a shred elsewhere must not put the key back after
+    the eviction for it has passed: the eviction takes the subject's stripe and waits for the load."""
+    _ring(kms, store, clock).data_key("t1", "s1")
+    unwrapping, release = threading.Event(), threading.Event()
+    unwrap = kms.unwrap
+
+    def slow_unwrap(wrapped: WrappedKey) -> bytes:
+        unwrapping.set()
+        release.wait(5)
+        return unwrap(wrapped)
+
+    kms.unwrap = slow_unwrap  # type: ignore[method-assign]
+    ring = _ring(kms, store, clock)
+    loader = threading.Thread(target=ring.data_key, args=("t1", "s1"))
+    loader.start()
+    assert unwrapping.wait(5)
+    evictor = threading.Thread(target=ring.evict, args=("t1", "s1"))
+    evictor.start()
+    evictor.join(0.1)
+    assert evictor.is_alive()  # waiting for the load
+    release.set()
+    loader.join(5)
+    evictor.join(5)
+    assert not ring.cached("t1", "s1")

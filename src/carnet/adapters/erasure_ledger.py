@@ -6,11 +6,9 @@ dir (refused inside it) and outside anything ``carnet backup`` captures, by defa
 wrapped data keys (``<key dir>/erasure-ledger.jsonl``). In production put it on a volume that is not
 backed up with the data (the key store's volume, for instance).
 
-A line names the erasure by keyed hashes only (the subject id never reaches this file)::
-
-    {"v": 1, "tenant": "assur-nord", "subject": "<32 hex>", "hash_key": "~tenant-hash-key", "at": "<ISO 8601>"}
-
-``subject`` and ``hash_key`` are ``null`` for a whole tenant (a panic purge).
+A line names the erasure by keyed hashes only (the subject id never reaches this file): its format is
+``adapters/erasure_line.py``'s. With the PostgreSQL control plane the ledger is a table instead
+(``adapters/postgres/erasure_ledger.py``), which takes over an existing file once (``hand_over``).
 
 Appends hold an exclusive ``flock`` (a CLI erasure and the server may append at once). A crash in the
 middle of an append can leave a last line without its newline: that append never returned, so its
@@ -21,11 +19,12 @@ unreadable line makes reading fail (``LedgerCorrupt``), since a restore must not
 from __future__ import annotations
 
 import fcntl
-import json
 import os
-from datetime import datetime
+from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
+from carnet.adapters.erasure_line import decode, encode
 from carnet.errors import DependencyUnavailable, LedgerCorrupt
 from carnet.ports import ErasureEntry
 
@@ -45,12 +44,11 @@ class FileErasureLedger:
 
     def append(self, entry: ErasureEntry) -> None:
         """``write(O_APPEND)`` of one line under ``flock``, then ``fsync``."""
-        line = (json.dumps(_doc(entry), sort_keys=True) + "\n").encode()
+        line = (encode(entry) + "\n").encode()
         try:
             self._path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            fd = os.open(self._path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+            fd = self._locked()
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX)
                 _cut_torn_tail(fd, str(self._path))
                 os.write(fd, line)
                 os.fsync(fd)
@@ -66,31 +64,50 @@ class FileErasureLedger:
             return []
         except OSError as exc:
             raise DependencyUnavailable(f"erasure ledger: cannot read {self._path}: {exc.strerror}") from exc
-        lines = raw.split(b"\n")[:-1]  # the last piece is empty, or a torn append: ignored
-        return [_entry(line, n, str(self._path)) for n, line in enumerate(lines, start=1)]
+        return _decoded(raw, str(self._path))
+
+    def hand_over(self, receive: Callable[[list[ErasureEntry]], None]) -> Path | None:
+        """Give every entry to ``receive`` (another ledger taking over), then rename the file to
+        ``<name>.imported-<UTC time>`` so it is handed over once; ``None`` when there is no file.
+        Under the lock: an append waiting meanwhile goes to a new file at the old name (``_locked``),
+        handed over next time. If ``receive`` raises, the file stays as it was."""
+        if not self._path.exists():
+            return None
+        try:
+            fd = self._locked(create=False)
+        except FileNotFoundError:
+            return None
+        try:
+            size = os.fstat(fd).st_size
+            receive(_decoded(os.pread(fd, size, 0), str(self._path)))
+            kept = self._path.with_name(f"{self._path.name}.imported-{datetime.now(UTC):%Y%m%dT%H%M%S%fZ}")
+            os.rename(self._path, kept)
+            return kept
+        finally:
+            os.close(fd)
+
+    def close(self) -> None:
+        """Nothing stays open between calls."""
+
+    def _locked(self, *, create: bool = True) -> int:
+        """The file, open and ``flock``-ed: if it was renamed away while we waited for the lock
+        (``hand_over``), the one now at the path instead."""
+        while True:
+            fd = os.open(self._path, os.O_RDWR | os.O_APPEND | (os.O_CREAT if create else 0), 0o600)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                if os.stat(self._path).st_ino == os.fstat(fd).st_ino:
+                    return fd
+            except FileNotFoundError:
+                if not create:
+                    os.close(fd)
+                    raise
+            os.close(fd)
 
 
-def _doc(entry: ErasureEntry) -> dict[str, object]:
-    if entry.at.tzinfo is None:
-        raise ValueError("an erasure time must be timezone-aware")
-    return {"v": 1, "tenant": entry.tenant, "subject": entry.subject, "hash_key": entry.hash_key,
-            "at": entry.at.isoformat()}
-
-
-def _entry(line: bytes, n: int, where: str) -> ErasureEntry:
-    try:
-        doc = json.loads(line)
-        if doc["v"] != 1:
-            raise ValueError("unknown version")
-        at = datetime.fromisoformat(doc["at"])
-        tenant, subject, hash_key = doc["tenant"], doc["subject"], doc["hash_key"]
-        if not isinstance(tenant, str) or not all(v is None or isinstance(v, str) for v in (subject, hash_key)):
-            raise ValueError("bad field type")
-        if at.tzinfo is None:
-            raise ValueError("naive time")
-    except (ValueError, KeyError, TypeError) as exc:
-        raise LedgerCorrupt(f"erasure ledger {where}: line {n} is unreadable", line=n) from exc
-    return ErasureEntry(tenant=tenant, subject=subject, hash_key=hash_key, at=at)
+def _decoded(raw: bytes, where: str) -> list[ErasureEntry]:
+    lines = raw.split(b"\n")[:-1]  # the last piece is empty, or a torn append: ignored
+    return [decode(line, n, where) for n, line in enumerate(lines, start=1)]
 
 
 def _cut_torn_tail(fd: int, where: str) -> None:

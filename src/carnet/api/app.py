@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Awaitable, Callable
-
-import structlog
-from fastapi import FastAPI, Request, Response
+from fastapi import FastAPI
 
 from carnet import __version__
 from carnet.api import (
@@ -23,23 +19,13 @@ from carnet.api import (
     routes_procedures,
     routes_subjects,
 )
+from carnet.api.access_log import AccessLog
 from carnet.api.admission import Admission
 from carnet.api.body_limit import BodyLimit
 from carnet.api.gate import AuthGate
 from carnet.api.openapi import DESCRIPTION, error_responses
 from carnet.bootstrap import Container
 from carnet.mcp.http import McpHttp
-
-log = structlog.get_logger("carnet.access")
-
-_METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"})
-
-
-def _route_template(request: Request) -> str:
-    """The matched route's path template (``/api/v1/subjects/{subject_id}/search``), set by the router
-    in the scope; never the raw path, which carries a subject id (personal data)."""
-    route = request.scope.get("route")
-    return str(getattr(route, "path", "<unmatched>"))
 
 
 def create_app(container: Container) -> FastAPI:
@@ -64,20 +50,5 @@ def create_app(container: Container) -> FastAPI:
                        deadline=api.request_deadline_ms / 1000, refused=m.overloaded,
                        waiting=m.admission_waiting, in_flight=m.admission_in_flight)
     app.add_middleware(AuthGate, container=container)
-
-    @app.middleware("http")
-    async def access_log_and_latency(
-        request: Request, call_next: Callable[[Request], Awaitable[Response]]
-    ) -> Response:
-        started = time.perf_counter()
-        request.state.arrived = started  # admission's deadline counts from here (carnet.api.admission)
-        response = await call_next(request)
-        elapsed = time.perf_counter() - started
-        route = _route_template(request)
-        method = request.method if request.method in _METHODS else "OTHER"  # bounded label values
-        observe.labels(method, route, str(response.status_code)).observe(elapsed)
-        log.info("request", method=request.method, route=route, status=response.status_code,
-                 ms=round(elapsed * 1000, 2), key_id=getattr(request.state, "key_id", None))
-        return response
-
+    app.add_middleware(AccessLog, observe=observe)
     return app

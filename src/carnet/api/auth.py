@@ -21,12 +21,14 @@ from carnet.services.facade import Facade
 _bearer = HTTPBearer(auto_error=False, description="An API key: `Authorization: Bearer crn_<id>_<secret>`.")
 
 
-def container(request: Request) -> Container:
+# The dependencies are ``async def``: they only read the request, and FastAPI runs a plain ``def``
+# dependency in its thread pool, a thread hop per dependency per request on the hot path.
+async def container(request: Request) -> Container:
     c: Container = request.app.state.container
     return c
 
 
-def principal(
+async def principal(
     request: Request, _credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)] = None
 ) -> Principal:
     """The gate's principal (``_credentials`` only declares the bearer scheme in the OpenAPI schema)."""
@@ -36,8 +38,9 @@ def principal(
     return p
 
 
-def facade(request: Request) -> Facade:
-    return container(request).facade
+async def facade(request: Request) -> Facade:
+    c: Container = request.app.state.container
+    return c.facade
 
 
 Who = Annotated[Principal, Depends(principal)]

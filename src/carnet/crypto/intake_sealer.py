@@ -38,6 +38,15 @@ class IntakeSealer:
         return seal(dk.key, key_id=dk.key_id, aad=_aad(scope, intake_id),
                     plaintext=json.dumps(_to_json(payload), ensure_ascii=False))
 
+    def reseal(self, scope: Scope, intake_id: str, payload: Payload, *, like: bytes) -> bytes:
+        """``payload`` sealed under the key that sealed ``like`` (the intake as queued), never a new
+        one: a worker staging its extraction outside the subject's lock must not create a key for a
+        subject erased meanwhile (``KeyDestroyed`` instead; the erasure deleted the intake too)."""
+        key_id = header_key_id(like)
+        key = self._keyring.read_key(scope.tenant, scope.subject, key_id)
+        return seal(key, key_id=key_id, aad=_aad(scope, intake_id),
+                    plaintext=json.dumps(_to_json(payload), ensure_ascii=False))
+
     def open(self, scope: Scope, intake_id: str, sealed: bytes) -> Payload:
         key = self._keyring.read_key(scope.tenant, scope.subject, header_key_id(sealed))
         return _from_json(json.loads(open_text(key, aad=_aad(scope, intake_id), blob=sealed)))

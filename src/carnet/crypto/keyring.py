@@ -7,9 +7,13 @@ new id, while every blob sealed before names the destroyed id and fails with ``K
 
 The cache keeps KMS round trips off the hot path and bounds how long plaintext keys stay in memory:
 at most ``max_entries`` keys (least recently used evicted first), each dropped ``ttl_seconds`` after
-it was unwrapped and after ``max_uses`` uses, whichever comes first, so that a key shredded by
-another process, or revoked in the KMS, stops being used within the TTL. (Python cannot wipe
-``bytes``; dropping references is the best it offers.)
+it was unwrapped and after ``max_uses`` uses, whichever comes first, so that a key revoked in the
+KMS stops being used within the TTL. (Python cannot wipe ``bytes``; dropping references is the best
+it offers.)
+
+A shred is told to the other processes (``KeyInvalidations``: PostgreSQL ``NOTIFY`` with the
+PostgreSQL control plane), which ``evict`` the key within seconds; the TTL remains the bound when
+that message is lost (docs/operations.md, "Key cache across processes").
 
 Thread-safe: a lock guards the cache, and one of 64 striped locks serialises the KMS and key-store
 work of a subject, so concurrent misses unwrap once and ``shred`` cannot race a reload into the cache.
@@ -17,6 +21,7 @@ work of a subject, so concurrent misses unwrap once and ``shred`` cannot race a 
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import threading
 import time
@@ -29,7 +34,7 @@ from typing import NamedTuple
 from carnet.crypto.envelope import KEY_BYTES
 from carnet.crypto.errors import CryptoError, KeyDestroyed
 from carnet.crypto.keystore import KeyStore, StoredKey
-from carnet.ports import Kms, WrappedKey
+from carnet.ports import KeyInvalidations, Kms, WrappedKey
 
 MAX_TTL_SECONDS = 300.0
 _STRIPES = 64
@@ -65,10 +70,14 @@ class Keyring:
         ttl_seconds: float = MAX_TTL_SECONDS,
         max_uses: int = 100_000,
         clock: Callable[[], float] = time.monotonic,
+        invalidations: KeyInvalidations | None = None,
     ) -> None:
+        """``invalidations``: where shreds are told to other processes (``None``: this process is the
+        only one holding keys, the embedded default)."""
         if max_entries < 1 or max_uses < 1 or not 0 < ttl_seconds <= MAX_TTL_SECONDS:
             raise ValueError("need max_entries >= 1, max_uses >= 1 and 0 < ttl_seconds <= 300")
         self._kms, self._store, self._clock = kms, store, clock
+        self._invalidations = invalidations
         self._max_entries, self._ttl, self._max_uses = max_entries, ttl_seconds, max_uses
         self._entries: OrderedDict[_Slot, _Entry] = OrderedDict()  # least recently used first
         self._expiry: OrderedDict[_Slot, float] = OrderedDict()  # soonest to expire first
@@ -122,8 +131,53 @@ class Keyring:
             for slot in [s for s in self._entries if s[0] == tenant]:
                 self._evict(slot)
 
+    def evict(self, tenant: str, subject: str | None) -> None:
+        """Another process destroyed the subject's key (``None``: the tenant's): drop it, after any
+        load of it in flight here. Under the subject's stripe, so a load that read the key store just
+        before the shred cannot put the key back after this."""
+        stripes = self._stripes if subject is None else (self._stripe((tenant, subject)),)
+        with contextlib.ExitStack() as held:
+            for stripe in stripes:  # always in index order: no two evictions deadlock
+                held.enter_context(stripe)
+            if subject is None:
+                self.forget_tenant(tenant)
+            else:
+                self.forget(tenant, subject)
+
+    def evict_all(self) -> None:
+        """Drop every cached key (a listener that missed messages cannot know which)."""
+        with self._lock:
+            self._entries.clear()
+            self._expiry.clear()
+
+    def cached(self, tenant: str, subject: str) -> bool:
+        """Whether the subject's key is in memory now (for tests and diagnostics; no use counted)."""
+        with self._lock:
+            self._purge_expired()
+            return (tenant, subject) in self._entries
+
     def shred(self, tenant: str, subject: str) -> bool:
-        """Crypto-shred: destroy the stored wrapped key and forget it; ``True`` if a key existed."""
+        """Crypto-shred: destroy the stored wrapped key, forget it here and tell the other processes;
+        ``True`` if a key existed."""
+        try:
+            return self._shred(tenant, subject)
+        finally:
+            self._publish(tenant, subject)
+
+    def shred_tenant(self, tenant: str) -> int:
+        """Delete every stored key of the tenant (the tenant hash key included), evict them all here
+        and tell the other processes once; returns how many were deleted. Used after the tenant's KMS
+        key is destroyed."""
+        deleted = 0
+        try:
+            for stored in list(self._store.scan(tenant)):
+                deleted += self._shred(tenant, stored.subject)
+            self.forget_tenant(tenant)
+        finally:
+            self._publish(tenant, None)
+        return deleted
+
+    def _shred(self, tenant: str, subject: str) -> bool:
         slot = (tenant, subject)
         with self._stripe(slot):
             try:
@@ -131,14 +185,9 @@ class Keyring:
             finally:
                 self.forget(tenant, subject)
 
-    def shred_tenant(self, tenant: str) -> int:
-        """Delete every stored key of the tenant (the tenant hash key included) and evict them all;
-        returns how many were deleted. Used after the tenant's KMS key is destroyed."""
-        deleted = 0
-        for stored in list(self._store.scan(tenant)):
-            deleted += self.shred(tenant, stored.subject)
-        self.forget_tenant(tenant)
-        return deleted
+    def _publish(self, tenant: str, subject: str | None) -> None:
+        if self._invalidations is not None:
+            self._invalidations.publish(tenant, subject)
 
     def exists(self, tenant: str, subject: str) -> bool:
         """Whether a wrapped key is stored for the subject (what an erasure receipt verifies)."""

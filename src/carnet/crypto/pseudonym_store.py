@@ -3,7 +3,9 @@
 A map names the subject's people and identifiers in clear (that is its job), so it is sealed like a
 record, bound to (tenant, subject hash, ``~pseudonyms``, ``map``), and dies with the subject's key.
 Saves are compare-and-swap on a version, so two writers never number two people alike. Decoded maps
-are cached briefly (reads need one per query); a save or an erasure drops the cached copy.
+are cached briefly (reads need one per query); a save or an erasure drops the cached copy, and an
+erasure in another process drops it here too (``services/evictions.py``), since a cached map names
+the erased subject's people in clear.
 """
 
 from __future__ import annotations
@@ -56,6 +58,20 @@ class SealedPseudonymMaps:
     def forget(self, scope: Scope) -> None:
         with self._lock:
             self._cache.pop(scope, None)
+
+    def forget_tenant(self, tenant: str) -> None:
+        with self._lock:
+            for scope in [s for s in self._cache if s.tenant == tenant]:
+                del self._cache[scope]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._cache.clear()
+
+    def cached(self, scope: Scope) -> bool:
+        """Whether a decoded copy of the subject's map is in memory (tests and diagnostics)."""
+        with self._lock:
+            return scope in self._cache
 
     def seal(self, scope: Scope, pmap: PseudonymMap) -> bytes:
         dk = self._keyring.data_key(scope.tenant, scope.subject)

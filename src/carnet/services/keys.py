@@ -58,8 +58,9 @@ def shred_tenant(kms: Kms, keyring: Keyring, *, tenant: str, ledger: ErasureLedg
     wrapped data keys and the tenant hash key are deleted and evicted from this process. The erasure
     ledger records it first, so that restoring an older backup deletes the tenant's records again.
 
-    Another process that already holds unwrapped keys in its cache keeps them for at most the
-    keyring's TTL (5 minutes): stop or restart the servers for an immediate cut."""
+    The keyring tells the other processes (``KeyInvalidations``): with the PostgreSQL control plane
+    they drop the tenant's cached keys within 2 seconds; if that message is lost they keep them for
+    at most the keyring's TTL (5 minutes) (docs/operations.md, "Key cache across processes")."""
     ledger.append(ErasureEntry(tenant, None, None, datetime.now(UTC)))
     destroyed = kms.destroy_tenant_key(tenant)
     deleted = keyring.shred_tenant(tenant)

@@ -111,7 +111,8 @@ class Worker:
         if extraction is None:
             with self._heartbeat(intake):  # an LLM may take longer than a lease: keep it while it works
                 extraction = self._extract(scope, payload, intake.session_id)
-            staged = self.queue.sealer.seal(scope, intake.id, replace(payload, extraction=extraction))
+            staged = self.queue.sealer.reseal(scope, intake.id, replace(payload, extraction=extraction),
+                                              like=intake.sealed)
             if not self.queue.store.stage(intake.id, owner=self.owner, sealed=staged):
                 raise DependencyUnavailable("the intake's lease was lost")
             self.queue.store.renew(intake.id, owner=self.owner,
