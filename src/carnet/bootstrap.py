@@ -456,7 +456,7 @@ def build_intake_store(settings: Settings) -> IntakeStore:
 
 def build_team_procedures(settings: Settings) -> TeamProcedures:
     """The team procedures: the catalog's SQLite file on the embedded default, else PostgreSQL's
-    ``carnet.team_procedures`` (migration 0003), shared by every node."""
+    ``carnet.team_procedures`` (migration 0004), shared by every node."""
     if settings.catalog is CatalogBackend.POSTGRES:
         from carnet.adapters.postgres.procedures import PostgresTeamProcedures
 

@@ -1,4 +1,4 @@
-"""``TeamProcedures`` on PostgreSQL (table ``carnet.team_procedures``, migration 0003); the SQLite
+"""``TeamProcedures`` on PostgreSQL (table ``carnet.team_procedures``, migration 0004); the SQLite
 adapter (``adapters/sqlite_procedures.py``) is the reference it matches, in the same contract tests."""
 
 from __future__ import annotations
