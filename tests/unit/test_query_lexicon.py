@@ -30,6 +30,11 @@ def test_a_marketing_question_meets_the_words_of_an_opposition() -> None:
     assert _stems("démarchage prospection") <= added
 
 
+def test_a_return_to_work_question_meets_the_sick_leave_notes() -> None:
+    assert _stems("arrêt prolongation") <= _stems(expansion("Quand reprendra-t-il son activité ?"))
+    assert not _stems("arrêt") & _stems(expansion("Il reprend son ancien contrat ?"))  # a phrase, not a word
+
+
 def test_a_directed_rule_does_not_run_backwards() -> None:
     """'sinistre' brings the kinds of claims; a theft alone does not bring the word 'sinistre'."""
     assert _stems("cambriolage") <= _stems(expansion("Quel sinistre a-t-il déclaré ?"))

@@ -50,6 +50,9 @@ voiture | véhicule | auto | automobile
 maison | habitation | logement | appartement
 assurance de prêt | assurance prêt | assurance emprunteur | emprunteur
 hôpital | hospitalisation | hospitalisé | clinique
+arrêt de travail | arrêt maladie | reprise du travail | reprend le travail | reprendre le travail
+    | reprend son activité | reprendre son activité | reprise d'activité | indemnités journalières => arrêt
+    | prolongation | reprise | indemnités journalières
 communiquer | langue | comprend | comprendre => langue | parle | comprend | traduit | traduction | interprète
 sourd | sourde | malentendant | malentendante | audition | auditif
 malvoyant | malvoyante | aveugle | vue
