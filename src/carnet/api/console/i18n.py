@@ -149,9 +149,6 @@ FR: dict[str, str] = {
     "metrics.calls": "Appels", "metrics.returned": "Enregistrements rendus (moyenne)",
     "metrics.top": "Meilleur score (moyenne)", "metrics.requests": "Requêtes HTTP par classe de statut",
     "metrics.refused": "Requêtes refusées avant lecture",
-    "later.title": "À venir",
-    "later.help": "Procédures d'équipe (une procédure proposée, approuvée par un superviseur) : prochaine partie "
-                  "de la console.",
 }
 
 EN: dict[str, str] = {
@@ -268,8 +265,7 @@ EN: dict[str, str] = {
     "classes.title": "Retention classes in force", "classes.caption": "Your organisation's classes",
     "classes.name": "Class", "classes.days": "Days", "classes.after": "Counted from",
     "classes.forever": "until erased", "after.valid_from": "the record's date",
-    "after.relationship_end": "the end of the relationship", "later.title": "Coming",
-    "later.help": "Team procedures (a proposed procedure, approved by a supervisor): the console's next part.",
+    "after.relationship_end": "the end of the relationship",
     "done.requeued": "%d intake(s) sent back to the queue.",
     "intakes.title": "Intake queue", "intakes.pending": "Pending", "intakes.oldest": "oldest from",
     "intakes.processing": "Processing", "intakes.dead": "Dead letters",
