@@ -239,8 +239,9 @@ def write_sha256sums(tree: Path) -> None:
     (tree / "SHA256SUMS").write_text("".join(lines))
 
 
-def build(out: Path, pip_args: list[str]) -> Path:
-    """Builds the tree and the archive in ``out``; returns the archive's path."""
+def build(out: Path, pip_args: list[str], wheelhouse: Path | None = None) -> Path:
+    """Builds the tree and the archive in ``out``; returns the archive's path. ``wheelhouse``: one
+    already built by ``build_wheelhouse`` from this checkout, copied instead of built again."""
     version = _version()
     name = f"carnet-bundle-{version}-{PLATFORM}"
     tree = out / name
@@ -254,7 +255,10 @@ def build(out: Path, pip_args: list[str]) -> Path:
     _done(t)
 
     t = _step("wheelhouse: Carnet, the SDK and every dependency for CPython 3.11 on Linux x86_64")
-    build_wheelhouse(tree / "wheelhouse", pip_args)
+    if wheelhouse is None:
+        build_wheelhouse(tree / "wheelhouse", pip_args)
+    else:
+        shutil.copytree(wheelhouse, tree / "wheelhouse", dirs_exist_ok=True)
     _done(t)
 
     t = _step("helm: lint and package the chart")
