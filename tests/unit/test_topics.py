@@ -64,6 +64,8 @@ SUPERSEDED = [
                  "À partir du 1er juin, 3 allée des Saules, 67400 Illkirch.", id="a-postal-address-alone"),
     pytest.param("Son arrêt va jusqu'au 15 mars.",
                  "Le médecin a prolongé l'arrêt jusqu'au 30 avril.", id="sick-leave-end"),
+    pytest.param("Aide-soignante à l'hôpital, 1 650 euros net par mois.",
+                 "Elle passe cadre de santé : 2 300 euros net désormais.", id="income-told-as-a-net-amount"),
 ]  # fmt: skip
 
 KEPT = [
@@ -203,6 +205,7 @@ def test_the_keyword_text_names_what_a_note_is_about_and_adds_no_value() -> None
     assert keyword_text(note) == f"{note} adresse domicile address home"
     assert keyword_text("Dossier SIN-2025-000123 en attente d'expertise.").endswith(" dossier file")
     assert keyword_text("Il aime le jardinage.") == "Il aime le jardinage."
+    assert "revenus income" in keyword_text("Un CDI de cariste, 1 780 euros net.")
 
 
 @given(st.text(max_size=200))

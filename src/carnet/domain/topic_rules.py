@@ -93,7 +93,8 @@ TOPICS: tuple[Topic, ...] = (
         r"\b(?:sans emploi|emploi|cdi|cdd|chomage|interim\w*|france travail|pole emploi|licencie\w*|embauche\w*|"
         r"salarie\w*|travaille (?:chez|comme|pour|a|dans)|retraite\w*|demandeur d'emploi|en poste|unemployed|"
         r"employed|works (?:at|for|as)|retired)\b"), words=("emploi", "employment")),
-    Topic("income", _c(r"\b(?:salaire|revenus?|gagne|remuneration|salary|income|earns)\b"),
+    Topic("income", _c(r"\b(?:salaire|revenus?|gagne|remuneration|salary|income|earns)\b|"
+                       r"\d\s*(?:€|euros?)\s+(?:nets?|bruts?)\b"),
           words=("revenus", "income")),
     Topic("sick_leave", _c(r"\b(?:arrets? (?:de travail|maladie|prolonge\w*|prescrit\w*)|"
                            r"arret\w*(?: [\w']+){0,2} jusqu|prolongation d'arret|"
