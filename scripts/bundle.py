@@ -150,7 +150,9 @@ def build_wheelhouse(wheelhouse: Path, pip_args: list[str]) -> Path:
 
 
 def install_offline(wheelhouse: Path, venv: Path) -> None:
-    """What the site does: a fresh venv, Carnet from the wheelhouse only (``--no-index``)."""
+    """What the site does: a fresh venv, Carnet from the wheelhouse only (``--no-index``). This venv is
+    read (its versions, its SBOM) and thrown away, so pip does not compile its bytecode: that was two
+    thirds of the install's time (72 s against 23 s on a 2-vCPU Xeon) and checks nothing."""
     _run(sys.executable, "-m", "venv", venv)
     _run(
         venv / "bin" / "python",
@@ -158,6 +160,7 @@ def install_offline(wheelhouse: Path, venv: Path) -> None:
         "pip",
         "install",
         "--quiet",
+        "--no-compile",
         "--disable-pip-version-check",
         "--no-index",
         "--find-links",

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import fcntl
+import os
+import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -86,27 +88,39 @@ def postgres_dsn(postgres_cluster: Cluster) -> Iterator[str]:
 @pytest.fixture(scope="session")
 def carnet_wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A wheelhouse as the bundle's: Carnet's wheel built from this checkout, the SDK's, and every
-    dependency for CPython 3.11 on Linux x86_64 (``pip download``; ~15 s with pip's cache)."""
-    wheelhouse = tmp_path_factory.mktemp("wheelhouse")
-    with _one_wheel_build_at_a_time(tmp_path_factory):
+    dependency for CPython 3.11 on Linux x86_64 (``pip download``; ~35 s with pip's cache, twice that
+    under the suite's load). Built once per run, not once per xdist worker: the first worker to ask
+    builds it in the run's own directory, under the lock, and the other finds it done there. Tests
+    only read it (the bundle copies it; molecule installs from it)."""
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if run is None:  # no xdist: this session is the only one
+        wheelhouse = tmp_path_factory.mktemp("wheelhouse")
         bundle_script().build_wheelhouse(wheelhouse, [])
+        return wheelhouse
+    wheelhouse = tmp_path_factory.getbasetemp().parent / f"carnet-wheelhouse-{run}"
+    built = wheelhouse.with_name(f"{wheelhouse.name}.built")  # beside it: the bundle copies the directory
+    with _one_wheel_build_at_a_time(tmp_path_factory):
+        if not built.exists():
+            shutil.rmtree(wheelhouse, ignore_errors=True)  # a worker that died mid-build
+            wheelhouse.mkdir()
+            bundle_script().build_wheelhouse(wheelhouse, [])
+            built.touch()
     return wheelhouse
 
 
 @pytest.fixture(scope="session")
 def carnet_bundle(tmp_path_factory: pytest.TempPathFactory, carnet_wheelhouse: Path) -> Path:
-    """The air-gapped bundle's archive, built by scripts/bundle.py (~1.5 min: it installs once to check)
-    from the session's wheelhouse: only that wheel build takes the lock, so the molecule scenario's
-    worker, which builds its own, no longer waits for the whole bundle."""
+    """The air-gapped bundle's archive, built by scripts/bundle.py (~1 min: it installs once to check)
+    from the run's wheelhouse, which it copies."""
     out = tmp_path_factory.mktemp("bundle")
     return Path(bundle_script().build(out, [], wheelhouse=carnet_wheelhouse))
 
 
 @contextmanager
 def _one_wheel_build_at_a_time(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """Both fixtures build Carnet's wheel from this checkout, and setuptools' ``build/`` directory in it
-    is shared: two xdist workers building at once break each other's wheel. A lock file in the run's
-    temporary root (the parent of every worker's own) makes them take turns."""
+    """The wheelhouse is built once per run by whichever xdist worker asks first; the other waits for it
+    on a lock file in the run's temporary root (the parent of every worker's own). Building Carnet's
+    wheel twice at once would also break it: setuptools' ``build/`` directory in the checkout is shared."""
     lock = tmp_path_factory.getbasetemp().parent / "carnet-wheel-build.lock"
     with lock.open("a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
