@@ -66,6 +66,9 @@ SUPERSEDED = [
                  "Le médecin a prolongé l'arrêt jusqu'au 30 avril.", id="sick-leave-end"),
     pytest.param("Aide-soignante à l'hôpital, 1 650 euros net par mois.",
                  "Elle passe cadre de santé : 2 300 euros net désormais.", id="income-told-as-a-net-amount"),
+    pytest.param("Il a le contrat Habitat Confort pour son appartement, depuis 2012.",
+                 "À partir de juin, son appartement passera au contrat Habitat Essentiel.",
+                 id="a-plan-named-after-contrat"),
 ]  # fmt: skip
 
 KEPT = [
@@ -96,6 +99,8 @@ KEPT = [
     pytest.param("Le client est toujours au 14 rue des Tanneurs, 67000 Strasbourg.",
                  "Désormais le véhicule est au garage du 8 avenue de Colmar, 67100 Strasbourg.",
                  id="an-address-that-is-not-his-home"),
+    pytest.param("Il a le contrat Habitat Confort, avec la garantie vol, depuis 2012.",
+                 "Pour le contrat Habitat Confort, la franchise passe à 200 euros.", id="the-same-plan-named-again"),
 ]  # fmt: skip
 
 

@@ -36,6 +36,9 @@ class Topic:
     wildcard: bool = True  # an unqualified note matches any qualifier; False: only another unqualified one
     dated: bool = False  # its value is a date (the end of a sick leave): dates count as other values
     named: bool = False  # its value is a name (a plan): a note about it names one, and only names count
+    # The words after which a note names its value ("le contrat Sérénité Duo", "formule Propriétaire"),
+    # read on the note as written: such a note is about the attribute, and those names are its value.
+    name_after: Pattern | None = None
     # The shape of its value alone says what the note is about (a postal address is where someone lives),
     # read on the note as written, unless the note places it elsewhere (``ELSEWHERE``: a garage's address).
     shape: Pattern | None = None
@@ -113,7 +116,9 @@ TOPICS: tuple[Topic, ...] = (
           needs=_c(_AMOUNT), per_person=False, qualifiers=PRODUCT_LINES, wildcard=False,
           words=("cotisation", "premium")),
     Topic("plan", _c(r"\b(?:formules?|niveau de (?:garantie|couverture)|coverage level|tier)\b"),
-          per_person=False, qualifiers=PRODUCT_LINES, wildcard=False, named=True, words=("formule", "plan")),
+          per_person=False, qualifiers=PRODUCT_LINES, wildcard=False, named=True, words=("formule", "plan"),
+          name_after=_c(r"\b(?:[Cc]ontrats?|[Ff]ormules?|[Gg]ammes?|[Oo]ffres?|[Pp]lan|[Pp]ackage)\s+"
+                        r"((?:[A-ZÀ-ÖØ-Þ][\w'’-]*\s*){1,4})")),
     Topic("down_payment", _c(r"\b(?:apport(?: personnel)?|down payment)\b"), per_person=False,
           words=("apport", "down payment")),
     Topic("budget", _c(r"\bbudget\b"), per_person=False, words=("budget", "budget")),

@@ -87,6 +87,7 @@ class TopicReading:
     values: frozenset[str]  # numbers, codes and names
     dates: frozenset[str]  # the numbers of ``values`` that belong to a date (day, year): when, not what
     names: frozenset[str]  # the names alone
+    named: frozenset[str]  # the names a note gives right after a topic's ``name_after`` ("contrat Sérénité Duo")
     parties: frozenset[str]  # people other than the member whose values it may give
     refs: frozenset[str]  # file references
     case_refs: frozenset[str]  # the references of a note about a file (a claim, a complaint)
@@ -139,6 +140,7 @@ def _has_needs(topic: Topic, text: str, folded: str) -> bool:
 def _read(text: str) -> TopicReading:
     folded = fold(text)
     numbers, names = _values(text)
+    named = _named(text)
     topics: set[tuple[str, str]] = set()
     for topic in TOPICS:
         if not _about(topic, text, folded) or (topic.named and not names):
@@ -152,6 +154,7 @@ def _read(text: str) -> TopicReading:
         values=numbers | names,
         dates=_date_numbers(folded) & numbers,
         names=names,
+        named=named,
         parties=frozenset(m.group(0) for m in THIRD_PARTIES.finditer(folded)
                           if NOT_A_HOLDER.search(folded, 0, m.start()) is None),
         refs=refs,
@@ -174,6 +177,8 @@ def _read(text: str) -> TopicReading:
 def _about(topic: Topic, text: str, folded: str) -> bool:
     if topic.cue.search(folded) is not None:
         return True
+    if topic.name_after is not None and topic.name_after.search(text) is not None:
+        return True
     return topic.shape is not None and topic.shape.search(text) is not None and ELSEWHERE.search(folded) is None
 
 
@@ -188,10 +193,17 @@ def _values(text: str) -> tuple[frozenset[str], frozenset[str]]:
     return numbers, names - _TITLES
 
 
+def _named(text: str) -> frozenset[str]:
+    """The names given right after a topic's ``name_after`` words, folded one word at a time."""
+    return frozenset(fold(w) for topic in TOPICS if topic.name_after is not None
+                     for m in topic.name_after.finditer(text) for w in m.group(1).split())
+
+
 def _compared(topic: Topic, new: TopicReading, old: TopicReading) -> tuple[frozenset[str], frozenset[str]]:
-    """The values of ``new`` and ``old`` that tell this attribute's states apart."""
+    """The values of ``new`` and ``old`` that tell this attribute's states apart: for a named one, the
+    names given as its value where a note gives them so ("contrat Sérénité Duo"), else all its names."""
     if topic.named:
-        return new.names, old.names
+        return new.named or new.names, old.named or old.names
     if topic.dated:
         return new.values, old.values
     return new.values - new.dates, old.values - old.dates
@@ -255,6 +267,8 @@ def _by_attribute(new: TopicReading, old: TopicReading) -> str | None:
         if topic.per_person and new.parties != old.parties:
             continue
         ours, theirs = _compared(topic, new, old)
+        if topic.named and not ours - theirs:
+            continue  # names no other plan: "pour le contrat Sérénité Duo, la cotisation passe à …"
         if topic.exclusive and (new.change or (ours - theirs and theirs - ours)):
             return name
         if not topic.exclusive and new.change and new.values & old.values:
