@@ -149,6 +149,17 @@ def test_an_elliptic_question_is_asked_about_the_sentence_before_it() -> None:
     assert _texts(alone) == ["Un appartement à Valence (en réponse à « Où ça ? »)."]
 
 
+def test_the_advisors_short_answer_keeps_the_members_question() -> None:
+    found = _call(("user", "Elle coûte combien, la formule Équilibre ?"), ("advisor", "131,80 euros par mois."))
+    assert _texts(found) == ["131,80 euros par mois (en réponse à « Elle coûte combien, la formule Équilibre ? »)."]
+    # Not a question asked out loud, and an answer of its own: read alone.
+    said = _call(("user", "Quand j'ai les mains prises, je ne peux pas décrocher."), ("advisor", "Par SMS, alors."))
+    assert not any("en réponse" in t for t in _texts(said))
+    long = _call(("user", "C'est possible ?"),
+                 ("advisor", "Le conseiller vous ouvre un livret A avec un virement automatique de 20 euros le 5."))
+    assert not any("en réponse" in t for t in _texts(long))
+
+
 def test_relayed_notes_and_introductions() -> None:
     found = _call(
         ("advisor", "Mutuelle <PERSON_9>, bonjour."),  # the company's name next to a greeting: no fact

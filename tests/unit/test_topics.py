@@ -69,6 +69,8 @@ SUPERSEDED = [
     pytest.param("Il a le contrat Habitat Confort pour son appartement, depuis 2012.",
                  "À partir de juin, son appartement passera au contrat Habitat Essentiel.",
                  id="a-plan-named-after-contrat"),
+    pytest.param("Pour l'auto, il paie 54 euros par mois.",
+                 "La cotisation auto passe à 61 euros par mois.", id="a-premium-told-as-what-one-pays"),
 ]  # fmt: skip
 
 KEPT = [

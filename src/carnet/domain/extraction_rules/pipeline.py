@@ -50,6 +50,7 @@ _ROLES = {"user": MEMBER, "member": MEMBER, "customer": MEMBER, "assistant": ADV
 _LONG = 300  # a sentence longer than this is cut at its semicolons (dictated notes run on)
 _PLACEHOLDER = re.compile(r"<[A-Z][A-Z0-9_]*_\d+>")
 _SHORT_ANSWER = 5  # content words: an answer this short is read with the question it answers
+_ASKS = re.compile(r"\?\s*$")  # a member's question is asked out loud: "Quand j'ai les mains prises…" is not one
 _ELLIPTIC = 1  # content words: a question this short is about the sentence before it ("De combien ?")
 
 
@@ -137,10 +138,11 @@ class _Call:
 def extract(messages: Sequence[Message], *, session_id: str | None, locale: str) -> Extraction:
     call = _Call(english=locale.lower().startswith("en"))
     question: str | None = None  # the advisor's last question, waiting for the member's answer
+    asked_by_member: str | None = None  # the member's last question, waiting for the advisor's answer
     for message in messages:
         speaker = _ROLES.get(message.role.strip().lower())
         if speaker is None:
-            question = None
+            question = asked_by_member = None
             continue
         call.advisor_spoke |= speaker == ADVISOR
         sentences = _sentences(restore_apostrophes(message.content))
@@ -159,8 +161,11 @@ def extract(messages: Sequence[Message], *, session_id: str | None, locale: str)
                 elif rest == sentence:
                     asked = question  # "Non, je préfère le 10." needs its question to mean anything
                 sentence = rest
+            elif speaker == ADVISOR and n == 0 and asked_by_member is not None:
+                asked = asked_by_member  # "On paie combien ?" — "212,40 euros par mois exactement."
             _read(call, sentence, speaker, message.at, asked, continues=n > 0)
         question = _last_question(sentences) if speaker == ADVISOR else None
+        asked_by_member = _last_question(sentences) if speaker == MEMBER and _ASKS.search(message.content) else None
     return Extraction(facts=turns.by_turn(call.facts, call.turns), episode=_episode(call, messages, session_id))
 
 
@@ -233,7 +238,8 @@ def _with_question(text: str, question: str, *, english: bool) -> str:
 
 
 def _last_question(sentences: Sequence[str]) -> str | None:
-    """The advisor's closing question, unless it is ritual ("que puis-je faire pour vous ?"). An
+    """A message's closing question (the advisor's, or the member's: "On paie combien, déjà ?"), unless
+    it is ritual ("que puis-je faire pour vous ?"). An
     elliptic one ("De combien ?", "Depuis quand ?") is asked about the sentence before it ("Un
     virement permanent vers la Pologne. De combien ?"): both are the question the answer is read with."""
     if not sentences:
