@@ -113,7 +113,8 @@ TOPICS: tuple[Topic, ...] = (
     Topic("loan_insurance", _c(r"\b(?:assurance (?:emprunteur|de pret|du pret|credit)|loan insurance)\b"),
           per_person=False, words=("assurance emprunteur", "loan insurance")),
     Topic("premium", _c(r"\b(?:cotisations?|primes? (?:annuelles?|mensuelles?|d'assurance)?|premium)\b|"
-                        r"\b(?:paie|paient|payez|payons|pays|paying)\b(?=.*\b(?:par|per|a) (?:mois|an|annee|month|year)\b)"),
+                        r"\b(?:paie|paient|payez|payons|pays|paying)\b"
+                        r"(?=.*\b(?:par|per|a) (?:mois|an|annee|month|year)\b)"),
           needs=_c(_AMOUNT), per_person=False, qualifiers=PRODUCT_LINES, wildcard=False,
           words=("cotisation", "premium")),
     Topic("plan", _c(r"\b(?:formules?|niveau de (?:garantie|couverture)|coverage level|tier)\b"),
