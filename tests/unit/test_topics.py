@@ -103,6 +103,9 @@ KEPT = [
                  id="an-address-that-is-not-his-home"),
     pytest.param("Il a le contrat Habitat Confort, avec la garantie vol, depuis 2012.",
                  "Pour le contrat Habitat Confort, la franchise passe à 200 euros.", id="the-same-plan-named-again"),
+    pytest.param("Adresse : 12 rue des Lilas, 31000 Toulouse.",
+                 "À partir du 1er mai, l'ancien contrat habitation est résilié pour déménagement.",
+                 id="a-move-named-as-a-cause"),
 ]  # fmt: skip
 
 

@@ -76,7 +76,9 @@ _ADDRESS = _c(rf"{POSTAL_ADDRESS.pattern}|<ADDRESS(?:_\d+)?>")
 TOPICS: tuple[Topic, ...] = (
     Topic("residence", _c(
         r"\b(?:adresse(?! (?:e-?mail|mail|electronique|courriel))|habite\w*|vit (?:a|au|aux|dans|chez|en|seule?)|"
-        r"reside\w*|residence principale|domicil\w*|demenag\w*|emmenag\w*|lives? (?:in|at)|living in|"
+        # "résilié pour déménagement": a move named as the cause of something else says no address
+        r"reside\w*|residence principale|domicil\w*|(?<!pour )(?<!cause de )(?<!suite au )(?<!suite a son )"
+        r"(?<!raison de son )demenag\w*|emmenag\w*|lives? (?:in|at)|living in|"
         r"address|moved to|relocated)\b"), shape=_ADDRESS,
           words=("adresse domicile", "address home")),
     Topic("phone", _c(r"\b(?:portable|mobile|telephone|tel|fixe|joignable|phone|cell)\b"),
