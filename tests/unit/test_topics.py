@@ -71,6 +71,8 @@ SUPERSEDED = [
                  id="a-plan-named-after-contrat"),
     pytest.param("Pour l'auto, il paie 54 euros par mois.",
                  "La cotisation auto passe à 61 euros par mois.", id="a-premium-told-as-what-one-pays"),
+    pytest.param("Une option assistance 0 km a été ajoutée au contrat en mars.",
+                 "Le conseiller annule l'option depuis l'origine et rembourse les 6 euros.", id="a-holding-ended"),
 ]  # fmt: skip
 
 KEPT = [
@@ -106,6 +108,10 @@ KEPT = [
     pytest.param("Adresse : 12 rue des Lilas, 31000 Toulouse.",
                  "À partir du 1er mai, l'ancien contrat habitation est résilié pour déménagement.",
                  id="a-move-named-as-a-cause"),
+    pytest.param("Le contrat habitation de la maison couvre le vol.",
+                 "Le contrat auto est résilié au 10 septembre.", id="another-line's-holding-ended"),
+    pytest.param("Il a un livret A, avec un virement de 20 euros le 5 du mois.",
+                 "Le conseiller annule l'option assistance.", id="another-holding-ended"),
 ]  # fmt: skip
 
 

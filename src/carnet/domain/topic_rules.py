@@ -181,6 +181,12 @@ WITHDRAWAL = _c(
     r"sold|cancell?ed|terminated|withdr[ae]w\w*|revoked)\b"
 )
 
+# What a member holds and may end, named with a definite article or a possessive where it ends
+# ("j'annule l'option", "son contrat auto est résilié"): the notes that name such a holding no longer hold.
+HELD = _c(r"\b(?:l'|le |la |les |son |sa |ses |votre |vos )(option|contrat|abonnement|garantie|livret|pret|credit|"
+          r"subscription|contract|policy|add-on)s?\b")
+HELD_ANYWHERE = _c(r"\b(option|contrat|abonnement|garantie|livret|pret|credit|subscription|contract|policy|add-on)s?\b")
+
 # A plan ("projet de", "envisage") is superseded by the note that it was carried out ("posés le …").
 PLAN = _c(r"\b(?:projet|projette|envisage\w*|prevoit|prevu\w*|compte (?:faire|installer|acheter)|a l'intention|"
           r"une fois (?:pose|installe|realise|fait)e?s?|plans? to|planning|intends?)\b")

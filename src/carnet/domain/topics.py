@@ -16,7 +16,10 @@ pattern for. The newer note ``N`` supersedes the older ``O`` when:
 - **a plan is carried out**: ``O`` states a plan ("projet de", "envisage") and ``N`` that it was
   done ("posés le …"), and the two share at least two longer words;
 - **one of several ends**: for attributes with several values (cars), ``N`` says one changed or
-  ended and names a value of ``O`` ("la Clio a été vendue").
+  ended and names a value of ``O`` ("la Clio a été vendue");
+- **a holding ends**: ``N`` ends a holding it names with "l'", "le", "son"… ("j'annule l'option",
+  "le contrat auto est résilié") and ``O`` names that holding (an option, a contract, a savings
+  account), of the same product line when ``N`` says which.
 
 Never when ``N`` only adds ("en plus du fixe", "un second véhicule"), plans or supposes ("envisage",
 "devis pour la formule Confort"), nor between a temporary arrangement and a permanent one ("pendant
@@ -51,9 +54,12 @@ from carnet.domain.topic_rules import (
     DONE,
     ELSEWHERE,
     EVENT,
+    HELD,
+    HELD_ANYWHERE,
     HYPOTHETICAL,
     NOT_A_HOLDER,
     PLAN,
+    PRODUCT_LINES,
     TEMPORARY,
     THIRD_PARTIES,
     TOPICS,
@@ -97,6 +103,9 @@ class TopicReading:
     event: bool
     withdrawal: bool
     ended: frozenset[str]  # names and numbers (not days nor years) in the clauses that say something ended
+    ended_held: frozenset[str]  # holdings named with "l'", "son"… in those clauses ("j'annule l'option")
+    held: frozenset[str]  # the holdings a note names (option, contrat, livret…)
+    lines: frozenset[str]  # the product lines it names (auto, home…)
     case_state: bool
     case_opening: bool
     plan: bool
@@ -165,6 +174,9 @@ def _read(text: str) -> TopicReading:
         event=EVENT.search(folded) is not None,
         withdrawal=WITHDRAWAL.search(folded) is not None,
         ended=_ended(text),
+        ended_held=_ended_held(text),
+        held=frozenset(m.group(1) for m in HELD_ANYWHERE.finditer(folded)),
+        lines=frozenset(name for name, pattern in PRODUCT_LINES if pattern.search(folded)),
         case_state=CASE_STATUS.search(folded) is not None,
         case_opening=CASE_OPENING.search(folded) is not None,
         plan=PLAN.search(folded) is not None,
@@ -229,6 +241,20 @@ def _ended(text: str) -> frozenset[str]:
     return frozenset(out)
 
 
+def _ended_held(text: str) -> frozenset[str]:
+    """The holdings ended by name in the clauses that say something ended, with the product lines of
+    those clauses: "le contrat auto est résilié" gives {"contrat", "line:auto"}."""
+    out: set[str] = set()
+    for clause in _CLAUSE.finditer(text):
+        folded = fold(clause.group(0))
+        if WITHDRAWAL.search(folded):
+            found = {m.group(1) for m in HELD.finditer(folded)}
+            if found:
+                out.update(found)
+                out.update(f"line:{name}" for name, pattern in PRODUCT_LINES if pattern.search(folded))
+    return frozenset(out)
+
+
 def may_close(new: TopicReading, old: TopicReading, *, per_person: bool) -> bool:
     """Guards every rule that closes a record (slots, topics, the contradiction band): for a value of
     one person (``per_person``) the two notes speak of the same people (not the guardian's phone
@@ -277,7 +303,16 @@ def _by_attribute(new: TopicReading, old: TopicReading) -> str | None:
         return "done"  # "projet de panneaux solaires" then "panneaux solaires posés le …"
     if new.ended & old.names:
         return "ended"  # "la Clio a été vendue": whatever named the Clio no longer holds
+    if _ends_holding(new, old):
+        return "ended"  # "j'annule l'option": the notes that the option was taken out no longer hold
     return None
+
+
+def _ends_holding(new: TopicReading, old: TopicReading) -> bool:
+    """``new`` ends a holding ``old`` names, of the same product line when ``new`` says which one."""
+    things = {h for h in new.ended_held if not h.startswith("line:")}
+    lines = {h.removeprefix("line:") for h in new.ended_held if h.startswith("line:")}
+    return bool(things) and things <= old.held and (not lines or bool(lines & old.lines))
 
 
 def _shares(old: TopicReading, name: str, qualifier: str, *, wildcard: bool) -> bool:
