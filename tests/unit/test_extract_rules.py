@@ -160,6 +160,13 @@ def test_the_advisors_short_answer_keeps_the_members_question() -> None:
     assert not any("en réponse" in t for t in _texts(long))
 
 
+def test_a_member_who_asks_to_wait_still_answers_the_question() -> None:
+    found = _call(("advisor", "Vous avez un numéro de dossier ?"), ("user", "Oui, attendez... 057-2025-00841."))
+    assert _texts(found) == ["057-2025-00841 (en réponse à « Vous avez un numéro de dossier ? »)."]
+    confirmed = _call(("advisor", "Vous avez un numéro de dossier ?"), ("user", "Oui. Et mon fils vit à Lyon."))
+    assert not any("en réponse" in t for t in _texts(confirmed))  # a plain "oui" answered it
+
+
 def test_relayed_notes_and_introductions() -> None:
     found = _call(
         ("advisor", "Mutuelle <PERSON_9>, bonjour."),  # the company's name next to a greeting: no fact

@@ -51,6 +51,15 @@ _LONG = 300  # a sentence longer than this is cut at its semicolons (dictated no
 _PLACEHOLDER = re.compile(r"<[A-Z][A-Z0-9_]*_\d+>")
 _SHORT_ANSWER = 5  # content words: an answer this short is read with the question it answers
 _ASKS = re.compile(r"\?\s*$")  # a member's question is asked out loud: "Quand j'ai les mains prises…" is not one
+# A member who asks to wait ("Oui, attendez…", "Un instant, je regarde.") has not answered yet; a
+# sentence with more words than that says something of its own ("Attendez, j'ai le devis sous les yeux").
+_HOLD_ON_WORDS = 2
+_HOLD_ON = re.compile(
+    r"^(?:(?:oui|ouais|alors|euh|bah|ben|bon|yes|ok|okay)[\s,.…]*)*(?:attendez|attends|un instant|une seconde|"
+    r"un moment|deux secondes|voyons|je regarde|je cherche|hold on|wait|let me see|one moment|one second)\b"
+    r"[^?]*$",
+    re.IGNORECASE,
+)
 _ELLIPTIC = 1  # content words: a question this short is about the sentence before it ("De combien ?")
 
 
@@ -148,13 +157,17 @@ def extract(messages: Sequence[Message], *, session_id: str | None, locale: str)
         sentences = _sentences(restore_apostrophes(message.content))
         call.message_start = len(call.facts)
         call.turn += 1
+        waiting = question if speaker == MEMBER else None  # until the member's answer begins
         for n, said in enumerate(sentences):
             sentence = corrections.within(said)
             fix = corrections.opening(sentence)
             if fix is not None and call.correct(fix, speaker, message.at):
                 continue
             asked = None
-            if speaker == MEMBER and n == 0 and question is not None:
+            facts_before = len(call.facts)
+            answering = waiting is not None
+            if waiting is not None:
+                question, waiting = waiting, None
                 statement, rest = answers.answered(question, sentence)
                 if statement is not None:  # the member's answer, in the advisor's words
                     _keep(call, statement, MEMBER, message.at, voice=ADVISOR)
@@ -164,6 +177,9 @@ def extract(messages: Sequence[Message], *, session_id: str | None, locale: str)
             elif speaker == ADVISOR and n == 0 and asked_by_member is not None:
                 asked = asked_by_member  # "On paie combien ?" — "212,40 euros par mois exactement."
             _read(call, sentence, speaker, message.at, asked, continues=n > 0)
+            if answering and len(call.facts) == facts_before and _HOLD_ON.match(said) and \
+                    len(content_tokens(said)) <= _HOLD_ON_WORDS:
+                waiting = question  # "Oui, attendez…" then "057-2025-00841.": the answer is still to come
         question = _last_question(sentences) if speaker == ADVISOR else None
         asked_by_member = _last_question(sentences) if speaker == MEMBER and _ASKS.search(message.content) else None
     return Extraction(facts=turns.by_turn(call.facts, call.turns), episode=_episode(call, messages, session_id))
