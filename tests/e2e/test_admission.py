@@ -25,6 +25,9 @@ from carnet.ports import Embedder, Vector
 from carnet.services.apikeys import create_key
 
 SUBJECT, OTHER = "ADH-4242", "ADH-0007"
+# "At once" for a refusal: far below the deadlines and holds it is told apart from (20 s, 30 s), with room
+# for a CI machine under the whole suite's load.
+_PROMPT_S = 5.0
 
 
 class HeldEmbedder:
@@ -126,7 +129,9 @@ def test_a_full_waiting_room_refuses_at_once_and_writes_nothing(
         remembered = api.post(f"/api/v1/subjects/{OTHER}/memories", json={"text": "Le membre déménage à Lyon."})
         messages = api.post(f"/api/v1/subjects/{OTHER}/messages",
                             json={"messages": [{"role": "user", "content": "Je déménage à Lyon en mai."}]})
-        assert time.monotonic() - started < 2.0  # at once, not after the 20 s deadline
+        # At once, not after the 20 s deadline: three requests, with room for a loaded CI machine (one
+        # run under the full suite's load took 3.1 s).
+        assert time.monotonic() - started < _PROMPT_S
         _overloaded(remembered)
         _overloaded(messages)
         for path in ("/healthz", "/readyz", "/metrics"):  # never gated, never refused
@@ -155,7 +160,7 @@ def test_a_request_that_cannot_start_within_the_deadline_is_refused(
         refused = _assemble(api, "Quel est le montant de la cotisation ?")
         waited = time.monotonic() - started
         _overloaded(refused)
-        assert 0.15 < waited < 2.0
+        assert 0.15 < waited < _PROMPT_S  # after the 200 ms deadline, not when the held request ends
         held.release.set()
         assert first.result(30).status_code == 200
     assert _assemble(api, "Le membre préfère-t-il le courriel ?").status_code == 200  # the slot came back
@@ -182,7 +187,7 @@ def test_a_key_lookup_that_cannot_get_a_thread_in_time_is_refused_at_the_door(
             assert entered.acquire(timeout=10)
         started = time.monotonic()
         refused = _assemble(api, "Quel est le dossier en cours ?")
-        assert time.monotonic() - started < 2.0
+        assert time.monotonic() - started < _PROMPT_S
         release.set()
         for late in held:  # their key checks took longer than the deadline: their work never started
             _overloaded(late.result(30))
