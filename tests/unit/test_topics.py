@@ -110,6 +110,8 @@ KEPT = [
                  id="a-move-named-as-a-cause"),
     pytest.param("Le contrat habitation de la maison couvre le vol.",
                  "Le contrat auto est résilié au 10 septembre.", id="another-line's-holding-ended"),
+    pytest.param("Il a deux contrats chez nous : l'habitation de la maison et l'auto.",
+                 "Le contrat auto est résilié au 10 septembre.", id="one-of-two-holdings-ended"),
     pytest.param("Il a un livret A, avec un virement de 20 euros le 5 du mois.",
                  "Le conseiller annule l'option assistance.", id="another-holding-ended"),
 ]  # fmt: skip

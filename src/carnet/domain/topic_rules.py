@@ -182,7 +182,8 @@ WITHDRAWAL = _c(
 )
 
 # What a member holds and may end, named with a definite article or a possessive where it ends
-# ("j'annule l'option", "son contrat auto est résilié"): the notes that name such a holding no longer hold.
+# ("j'annule l'option", "son contrat auto est résilié"): the notes that name such a holding, with the
+# same product lines, no longer hold.
 HELD = _c(r"\b(?:l'|le |la |les |son |sa |ses |votre |vos )(option|contrat|abonnement|garantie|livret|pret|credit|"
           r"subscription|contract|policy|add-on)s?\b")
 HELD_ANYWHERE = _c(r"\b(option|contrat|abonnement|garantie|livret|pret|credit|subscription|contract|policy|add-on)s?\b")

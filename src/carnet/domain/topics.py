@@ -309,10 +309,11 @@ def _by_attribute(new: TopicReading, old: TopicReading) -> str | None:
 
 
 def _ends_holding(new: TopicReading, old: TopicReading) -> bool:
-    """``new`` ends a holding ``old`` names, of the same product line when ``new`` says which one."""
+    """``new`` ends a holding ``old`` names, with the same product lines: "le contrat auto est résilié"
+    closes "le contrat auto de la Clio…", not "ses contrats, l'habitation et l'auto" nor "le contrat"."""
     things = {h for h in new.ended_held if not h.startswith("line:")}
     lines = {h.removeprefix("line:") for h in new.ended_held if h.startswith("line:")}
-    return bool(things) and things <= old.held and (not lines or bool(lines & old.lines))
+    return bool(things) and things <= old.held and lines == old.lines
 
 
 def _shares(old: TopicReading, name: str, qualifier: str, *, wildcard: bool) -> bool:
