@@ -122,6 +122,18 @@ def test_a_returned_old_fact_is_stale_and_not_a_hit() -> None:
     assert (scores.hits, scores.stale_found, scores.stale_checked) == (0, 1, 1)
 
 
+def test_queries_whose_expected_words_nobody_says_are_counted_apart() -> None:
+    queries = [{"q": "Où vit-il ?", "expect_any": ["Mulhouse"]}, {"q": "Démarchage ?", "expect_any": ["oppose"]}]
+    scores = Scores()
+    said = "le membre habite à mulhouse depuis mars."
+    score_queries(scores, "s", queries, View(records={}, carriers=[]), _search({"Où vit-il ?": [("r", "Mulhouse")]}),
+                  said=said)
+    assert (scores.said, scores.said_hits, scores.hits) == (1, 1, 1)
+    out = summary(Run(source="calls", scores=scores))
+    assert (out["expected_said"], out["recall_at_3_said"]) == (1, 1.0)
+    assert summary(Run(source="facts", scores=scores))["expected_said"] is None
+
+
 def _pair_subject() -> dict[str, Any]:
     return {
         "facts": [{"text": FACTS[0]}, {"text": FACTS[2]}],
@@ -178,7 +190,8 @@ def test_false_supersessions_and_noise_are_counted_on_fact_records() -> None:
 
 def test_nothing_to_check_is_null_not_one() -> None:
     out = summary(Run(source="calls", scores=Scores()))
-    for key in ("recall_at_3", "superseded_hidden", "superseded_status", "stale", "facts_per_call", "noise"):
+    for key in ("recall_at_3", "recall_at_3_said", "superseded_hidden", "superseded_status", "stale",
+                "facts_per_call", "noise"):
         assert out[key] is None, key
     assert summary(Run(source="facts", scores=Scores(fact_records=3)))["noise"] is None
 

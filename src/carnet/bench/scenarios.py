@@ -94,7 +94,8 @@ def evaluate(base: str, keys: dict[str, str], spec: dict[str, Any], *, source: S
             for subject, sdata in tdata["subjects"].items():
                 view = _write(http, result, tenant, subject, sdata, weights)
                 owned[tenant].update(view.records)
-                _measure(http, result.scores, subject, sdata, view)
+                said = _said(sdata) if source == "calls" else None
+                _measure(http, result.scores, subject, sdata, view, said)
     for probe in spec.get("cross_tenant_probes", []):
         result.leaks += _probe(base, keys[probe["tenant"]], probe, owned)
     return result
@@ -113,11 +114,17 @@ def _write(http: httpx.Client, result: Run, tenant: str, subject: str, sdata: di
     return view_by_words(scenarios_calls.records(http, subject), facts, weights)
 
 
-def _measure(http: httpx.Client, scores: Scores, subject: str, sdata: dict[str, Any], view: View) -> None:
+def _said(sdata: dict[str, Any]) -> str:
+    """Everything said in the subject's calls, lower-cased."""
+    return "\n".join(m["content"] for c in scenarios_calls.calls_of(sdata) for m in c["messages"]).lower()
+
+
+def _measure(http: httpx.Client, scores: Scores, subject: str, sdata: dict[str, Any], view: View,
+             said: str | None) -> None:
     def search(q: str) -> Sequence[tuple[str, str]]:
         return [(res["memory"]["id"], res["memory"]["text"]) for res in _search(http, subject, q)]
 
-    score_queries(scores, subject, sdata.get("queries", []), view, search)
+    score_queries(scores, subject, sdata.get("queries", []), view, search, said=said)
     score_superseded(scores, subject, sdata, view, search)
     score_records(scores, sdata, view)
 

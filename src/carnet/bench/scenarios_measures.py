@@ -6,6 +6,9 @@ docs/benchmarks.md, "French scenarios"):
 
 - a query is a hit when one of ``expect_any`` is in a top-3 text and none of the top-3 carries its
   ``not_old`` fact; ``by_kind`` counts hits per query ``kind`` (``untagged`` without one).
+- ``expected_said`` (``--from calls``): queries one of whose ``expect_any`` phrases is said word for
+  word in the subject's calls (lower case); ``recall_at_3_said`` is the share of those that hit. A
+  query outside them can still hit (a date said without its year is written with it).
 - ``stale``: share of the queries with a ``not_old`` whose top-3 holds a record carrying that fact.
 - ``superseded_hidden`` (from what searches return): a pair ``old → by`` is hidden when neither the old
   fact's own text nor any query whose ``not_old`` names it returns, in its top-3, a record carrying the
@@ -67,6 +70,8 @@ def view_by_words(records: Mapping[str, Record], facts: Sequence[str], weights: 
 class Scores:
     queries: int = 0
     hits: int = 0
+    said: int = 0  # ``--from calls``: queries one of whose ``expect_any`` is said word for word in the calls
+    said_hits: int = 0
     by_kind: dict[str, list[int]] = field(default_factory=dict)  # kind -> [hits, queries]
     stale_checked: int = 0
     stale_found: int = 0
@@ -91,7 +96,10 @@ def judge(query: dict[str, Any], results: Sequence[Hit], *, old_ids: AbstractSet
     return found, stale
 
 
-def score_queries(scores: Scores, subject: str, queries: Sequence[dict[str, Any]], view: View, search: Search) -> None:
+def score_queries(scores: Scores, subject: str, queries: Sequence[dict[str, Any]], view: View, search: Search,
+                  *, said: str | None = None) -> None:
+    """``said``: the subject's calls, lower-cased (``--from calls``), to count the queries an extractor
+    that keeps the callers' words can answer at all (the judge is lexical, the phrases the file's)."""
     for query in queries:
         results = search(query["q"])
         old = query.get("not_old")
@@ -102,6 +110,9 @@ def score_queries(scores: Scores, subject: str, queries: Sequence[dict[str, Any]
         tally[1] += 1
         scores.queries += 1
         scores.hits += hit
+        if said is not None and any(e.lower() in said for e in query["expect_any"]):
+            scores.said += 1
+            scores.said_hits += hit
         if old is not None:
             scores.stale_checked += 1
             scores.stale_found += stale

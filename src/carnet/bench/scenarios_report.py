@@ -39,6 +39,8 @@ def summary(r: Run) -> dict[str, Any]:
         "recall_at_3": share(s.hits, s.queries),
         "hits": s.hits,
         "queries": s.queries,
+        "expected_said": s.said if calls else None,
+        "recall_at_3_said": share(s.said_hits, s.said) if calls else None,
         "by_kind": {
             k: {"recall_at_3": share(h, n), "hits": h, "queries": n} for k, (h, n) in sorted(s.by_kind.items())
         },
@@ -80,6 +82,9 @@ def show(r: Run, *, json_out: bool) -> None:
         + (f", {r.calls.calls} calls ({r.calls.dead} dead intakes)" if r.source == "calls" else "")
     )
     console.print(f"recall@3           {_fmt(out['recall_at_3'], s.hits, s.queries)}")
+    if r.source == "calls":
+        console.print(f"  expected said    {_fmt(out['recall_at_3_said'], s.said_hits, s.said)}"
+                      "  (queries whose expected words are said in the calls)")
     console.print(
         f"superseded hidden  {_fmt(out['superseded_hidden'], s.superseded_hidden, s.superseded_checked)}"
         f"  from searches; {s.superseded_unmapped} pair(s) left no record"
