@@ -165,6 +165,16 @@ def test_band_without_change_marker_creates() -> None:
     assert decision.action is Action.CREATE
 
 
+def test_an_opposition_is_a_negation_in_the_band() -> None:
+    t = ReconcileThresholds(cosine_dup=0.97, band_low=0.86)
+    flipped = judge("Il accepte les appels de la banque pour ses offres",
+                    "Opposition aux appels de la banque pour ses offres", 0.90, t)
+    assert (flipped.action, flipped.rule) == (Action.SUPERSEDE, Rule.BAND)
+    restated = judge("Il ne veut plus d'appels pour des offres de la banque",
+                     "Opposition aux appels de la banque pour des offres", 0.90, t)
+    assert restated.action is not Action.SUPERSEDE  # the same refusal, said again in other words
+
+
 # --- candidates -------------------------------------------------------------------------------------
 
 

@@ -78,7 +78,8 @@ def _enum(*pairs: tuple[str, str]) -> tuple[tuple[Pattern, str], ...]:
 BOUNDARY = _c(r"[,;:.!?()]|\b(?:mais|but|puis|then|et|and|donc|so|car|because|whereas|alors que)\b")
 
 NEGATION = _c(
-    r"\bn(?:e\s|')|\b(?:pas|plus|jamais|aucune?|non|sans|no longer|not|never|without|refuse\w*|"
+    r"\bn(?:e\s|')|\b(?:pas|plus|jamais|aucune?|non|sans|no longer|not|never|without|refuse\w*|refus|"
+    r"opposition|s'oppose\w*|objects? to|"
     r"indisponible|unavailable|doesn't|don't|isn't|won't|hasn't|haven't)\b|n't\b"
 )
 
