@@ -7,8 +7,11 @@ status, category (no graph links: ``enable_hnsw=False``) and a float index on ``
 Sparse IDF statistics are computed over the subject's records (``IdfCorpusParams``), which needs
 Qdrant >= 1.19; the constructor refuses older servers.
 
-Writes wait for the server (``wait=True``) so a read that follows sees them. Client and server
-failures become ``DependencyUnavailable``.
+Writes wait for the server (``wait=True``) so a read that follows sees them. On a cluster
+(``Replication``): the collection is created with the shard number, replication factor and write
+consistency factor asked (an existing one is compared and a difference logged, never changed),
+every write carries ``ordering`` and every read but ``count`` (which has none) ``consistency``.
+Client and server failures become ``DependencyUnavailable``.
 """
 
 from __future__ import annotations
@@ -16,12 +19,13 @@ from __future__ import annotations
 import ssl
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import grpc  # type: ignore[import-untyped]
 import numpy as np
+import structlog
 from qdrant_client import QdrantClient, models
 from qdrant_client.http.exceptions import ApiException
 
@@ -40,6 +44,38 @@ from carnet.ports import (
 )
 
 MIN_SERVER_VERSION = (1, 19)
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass(frozen=True)
+class Replication:
+    """How the collection is spread over a Qdrant cluster and how each call is replicated.
+
+    ``None``: Qdrant's default when the collection is created (one shard per node, one replica).
+    ``ordering``: ``weak``, ``medium`` or ``strong``; ``consistency``: a number of replicas, or
+    ``majority``, ``quorum``, ``all``. The defaults are those of ``CARNET_QDRANT__*``."""
+
+    shard_number: int | None = None
+    replication_factor: int | None = None
+    write_consistency_factor: int | None = None
+    ordering: str = "medium"
+    consistency: int | str = 1
+
+    def write_ordering(self) -> models.WriteOrdering:
+        return models.WriteOrdering(self.ordering)
+
+    def read_consistency(self) -> models.ReadConsistency:
+        if isinstance(self.consistency, int):
+            return self.consistency
+        return models.ReadConsistencyType(self.consistency)
+
+    def differences(self, params: models.CollectionParams) -> dict[str, tuple[int | None, int | None]]:
+        """The settings asked that the collection does not have: ``{name: (asked, found)}``."""
+        asked = {"shard_number": self.shard_number, "replication_factor": self.replication_factor,
+                 "write_consistency_factor": self.write_consistency_factor}
+        return {name: (value, getattr(params, name)) for name, value in asked.items()
+                if value is not None and value != getattr(params, name)}
 
 
 def scoped_filter(scope: Scope, where: RecordFilter | None = None, ids: Sequence[str] | None = None) -> models.Filter:
@@ -90,6 +126,7 @@ def connect(
     dim: int,
     prefer_grpc: bool = False,
     timeout: int = 10,
+    replication: Replication | None = None,
 ) -> ServerVectorIndex:
     """Build a ``QdrantClient`` (TLS verified against ``ca_cert`` when given, else the system store;
     ``client_cert`` is ``(cert, key)`` for mutual TLS, over REST and gRPC) and the index on it."""
@@ -115,19 +152,24 @@ def connect(
         **tls,
     )
     try:
-        return ServerVectorIndex(client, collection, dim)
+        return ServerVectorIndex(client, collection, dim, replication=replication)
     except BaseException:
         client.close()
         raise
 
 
 class ServerVectorIndex:
-    """A collection ``collection`` of a Qdrant server, vectors of dimension ``dim``; created if missing."""
+    """A collection ``collection`` of a Qdrant server, vectors of dimension ``dim``; created if missing,
+    spread and replicated as ``replication`` says (default: ``Replication()``)."""
 
-    def __init__(self, client: QdrantClient, collection: str, dim: int) -> None:
+    def __init__(self, client: QdrantClient, collection: str, dim: int, *,
+                 replication: Replication | None = None) -> None:
         self._client = client
         self._collection = collection
         self._dim = dim
+        self._replication = replication if replication is not None else Replication()
+        self._ordering = self._replication.write_ordering()
+        self._consistency = self._replication.read_consistency()
         self._check_version()
         self._ensure_collection()
         self._ensure_indexes()
@@ -141,7 +183,9 @@ class ServerVectorIndex:
             raise DependencyUnavailable(f"Qdrant {version} is too old: Carnet needs 1.19 or later", version=version)
 
     def _ensure_collection(self) -> None:
-        """``collection_exists`` then ``create_collection``, or ``get_collection`` to check the dim."""
+        """``collection_exists`` then ``create_collection`` (with the shard number, replication and
+        write consistency factors), or ``get_collection`` to check the dim and compare those."""
+        r = self._replication
         with _server_errors("collection setup"):
             if not self._client.collection_exists(self._collection):
                 self._client.create_collection(
@@ -149,15 +193,25 @@ class ServerVectorIndex:
                     vectors_config={pl.DENSE: models.VectorParams(size=self._dim, distance=models.Distance.COSINE)},
                     sparse_vectors_config={pl.SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)},
                     hnsw_config=models.HnswConfigDiff(m=0, payload_m=16),
+                    shard_number=r.shard_number,
+                    replication_factor=r.replication_factor,
+                    write_consistency_factor=r.write_consistency_factor,
                 )
                 return
             params = self._client.get_collection(self._collection).config.params
+        self._warn_if_distributed_otherwise(params)
         dense = params.vectors.get(pl.DENSE) if isinstance(params.vectors, dict) else None
         found = "no" if dense is None else f"{dense.size}-dim"
         if dense is None or dense.size != self._dim:
             raise ValueError(
                 f"collection {self._collection} holds {found} '{pl.DENSE}' vectors, the embedder gives {self._dim}"
             )
+
+    def _warn_if_distributed_otherwise(self, params: models.CollectionParams) -> None:
+        """An existing collection keeps its layout: changing it is the operator's move (docs/operations.md)."""
+        for setting, (asked, found) in self._replication.differences(params).items():
+            log.warning("qdrant_collection_setting_differs", collection=self._collection, setting=setting,
+                        configured=asked, collection_has=found)
 
     def _ensure_indexes(self) -> None:
         """``create_payload_index`` for each payload index the collection does not have yet."""
@@ -172,7 +226,8 @@ class ServerVectorIndex:
             present = self._client.get_collection(self._collection).payload_schema
             for key, schema in wanted.items():
                 if key not in present:
-                    self._client.create_payload_index(self._collection, key, field_schema=schema, wait=True)
+                    self._client.create_payload_index(self._collection, key, field_schema=schema, wait=True,
+                                                      ordering=self._ordering)
 
     # -- writes -------------------------------------------------------------------------------
 
@@ -184,7 +239,8 @@ class ServerVectorIndex:
         points = [self._point(i) for i in items]
         self._refuse_foreign_ids(scope, [i.memory.id for i in items])
         with _server_errors("upsert"):
-            self._client.upsert(self._collection, points, wait=True, update_filter=scoped_filter(scope))
+            self._client.upsert(self._collection, points, wait=True, update_filter=scoped_filter(scope),
+                                ordering=self._ordering)
 
     def _point(self, item: IndexedMemory) -> models.PointStruct:
         checked = pl.check_sparse(item.sparse)
@@ -197,7 +253,8 @@ class ServerVectorIndex:
     def _refuse_foreign_ids(self, scope: Scope, ids: list[str]) -> None:
         """``POST /points`` (``retrieve``): a point id already used by another scope is never overwritten."""
         with _server_errors("retrieve"):
-            existing = self._client.retrieve(self._collection, ids, with_payload=[pl.TENANT, pl.SUBJECT])
+            existing = self._client.retrieve(self._collection, ids, with_payload=[pl.TENANT, pl.SUBJECT],
+                                             consistency=self._consistency)
         for record in existing:
             owner = record.payload or {}
             if (owner.get(pl.TENANT), owner.get(pl.SUBJECT)) != (scope.tenant, scope.subject):
@@ -213,12 +270,13 @@ class ServerVectorIndex:
         ids = [pl.check_point_id(m.id) for m, _ in items]
         with _server_errors("retrieve"):
             existing = self._client.retrieve(self._collection, ids, with_payload=[pl.TENANT, pl.SUBJECT],
-                                             with_vectors=[pl.DENSE])
+                                             with_vectors=[pl.DENSE], consistency=self._consistency)
         found = ((str(r.id), r.payload, r.vector) for r in existing)
         points = [self._point(i) for i in pl.moved(old, items, found)]
         if points:
             with _server_errors("upsert"):
-                self._client.upsert(self._collection, points, wait=True, update_filter=scoped_filter(old))
+                self._client.upsert(self._collection, points, wait=True, update_filter=scoped_filter(old),
+                                    ordering=self._ordering)
 
     def replace_payload(self, scope: Scope, memories: Sequence[Memory]) -> None:
         """``POST /points/batch`` of ``overwrite_payload`` operations, each filtered by scope and id.
@@ -254,7 +312,7 @@ class ServerVectorIndex:
         if not ops:
             return
         with _server_errors(what):
-            self._client.batch_update_points(self._collection, ops, wait=True)
+            self._client.batch_update_points(self._collection, ops, wait=True, ordering=self._ordering)
 
     def delete(self, scope: Scope, ids: Sequence[str]) -> None:
         """``POST /points/delete`` with a filter on scope AND ids: an id of another scope is left alone."""
@@ -263,7 +321,7 @@ class ServerVectorIndex:
             return
         selector = models.FilterSelector(filter=scoped_filter(scope, ids=wanted))
         with _server_errors("delete"):
-            self._client.delete(self._collection, selector, wait=True)
+            self._client.delete(self._collection, selector, wait=True, ordering=self._ordering)
 
     # -- reads --------------------------------------------------------------------------------
 
@@ -297,7 +355,7 @@ class ServerVectorIndex:
         if sparse is not None and sparse.indices:
             requests.append(_sparse_request(scope, sparse, limit, flt, with_vector))
         with _server_errors("query"):
-            responses = self._client.query_batch_points(self._collection, requests)
+            responses = self._client.query_batch_points(self._collection, requests, consistency=self._consistency)
         dense_hits = _candidates(responses[0].points, with_vectors, skipped)
         known = {c.memory.id: c for c in dense_hits}
         sparse_hits = _candidates(responses[1].points, with_vectors, skipped, known) if len(responses) > 1 else []
@@ -321,6 +379,7 @@ class ServerVectorIndex:
                 scroll_filter=scoped_filter(scope, ids=wanted),
                 limit=len(wanted),
                 with_payload=True,
+                consistency=self._consistency,
             )
         found = {m.id: m for m in pl.decoded(((str(r.id), r.payload) for r in records), skipped)}
         return [found[i] for i in wanted if i in found]
@@ -339,12 +398,14 @@ class ServerVectorIndex:
                 limit=limit,
                 offset=start,
                 with_payload=True,
+                consistency=self._consistency,
             )
         memories = pl.decoded(((str(r.id), r.payload) for r in records), skipped)
         return memories, None if nxt is None else str(nxt)
 
     def count(self, scope: Scope, *, where: RecordFilter) -> int:
-        """``POST /points/count`` (exact) within the scope."""
+        """``POST /points/count`` (exact) within the scope. Qdrant's count takes no read ``consistency``:
+        it counts on one replica of each shard."""
         with _server_errors("count"):
             return self._client.count(self._collection, count_filter=scoped_filter(scope, where), exact=True).count
 

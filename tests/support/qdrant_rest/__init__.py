@@ -27,17 +27,23 @@ endpoints and prefetch with fusion, which share their code):
 
 ``QdrantRestApp.requests`` records ``(method, route)`` of every call: a test pins the endpoints the
 adapter uses (the single query, the payload endpoints and prefetch/fusion are not among them).
+``QdrantRestApp.queries`` records the same with each call's query parameters (``ordering``,
+``consistency``, ``wait``), checked as Qdrant deserialises them.
 
-What it does not reproduce: consensus, replication, shard transfer, sharding (``shard_number``,
-``replication_factor``, shard keys), any distributed mode; gRPC (port 6334); snapshots and aliases
-(the adapter uses neither: a Qdrant server is backed up with its own snapshots); background
-optimizers (the engine optimises only when asked, and this server never asks); quantization,
-strict mode, WAL settings, multivectors, inference (``Document``/``Image``), recommend, discover,
-order_by, facets, geo and datetime conditions, the columnar ``PointsBatch``, JWT and read-only keys,
-telemetry and metrics, ``consistency``/``ordering``/``timeout`` (accepted and ignored), Qdrant's
-other validation rules. A valid request outside what it
-reproduces gets 501, never an approximation. Engine refusals are 400 with the engine's message,
-which need not be Qdrant's text word for word.
+Distribution is recorded, not reproduced: a collection created with ``shard_number``,
+``replication_factor`` and ``write_consistency_factor`` reports them in ``GET /collections/{name}``
+(``config.params``) as a cluster would, so a test can prove what the adapter asked, but one
+qdrant-edge shard on one node holds every point, and ``ordering`` and ``consistency`` change nothing.
+
+What it does not reproduce: consensus, replication, shard transfer, several shards, custom
+sharding (``sharding_method: custom``, shard keys: 501), any distributed mode; gRPC (port 6334);
+snapshots and aliases (the adapter uses neither: a Qdrant server is backed up with its own
+snapshots); background optimizers (the engine optimises only when asked, and this server never
+asks); quantization, strict mode, WAL settings, multivectors, inference (``Document``/``Image``),
+recommend, discover, order_by, facets, geo and datetime conditions, the columnar ``PointsBatch``,
+JWT and read-only keys, telemetry and metrics, ``timeout`` (accepted and ignored), Qdrant's other
+validation rules. A valid request outside what it reproduces gets 501, never an approximation.
+Engine refusals are 400 with the engine's message, which need not be Qdrant's text word for word.
 """
 
 from __future__ import annotations

@@ -6,7 +6,10 @@ parse into the request model (Qdrant: "Format error in JSON body: ...") or that 
 422 for one that breaks a validation rule (``validate``) and for a bad collection name, 404 for a
 missing collection, 409 for one that exists, 501 for a valid request the server does not reproduce.
 ``wait``, ``ordering``, ``consistency`` and ``timeout`` query parameters are accepted; every write is
-applied before the answer (``wait=false`` still answers ``acknowledged``, as Qdrant does).
+applied before the answer (``wait=false`` still answers ``acknowledged``, as Qdrant does). ``ordering``
+(``weak|medium|strong``) and ``consistency`` (a number or ``majority|quorum|all``) are checked as
+Qdrant deserialises them (400 "Query deserialize error: ..." otherwise) and recorded in ``queries``;
+with one replica they change nothing.
 """
 
 from __future__ import annotations
@@ -59,6 +62,24 @@ def _status(wait: bool) -> m.UpdateStatus:
     return m.UpdateStatus.COMPLETED if wait else m.UpdateStatus.ACKNOWLEDGED
 
 
+class QueryError(ValueError):
+    """A query-string parameter Qdrant would not deserialise."""
+
+
+def _check_query(request: Request) -> None:
+    """``ordering`` as ``WriteOrdering``, ``consistency`` as ``ReadConsistency`` (an unsigned integer or a name)."""
+    asked = request.query_params
+    try:
+        if "ordering" in asked:
+            m.WriteOrdering(asked["ordering"])
+        if "consistency" in asked:
+            value = asked["consistency"]
+            if not value.isdigit():
+                m.ReadConsistencyType(value)
+    except ValueError as exc:
+        raise QueryError(f"Query deserialize error: {exc}") from exc
+
+
 def _check_insert(body: m.PointInsertOperations) -> None:
     if isinstance(body, m.PointsList):
         validate.points(body.points)
@@ -87,11 +108,13 @@ class ApiKey(BaseHTTPMiddleware):
 
 
 class QdrantRestApp:
-    """The endpoints over ``store``. ``requests`` records ``(method, path template)`` of each call."""
+    """The endpoints over ``store``. ``requests`` records ``(method, path template)`` of each call,
+    ``queries`` the same with the call's query parameters."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
         self.requests: list[tuple[str, str]] = []
+        self.queries: list[tuple[str, str, dict[str, str]]] = []
 
     def asgi(self, *, api_key: str | None) -> Starlette:
         c = "/collections/{name}"
@@ -132,11 +155,15 @@ class QdrantRestApp:
         """Read the body, run ``fn`` in a worker thread (the engine releases the GIL), wrap the answer."""
         async def endpoint(request: Request) -> Response:
             started = time.perf_counter()
-            route = request.scope.get("route")
-            self.requests.append((request.method, getattr(route, "path", request.url.path)))
+            route = getattr(request.scope.get("route"), "path", request.url.path)
+            self.requests.append((request.method, route))
+            self.queries.append((request.method, route, dict(request.query_params)))
             body = await request.body()
             try:
+                _check_query(request)
                 result = await run_in_threadpool(fn, request, body)
+            except QueryError as exc:
+                return _error(400, str(exc), None)
             except (pydantic.ValidationError, updates.FormatError) as exc:
                 return _error(400, f"Format error in JSON body: {exc}", None)
             except validate.Invalid as exc:
