@@ -6,15 +6,17 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from carnet.adapters.qdrant_server import Replication
+from carnet.adapters.qdrant_distribution import Distribution
 from carnet.config import Settings
-from carnet.settings_groups import QdrantServerSettings, ReadConsistencyType, WriteOrdering
+from carnet.domain.records import Scope
+from carnet.settings_groups import QdrantServerSettings, QdrantSharding, ReadConsistencyType, WriteOrdering
 
 
 def test_defaults_leave_the_layout_to_qdrant_and_order_writes_through_a_leader() -> None:
     q = QdrantServerSettings()
     assert (q.shard_number, q.replication_factor, q.write_consistency_factor) == (None, None, None)
     assert q.write_ordering is WriteOrdering.MEDIUM and q.read_consistency == 1
+    assert q.sharding is QdrantSharding.AUTO and q.fallback_shard_key == "default"
 
 
 def test_cluster_settings_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -37,6 +39,9 @@ def test_cluster_settings_from_the_environment(monkeypatch: pytest.MonkeyPatch) 
     ({"write_ordering": "eventual"}, "write_ordering"),
     ({"read_consistency": "most"}, "read_consistency"),
     ({"read_consistency": 0}, "read_consistency"),
+    ({"sharding": "tiered", "shard_number": 6}, "SHARDING=tiered keeps small tenants in one fallback shard"),
+    ({"sharding": "per-tenant"}, "sharding"),
+    ({"fallback_shard_key": ""}, "fallback_shard_key"),
 ])
 def test_bad_cluster_settings_are_refused_with_a_clear_message(fields: dict[str, object], message: str) -> None:
     with pytest.raises(ValidationError, match=message):
@@ -46,11 +51,25 @@ def test_bad_cluster_settings_are_refused_with_a_clear_message(fields: dict[str,
 def test_replication_translates_to_qdrant_client_models() -> None:
     from qdrant_client import models
 
-    assert Replication().write_ordering() is models.WriteOrdering.MEDIUM and Replication().read_consistency() == 1
-    r = Replication(ordering="strong", consistency="quorum")
+    assert Distribution().write_ordering() is models.WriteOrdering.MEDIUM and Distribution().read_consistency() == 1
+    r = Distribution(ordering="strong", consistency="quorum")
     assert r.write_ordering() is models.WriteOrdering.STRONG
     assert r.read_consistency() is models.ReadConsistencyType.QUORUM
     params = models.CollectionParams(shard_number=3, replication_factor=1, write_consistency_factor=1)
-    assert Replication(shard_number=3).differences(params) == {}
-    assert Replication(shard_number=6, replication_factor=2).differences(params) == {
+    assert Distribution(shard_number=3).differences(params) == {}
+    assert Distribution(shard_number=6, replication_factor=2).differences(params) == {
         "shard_number": (6, 3), "replication_factor": (2, 1)}
+
+
+def test_tiered_sharding_names_the_tenant_and_the_fallback() -> None:
+    from qdrant_client import models
+
+    assert Distribution().selector(Scope("acme", "h-1")) is None
+    tiered = Distribution(tiered=True, fallback_shard_key="small")
+    assert tiered.selector(Scope("acme", "h-1")) == models.ShardKeyWithFallback(target="acme", fallback="small")
+    assert tiered.sharding_method() is models.ShardingMethod.CUSTOM
+    tiered.check_sharding("c", models.CollectionParams(sharding_method=models.ShardingMethod.CUSTOM))
+    with pytest.raises(ValueError, match="collection c uses auto sharding, CARNET_QDRANT__SHARDING=tiered needs"):
+        tiered.check_sharding("c", models.CollectionParams())
+    with pytest.raises(ValueError, match="uses custom sharding, CARNET_QDRANT__SHARDING=auto needs auto"):
+        Distribution().check_sharding("c", models.CollectionParams(sharding_method=models.ShardingMethod.CUSTOM))

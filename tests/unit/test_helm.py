@@ -709,8 +709,12 @@ def test_by_default_qdrant_chooses_the_layout() -> None:
     data = one(render(("minimal-values.yaml",)), "ConfigMap", "carnet-settings")["data"]
     assert not set(_LAYOUT) & set(data)
     assert (data["CARNET_QDRANT__WRITE_ORDERING"], data["CARNET_QDRANT__READ_CONSISTENCY"]) == ("medium", "1")
+    assert data["CARNET_QDRANT__SHARDING"] == "auto" and "CARNET_QDRANT__FALLBACK_SHARD_KEY" not in data
     named = one(render(PRODUCTION, ("qdrant.readConsistency=majority",)), "ConfigMap", "carnet-settings")["data"]
     assert named["CARNET_QDRANT__READ_CONSISTENCY"] == "majority"
+    tiered = one(render(("minimal-values.yaml",), ("qdrant.sharding=tiered", "qdrant.fallbackShardKey=small")),
+                 "ConfigMap", "carnet-settings")["data"]
+    assert (tiered["CARNET_QDRANT__SHARDING"], tiered["CARNET_QDRANT__FALLBACK_SHARD_KEY"]) == ("tiered", "small")
 
 
 @pytest.mark.parametrize(("sets", "message"), [
@@ -718,6 +722,8 @@ def test_by_default_qdrant_chooses_the_layout() -> None:
     (("qdrant.replicationFactor=0",), r"writeConsistencyFactor \(2\) cannot exceed qdrant.replicationFactor \(0"),
     (("qdrant.readConsistency=most",), "readConsistency"),
     (("qdrant.writeOrdering=eventual",), "writeOrdering"),
+    (("qdrant.sharding=tiered",), "qdrant.sharding=tiered keeps small tenants in one fallback shard"),
+    (("qdrant.sharding=per-tenant",), "sharding"),
 ])
 def test_a_qdrant_layout_qdrant_would_refuse_is_refused(sets: tuple[str, ...], message: str) -> None:
     proc = template_result(PRODUCTION, sets)

@@ -138,6 +138,9 @@ app.kubernetes.io/part-of: carnet
 {{- if gt (int $v.qdrant.writeConsistencyFactor) (max 1 (int $v.qdrant.replicationFactor) | int) -}}
 {{- fail (printf "qdrant.writeConsistencyFactor (%d) cannot exceed qdrant.replicationFactor (%d; 0 is Qdrant's default, 1): a write would need more replicas than a shard has" (int $v.qdrant.writeConsistencyFactor) (int $v.qdrant.replicationFactor)) -}}
 {{- end -}}
+{{- if and (eq $v.qdrant.sharding "tiered") (gt (int $v.qdrant.shardNumber) 0) -}}
+{{- fail "qdrant.sharding=tiered keeps small tenants in one fallback shard and gives a promoted tenant the shards its promotion creates: leave qdrant.shardNumber at 0" -}}
+{{- end -}}
 {{- if not $v.secrets.apiKeyPepper.existingSecret -}}
 {{- fail "secrets.apiKeyPepper.existingSecret is required (CARNET_API_KEY_PEPPER comes from an existing Secret)" -}}
 {{- end -}}
@@ -270,6 +273,10 @@ CARNET_QDRANT__WRITE_CONSISTENCY_FACTOR: {{ $v.qdrant.writeConsistencyFactor | i
 {{- end }}
 CARNET_QDRANT__WRITE_ORDERING: {{ $v.qdrant.writeOrdering | quote }}
 CARNET_QDRANT__READ_CONSISTENCY: {{ $v.qdrant.readConsistency | toString | quote }}
+CARNET_QDRANT__SHARDING: {{ $v.qdrant.sharding | quote }}
+{{- if eq $v.qdrant.sharding "tiered" }}
+CARNET_QDRANT__FALLBACK_SHARD_KEY: {{ $v.qdrant.fallbackShardKey | quote }}
+{{- end }}
 {{ include "carnet.linkTls" (dict "ctx" . "link" "qdrant" "prefix" "CARNET_QDRANT__") }}
 {{- end }}
 CARNET_CATALOG: {{ $v.carnet.catalog | quote }}

@@ -8,9 +8,10 @@ Sparse IDF statistics are computed over the subject's records (``IdfCorpusParams
 Qdrant >= 1.19; the constructor refuses older servers.
 
 Writes wait for the server (``wait=True``) so a read that follows sees them. On a cluster
-(``Replication``): the collection is created with the shard number, replication factor and write
+(``Distribution``): the collection is created with the shard number, replication factor and write
 consistency factor asked (an existing one is compared and a difference logged, never changed),
 every write carries ``ordering`` and every read but ``count`` (which has none) ``consistency``.
+With tiered multitenancy every call also names the tenant's shard key with the fallback shard's.
 Client and server failures become ``DependencyUnavailable``.
 """
 
@@ -19,7 +20,7 @@ from __future__ import annotations
 import ssl
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ from qdrant_client import QdrantClient, models
 from qdrant_client.http.exceptions import ApiException
 
 from carnet.adapters import payload as pl
+from carnet.adapters.qdrant_distribution import Distribution
 from carnet.domain.records import Memory, Scope
 from carnet.domain.unreadable import Skipped
 from carnet.errors import Conflict, DependencyUnavailable
@@ -46,36 +48,6 @@ from carnet.ports import (
 MIN_SERVER_VERSION = (1, 19)
 
 log = structlog.get_logger(__name__)
-
-
-@dataclass(frozen=True)
-class Replication:
-    """How the collection is spread over a Qdrant cluster and how each call is replicated.
-
-    ``None``: Qdrant's default when the collection is created (one shard per node, one replica).
-    ``ordering``: ``weak``, ``medium`` or ``strong``; ``consistency``: a number of replicas, or
-    ``majority``, ``quorum``, ``all``. The defaults are those of ``CARNET_QDRANT__*``."""
-
-    shard_number: int | None = None
-    replication_factor: int | None = None
-    write_consistency_factor: int | None = None
-    ordering: str = "medium"
-    consistency: int | str = 1
-
-    def write_ordering(self) -> models.WriteOrdering:
-        return models.WriteOrdering(self.ordering)
-
-    def read_consistency(self) -> models.ReadConsistency:
-        if isinstance(self.consistency, int):
-            return self.consistency
-        return models.ReadConsistencyType(self.consistency)
-
-    def differences(self, params: models.CollectionParams) -> dict[str, tuple[int | None, int | None]]:
-        """The settings asked that the collection does not have: ``{name: (asked, found)}``."""
-        asked = {"shard_number": self.shard_number, "replication_factor": self.replication_factor,
-                 "write_consistency_factor": self.write_consistency_factor}
-        return {name: (value, getattr(params, name)) for name, value in asked.items()
-                if value is not None and value != getattr(params, name)}
 
 
 def scoped_filter(scope: Scope, where: RecordFilter | None = None, ids: Sequence[str] | None = None) -> models.Filter:
@@ -126,7 +98,7 @@ def connect(
     dim: int,
     prefer_grpc: bool = False,
     timeout: int = 10,
-    replication: Replication | None = None,
+    distribution: Distribution | None = None,
 ) -> ServerVectorIndex:
     """Build a ``QdrantClient`` (TLS verified against ``ca_cert`` when given, else the system store;
     ``client_cert`` is ``(cert, key)`` for mutual TLS, over REST and gRPC) and the index on it."""
@@ -152,7 +124,7 @@ def connect(
         **tls,
     )
     try:
-        return ServerVectorIndex(client, collection, dim, replication=replication)
+        return ServerVectorIndex(client, collection, dim, distribution=distribution)
     except BaseException:
         client.close()
         raise
@@ -160,16 +132,16 @@ def connect(
 
 class ServerVectorIndex:
     """A collection ``collection`` of a Qdrant server, vectors of dimension ``dim``; created if missing,
-    spread and replicated as ``replication`` says (default: ``Replication()``)."""
+    spread and replicated as ``distribution`` says (default: ``Distribution()``)."""
 
     def __init__(self, client: QdrantClient, collection: str, dim: int, *,
-                 replication: Replication | None = None) -> None:
+                 distribution: Distribution | None = None) -> None:
         self._client = client
         self._collection = collection
         self._dim = dim
-        self._replication = replication if replication is not None else Replication()
-        self._ordering = self._replication.write_ordering()
-        self._consistency = self._replication.read_consistency()
+        self._distribution = distribution if distribution is not None else Distribution()
+        self._ordering = self._distribution.write_ordering()
+        self._consistency = self._distribution.read_consistency()
         self._check_version()
         self._ensure_collection()
         self._ensure_indexes()
@@ -183,9 +155,10 @@ class ServerVectorIndex:
             raise DependencyUnavailable(f"Qdrant {version} is too old: Carnet needs 1.19 or later", version=version)
 
     def _ensure_collection(self) -> None:
-        """``collection_exists`` then ``create_collection`` (with the shard number, replication and
-        write consistency factors), or ``get_collection`` to check the dim and compare those."""
-        r = self._replication
+        """``collection_exists`` then ``create_collection`` (with the shard number, sharding method,
+        replication and write consistency factors), or ``get_collection`` to check the dim and the
+        sharding method and compare the rest."""
+        r = self._distribution
         with _server_errors("collection setup"):
             if not self._client.collection_exists(self._collection):
                 self._client.create_collection(
@@ -194,22 +167,38 @@ class ServerVectorIndex:
                     sparse_vectors_config={pl.SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)},
                     hnsw_config=models.HnswConfigDiff(m=0, payload_m=16),
                     shard_number=r.shard_number,
+                    sharding_method=models.ShardingMethod.CUSTOM if r.tiered else None,
                     replication_factor=r.replication_factor,
                     write_consistency_factor=r.write_consistency_factor,
                 )
+                self._ensure_fallback_shard()
                 return
             params = self._client.get_collection(self._collection).config.params
-        self._warn_if_distributed_otherwise(params)
         dense = params.vectors.get(pl.DENSE) if isinstance(params.vectors, dict) else None
         found = "no" if dense is None else f"{dense.size}-dim"
         if dense is None or dense.size != self._dim:
             raise ValueError(
                 f"collection {self._collection} holds {found} '{pl.DENSE}' vectors, the embedder gives {self._dim}"
             )
+        r.check_sharding(self._collection, params)
+        self._warn_if_distributed_otherwise(params)
+        self._ensure_fallback_shard()
+
+    def _ensure_fallback_shard(self) -> None:
+        """Tiered: ``GET /collections/{name}/shards``, then ``PUT`` the fallback shard key if missing
+        (one shard: Qdrant's limit for a fallback)."""
+        r = self._distribution
+        if not r.tiered:
+            return
+        with _server_errors("shard key setup"):
+            keys = self._client.list_shard_keys(self._collection).shard_keys or []
+            if r.fallback_shard_key not in {k.key for k in keys}:
+                self._client.create_shard_key(self._collection, r.fallback_shard_key, shards_number=1,
+                                              replication_factor=r.replication_factor)
 
     def _warn_if_distributed_otherwise(self, params: models.CollectionParams) -> None:
         """An existing collection keeps its layout: changing it is the operator's move (docs/operations.md)."""
-        for setting, (asked, found) in self._replication.differences(params).items():
+        for setting, (asked, found) in self._distribution.differences(params).items():
             log.warning("qdrant_collection_setting_differs", collection=self._collection, setting=setting,
                         configured=asked, collection_has=found)
 
@@ -240,7 +229,7 @@ class ServerVectorIndex:
         self._refuse_foreign_ids(scope, [i.memory.id for i in items])
         with _server_errors("upsert"):
             self._client.upsert(self._collection, points, wait=True, update_filter=scoped_filter(scope),
-                                ordering=self._ordering)
+                                ordering=self._ordering, shard_key_selector=self._distribution.selector(scope))
 
     def _point(self, item: IndexedMemory) -> models.PointStruct:
         checked = pl.check_sparse(item.sparse)
@@ -251,7 +240,9 @@ class ServerVectorIndex:
         )
 
     def _refuse_foreign_ids(self, scope: Scope, ids: list[str]) -> None:
-        """``POST /points`` (``retrieve``): a point id already used by another scope is never overwritten."""
+        """``POST /points`` (``retrieve``): a point id already used by another scope is never overwritten.
+        No shard key, even on a tiered collection: Qdrant then looks in every shard, so an id taken in
+        another tenant's shard is refused too (only the owner's tenant and subject are read)."""
         with _server_errors("retrieve"):
             existing = self._client.retrieve(self._collection, ids, with_payload=[pl.TENANT, pl.SUBJECT],
                                              consistency=self._consistency)
@@ -267,16 +258,19 @@ class ServerVectorIndex:
         if not items:
             return
         pl.check_scope(new, (m for m, _ in items))
+        if self._distribution.tiered and old.tenant != new.tenant:
+            raise ValueError("on a tiered collection records move within their tenant's shard only")
         ids = [pl.check_point_id(m.id) for m, _ in items]
         with _server_errors("retrieve"):
             existing = self._client.retrieve(self._collection, ids, with_payload=[pl.TENANT, pl.SUBJECT],
-                                             with_vectors=[pl.DENSE], consistency=self._consistency)
+                                             with_vectors=[pl.DENSE], consistency=self._consistency,
+                                             shard_key_selector=self._distribution.selector(old))
         found = ((str(r.id), r.payload, r.vector) for r in existing)
         points = [self._point(i) for i in pl.moved(old, items, found)]
         if points:
             with _server_errors("upsert"):
                 self._client.upsert(self._collection, points, wait=True, update_filter=scoped_filter(old),
-                                    ordering=self._ordering)
+                                    ordering=self._ordering, shard_key_selector=self._distribution.selector(old))
 
     def replace_payload(self, scope: Scope, memories: Sequence[Memory]) -> None:
         """``POST /points/batch`` of ``overwrite_payload`` operations, each filtered by scope and id.
@@ -287,7 +281,8 @@ class ServerVectorIndex:
         ops: list[models.UpdateOperation] = [
             models.OverwritePayloadOperation(
                 overwrite_payload=models.SetPayload(
-                    payload=pl.to_payload(m), filter=scoped_filter(scope, ids=[pl.check_point_id(m.id)])
+                    payload=pl.to_payload(m), filter=scoped_filter(scope, ids=[pl.check_point_id(m.id)]),
+                    shard_key=self._distribution.selector(scope),
                 )
             )
             for m in memories
@@ -302,7 +297,8 @@ class ServerVectorIndex:
         current = self.get(scope, [u.memory_id for u in updates])
         ops: list[models.UpdateOperation] = [
             models.SetPayloadOperation(
-                set_payload=models.SetPayload(payload=fields, filter=scoped_filter(scope, ids=[memory_id]))
+                set_payload=models.SetPayload(payload=fields, filter=scoped_filter(scope, ids=[memory_id]),
+                                              shard_key=self._distribution.selector(scope))
             )
             for memory_id, fields in pl.access_payloads(current, updates).items()
         ]
@@ -319,7 +315,8 @@ class ServerVectorIndex:
         wanted = [i for i in ids if pl.is_point_id(i)]
         if not wanted:
             return
-        selector = models.FilterSelector(filter=scoped_filter(scope, ids=wanted))
+        selector = models.FilterSelector(filter=scoped_filter(scope, ids=wanted),
+                                         shard_key=self._distribution.selector(scope))
         with _server_errors("delete"):
             self._client.delete(self._collection, selector, wait=True, ordering=self._ordering)
 
@@ -342,6 +339,7 @@ class ServerVectorIndex:
             return HybridHits()
         flt = scoped_filter(scope, where)
         with_vector: list[str] | bool = [pl.DENSE] if with_vectors else False
+        shard_key = self._distribution.selector(scope)
         requests = [
             models.QueryRequest(
                 query=models.NearestQuery(nearest=pl.dense_values(dense, self._dim)),
@@ -350,10 +348,11 @@ class ServerVectorIndex:
                 limit=limit,
                 with_payload=True,
                 with_vector=with_vector,
+                shard_key=shard_key,
             )
         ]
         if sparse is not None and sparse.indices:
-            requests.append(_sparse_request(scope, sparse, limit, flt, with_vector))
+            requests.append(_sparse_request(scope, sparse, limit, flt, with_vector, shard_key))
         with _server_errors("query"):
             responses = self._client.query_batch_points(self._collection, requests, consistency=self._consistency)
         dense_hits = _candidates(responses[0].points, with_vectors, skipped)
@@ -380,6 +379,7 @@ class ServerVectorIndex:
                 limit=len(wanted),
                 with_payload=True,
                 consistency=self._consistency,
+                shard_key_selector=self._distribution.selector(scope),
             )
         found = {m.id: m for m in pl.decoded(((str(r.id), r.payload) for r in records), skipped)}
         return [found[i] for i in wanted if i in found]
@@ -399,6 +399,7 @@ class ServerVectorIndex:
                 offset=start,
                 with_payload=True,
                 consistency=self._consistency,
+                shard_key_selector=self._distribution.selector(scope),
             )
         memories = pl.decoded(((str(r.id), r.payload) for r in records), skipped)
         return memories, None if nxt is None else str(nxt)
@@ -407,7 +408,8 @@ class ServerVectorIndex:
         """``POST /points/count`` (exact) within the scope. Qdrant's count takes no read ``consistency``:
         it counts on one replica of each shard."""
         with _server_errors("count"):
-            return self._client.count(self._collection, count_filter=scoped_filter(scope, where), exact=True).count
+            return self._client.count(self._collection, count_filter=scoped_filter(scope, where), exact=True,
+                                      shard_key_selector=self._distribution.selector(scope)).count
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -432,7 +434,8 @@ class ServerVectorIndex:
 
 
 def _sparse_request(
-    scope: Scope, sparse: SparseVector, limit: int, flt: models.Filter, with_vector: list[str] | bool
+    scope: Scope, sparse: SparseVector, limit: int, flt: models.Filter, with_vector: list[str] | bool,
+    shard_key: models.ShardKeyWithFallback | None,
 ) -> models.QueryRequest:
     checked = pl.check_sparse(sparse)
     vector = models.SparseVector(indices=list(checked.indices), values=list(checked.values))
@@ -444,6 +447,7 @@ def _sparse_request(
         with_payload=True,
         with_vector=with_vector,
         params=models.SearchParams(idf=models.IdfCorpusParams(corpus=scoped_filter(scope))),
+        shard_key=shard_key,
     )
 
 
