@@ -21,6 +21,7 @@ from carnet.config import (
     KeyStoreBackend,
     KmsBackend,
     PiiEngine,
+    QdrantSharding,
     Settings,
     VaultAuth,
     VectorBackend,
@@ -289,9 +290,15 @@ def build_index(settings: Settings, dim: int, *, model_id: str | None = None) ->
         index = EdgeVectorIndex(edge_layout.open_live(settings.data_dir, model_id=model_id), dim)
         edge_layout.adopt(settings.data_dir / edge_layout.LIVE, edge_layout.ShardModel(model_id, dim))
         return index
+    from carnet.adapters.qdrant_distribution import Distribution
     from carnet.adapters.qdrant_server import connect
 
     q = settings.qdrant
+    consistency = q.read_consistency if isinstance(q.read_consistency, int) else q.read_consistency.value
+    distribution = Distribution(shard_number=q.shard_number, replication_factor=q.replication_factor,
+                                write_consistency_factor=q.write_consistency_factor,
+                                ordering=q.write_ordering.value, consistency=consistency,
+                                tiered=q.sharding is QdrantSharding.TIERED, fallback_shard_key=q.fallback_shard_key)
     return connect(
         url=q.url,
         api_key=q.api_key.get_secret_value() if q.api_key else None,
@@ -300,6 +307,7 @@ def build_index(settings: Settings, dim: int, *, model_id: str | None = None) ->
         collection=q.collection,
         dim=dim,
         prefer_grpc=q.prefer_grpc,
+        distribution=distribution,
     )
 
 

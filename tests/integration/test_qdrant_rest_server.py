@@ -1,6 +1,7 @@
 """The Qdrant test server (tests/support/qdrant_rest) speaks Qdrant's protocol: envelope, errors,
-refusals, API key, TLS and mutual TLS, prefetch with fusion. The ``VectorIndex`` contract runs on it
-in test_vector_index.py (parameter ``rest``)."""
+refusals, API key, TLS and mutual TLS, prefetch with fusion; the cluster settings the adapter sends
+(shards, replication, write ordering, read consistency) are recorded and reported. The
+``VectorIndex`` contract runs on it in test_vector_index.py (parameter ``rest``)."""
 
 from __future__ import annotations
 
@@ -12,13 +13,29 @@ from uuid import uuid4
 
 import httpx
 import pytest
+import structlog
 from qdrant_client import QdrantClient, models
 
+from carnet.adapters.qdrant_distribution import Distribution
 from carnet.adapters.qdrant_server import connect
+from carnet.bootstrap import build_index
+from carnet.config import Settings, VectorBackend
 from carnet.domain.records import Scope
-from carnet.errors import DependencyUnavailable
+from carnet.errors import Conflict, DependencyUnavailable
 from carnet.ports import AccessUpdate, SparseVector
-from tests.integration.test_vector_index import ALL, DIM, NOW, SCOPE, drop, item, memory, open_rest, search, unit
+from tests.integration.test_vector_index import (
+    ALL,
+    DIM,
+    NOW,
+    SCOPE,
+    drop,
+    item,
+    memory,
+    open_rest,
+    open_tiered,
+    search,
+    unit,
+)
 from tests.support.qdrant_rest import RunningQdrant, serving
 from tests.support.tls import MtlsFiles, TlsFiles, make_mtls, make_tls
 
@@ -128,8 +145,12 @@ def test_missing_existing_and_unreproduced(qdrant_rest: RunningQdrant, collectio
     assert "already exists" in _error(_create(url, collection), 409)
     columnar = {"batch": {"ids": [1], "vectors": {"dense": [[1.0, 0.0, 0.0, 0.0]]}}}
     assert "not reproduced" in _error(httpx.put(f"{url}/collections/{collection}/points", json=columnar), 501)
-    sharded = {"vectors": {"dense": {"size": 4, "distance": "Cosine"}}, "replication_factor": 2}
-    assert "replication" in _error(httpx.put(f"{url}/collections/other-{collection}", json=sharded), 501)
+    custom = {"vectors": {"dense": {"size": 4, "distance": "Cosine"}}, "sharding_method": "custom"}
+    assert httpx.put(f"{url}/collections/other-{collection}", json=custom).status_code == 200
+    partial = {"shard_key": "acme", "initial_state": "Partial"}  # a promotion: replicate_points is not reproduced
+    shards = f"{url}/collections/other-{collection}/shards"
+    assert "partial" in _error(httpx.put(shards, json=partial), 501)
+    httpx.delete(f"{url}/collections/other-{collection}")
 
 
 def test_prefetch_with_rrf_fusion_scores_as_qdrant(qdrant_rest: RunningQdrant, collection: str) -> None:
@@ -188,6 +209,162 @@ def test_the_adapter_calls_these_endpoints_and_no_other(qdrant_rest: RunningQdra
         ("POST", f"{p}/query/batch"), ("POST", f"{p}/scroll"), ("POST", f"{p}/count"),
     }
     drop(qdrant_rest, collection)
+
+
+# -- cluster settings ------------------------------------------------------------------------------
+
+WRITES = {("PUT", "/collections/{name}/index"), ("PUT", "/collections/{name}/points"),
+          ("POST", "/collections/{name}/points/batch"), ("POST", "/collections/{name}/points/delete")}
+READS = {("POST", "/collections/{name}/points"), ("POST", "/collections/{name}/points/query/batch"),
+         ("POST", "/collections/{name}/points/scroll")}  # count takes no read consistency in Qdrant
+
+
+def _every_call(idx: Any) -> None:
+    """Each ``VectorIndex`` method once, so every write and read endpoint is called."""
+    a = memory(SCOPE, "a")
+    idx.upsert(SCOPE, [item(a, 1)])
+    idx.hybrid_search(SCOPE, dense=unit(1), sparse=SparseVector([7], [1.0]), limit=3, where=ALL)
+    idx.get(SCOPE, [a.id])
+    idx.scroll(SCOPE, where=ALL, limit=5)
+    idx.count(SCOPE, where=ALL)
+    idx.record_access(SCOPE, [AccessUpdate(a.id, 1, NOW)])
+    idx.replace_payload(SCOPE, [a])
+    idx.delete(SCOPE, [a.id])
+
+
+def _params(running: RunningQdrant, name: str) -> dict[str, Any]:
+    return dict(httpx.get(f"{running.url}/collections/{name}").json()["result"]["config"]["params"])
+
+
+def _sent(running: RunningQdrant, since: int, routes: set[tuple[str, str]], key: str) -> set[str | None]:
+    return {query.get(key) for method, route, query in running.app.queries[since:] if (method, route) in routes}
+
+
+def test_the_adapter_creates_a_replicated_collection_and_sends_ordering_and_consistency(
+        qdrant_rest: RunningQdrant, collection: str) -> None:
+    first = len(qdrant_rest.app.queries)
+    distribution = Distribution(shard_number=3, replication_factor=2, write_consistency_factor=2, ordering="strong",
+                              consistency="majority")
+    idx = connect(url=qdrant_rest.url, api_key=None, ca_cert=None, collection=collection, dim=DIM,
+                  distribution=distribution)
+    try:
+        _every_call(idx)
+    finally:
+        idx.close()
+    params = _params(qdrant_rest, collection)
+    assert (params["shard_number"], params["replication_factor"], params["write_consistency_factor"]) == (3, 2, 2)
+    assert _sent(qdrant_rest, first, WRITES, "ordering") == {"strong"}
+    assert _sent(qdrant_rest, first, READS, "consistency") == {"majority"}
+
+
+def test_by_default_qdrant_chooses_the_layout_writes_go_medium_and_reads_ask_one_replica(
+        qdrant_rest: RunningQdrant, collection: str) -> None:
+    first = len(qdrant_rest.app.queries)
+    idx = open_rest(qdrant_rest, collection)
+    try:
+        _every_call(idx)
+    finally:
+        idx.close()
+    params = _params(qdrant_rest, collection)
+    assert (params["shard_number"], params["replication_factor"], params["write_consistency_factor"]) == (1, 1, 1)
+    created = ("PUT", "/collections/{name}")
+    assert [q for method, route, q in qdrant_rest.app.queries[first:] if (method, route) == created] == [{}]
+    assert _sent(qdrant_rest, first, WRITES, "ordering") == {"medium"}
+    assert _sent(qdrant_rest, first, READS, "consistency") == {"1"}
+
+
+def test_an_existing_collection_laid_out_otherwise_is_kept_with_a_warning(
+        qdrant_rest: RunningQdrant, collection: str) -> None:
+    open_rest(qdrant_rest, collection).close()  # Qdrant's defaults: one shard, one replica
+    asked = Distribution(shard_number=6, replication_factor=2, write_consistency_factor=1)
+    with structlog.testing.capture_logs() as logs:
+        connect(url=qdrant_rest.url, api_key=None, ca_cert=None, collection=collection, dim=DIM,
+                distribution=asked).close()
+    warned = {e["setting"]: (e["configured"], e["collection_has"]) for e in logs
+              if e["event"] == "qdrant_collection_setting_differs"}
+    assert warned == {"shard_number": (6, 1), "replication_factor": (2, 1)}
+    assert all(e["log_level"] == "warning" and e["collection"] == collection for e in logs
+               if e["event"] == "qdrant_collection_setting_differs")
+    assert (_params(qdrant_rest, collection)["shard_number"], _params(qdrant_rest, collection)["replication_factor"]) \
+        == (1, 1)  # never recreated
+
+
+def test_ordering_and_consistency_are_checked_as_qdrant_deserialises_them(
+        qdrant_rest: RunningQdrant, collection: str) -> None:
+    _create(qdrant_rest.url, collection)
+    points = f"{qdrant_rest.url}/collections/{collection}/points"
+    assert httpx.post(f"{points}/count?consistency=quorum", json={}).status_code == 200
+    assert httpx.post(f"{points}/count?consistency=2", json={}).status_code == 200
+    assert _error(httpx.post(f"{points}/count?consistency=most", json={}), 400).startswith("Query deserialize error")
+    wrong = httpx.put(f"{points}?ordering=eventual", json={"points": []})
+    assert _error(wrong, 400).startswith("Query deserialize error")
+    zero = {"vectors": {"dense": {"size": 4, "distance": "Cosine"}}, "replication_factor": 0}
+    assert "replication_factor" in _error(httpx.put(f"{qdrant_rest.url}/collections/z-{collection}", json=zero), 422)
+
+
+def test_bootstrap_hands_the_cluster_settings_to_the_adapter(
+        qdrant_rest: RunningQdrant, collection: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, value in {"URL": qdrant_rest.url, "COLLECTION": collection, "SHARD_NUMBER": "6",
+                        "REPLICATION_FACTOR": "2", "WRITE_CONSISTENCY_FACTOR": "2", "WRITE_ORDERING": "strong",
+                        "READ_CONSISTENCY": "all"}.items():
+        monkeypatch.setenv(f"CARNET_QDRANT__{name}", value)
+    first = len(qdrant_rest.app.queries)
+    idx = build_index(Settings(vector_backend=VectorBackend.SERVER), DIM)
+    try:
+        idx.upsert(SCOPE, [item(memory(SCOPE, "a"), 1)])
+        assert idx.count(SCOPE, where=ALL) == 1
+    finally:
+        idx.close()
+    params = _params(qdrant_rest, collection)
+    assert (params["shard_number"], params["replication_factor"], params["write_consistency_factor"]) == (6, 2, 2)
+    assert _sent(qdrant_rest, first, WRITES, "ordering") == {"strong"}
+    assert _sent(qdrant_rest, first, READS, "consistency") == {"all"}
+
+
+def test_a_tiered_collection_sends_each_tenant_to_its_shard_or_the_fallback(
+        qdrant_rest: RunningQdrant, collection: str) -> None:
+    """Tiered multitenancy: custom sharding, a fallback shard made at creation, a tenant the operator
+    promoted (a shard key of its own) served from there; every call names the tenant and the fallback."""
+    idx = open_tiered(qdrant_rest, collection, promoted="banque-sud")
+    other = Scope("banque-sud", "h-5f1c")
+    try:
+        assert _params(qdrant_rest, collection)["sharding_method"] == "custom"
+        keys = httpx.get(f"{qdrant_rest.url}/collections/{collection}/shards").json()["result"]["shard_keys"]
+        assert {k["key"] for k in keys} == {"default", "banque-sud"}
+        idx.upsert(SCOPE, [item(memory(SCOPE, "a"), 1)])
+        idx.upsert(other, [item(memory(other, "a"), 1), item(memory(other, "b"), 2)])
+        shards = qdrant_rest.app.store.get(collection).shards
+        assert (shards["default"].info().points_count, shards["banque-sud"].info().points_count) == (1, 2)
+        assert idx.count(SCOPE, where=ALL) == 1 and idx.count(other, where=ALL) == 2
+        assert search(idx, other, 1, limit=5)[0] == [memory(other, "a").id, memory(other, "b").id]
+        with pytest.raises(Conflict):  # an id taken in another tenant's shard is still refused
+            idx.upsert(SCOPE, [item(memory(SCOPE, "b", id=memory(other, "b").id), 3)])
+    finally:
+        idx.close()
+    named = {(s.target, s.fallback) if isinstance(s, models.ShardKeyWithFallback) else s
+             for s in qdrant_rest.app.store.get(collection).selectors}
+    assert named == {(SCOPE.tenant, "default"), (other.tenant, "default"), None}  # None: the id check
+
+
+def test_a_collection_sharded_otherwise_is_refused(qdrant_rest: RunningQdrant, collection: str) -> None:
+    open_rest(qdrant_rest, collection).close()
+    with pytest.raises(ValueError, match=f"collection {collection} uses auto sharding, "
+                                         "CARNET_QDRANT__SHARDING=tiered needs custom"):
+        open_tiered(qdrant_rest, collection)
+
+
+def test_bootstrap_hands_tiered_sharding_to_the_adapter(
+        qdrant_rest: RunningQdrant, collection: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, value in {"URL": qdrant_rest.url, "COLLECTION": collection, "SHARDING": "tiered",
+                        "FALLBACK_SHARD_KEY": "small-tenants"}.items():
+        monkeypatch.setenv(f"CARNET_QDRANT__{name}", value)
+    idx = build_index(Settings(vector_backend=VectorBackend.SERVER), DIM)
+    try:
+        idx.upsert(SCOPE, [item(memory(SCOPE, "a"), 1)])
+    finally:
+        idx.close()
+    assert _params(qdrant_rest, collection)["sharding_method"] == "custom"
+    assert qdrant_rest.app.store.get(collection).shards["small-tenants"].info().points_count == 1
 
 
 # -- API key and TLS -------------------------------------------------------------------------------

@@ -5,6 +5,8 @@ qdrant-client's local mode (same API as a Qdrant server; it ignores payload inde
 a warning, which is the one warning silenced here). ``rest``: the server adapter, built by
 ``connect`` as in production, over HTTP to the Qdrant test server (``tests/support/qdrant_rest``:
 Qdrant's REST protocol on qdrant-edge shards, payload indexes included), a collection per test.
+``rest-tiered``: the same on a tiered collection (custom sharding: tenant ``banque-sud`` promoted
+to a shard of its own, the others in the fallback shard), so isolation holds across shards too.
 
 Isolation tests put two scopes side by side with identical vectors and tokens, so that only the
 scope filter inside the adapter keeps them apart (removing it makes them fail: checked by hand).
@@ -27,6 +29,7 @@ import numpy as np
 import pytest
 from qdrant_client import QdrantClient
 
+from carnet.adapters.qdrant_distribution import Distribution
 from carnet.adapters.qdrant_edge import EdgeVectorIndex
 from carnet.adapters.qdrant_server import ServerVectorIndex, connect
 from carnet.domain.records import Kind, Memory, Scope, Source, Status, point_id
@@ -98,7 +101,20 @@ def drop(qdrant: RunningQdrant, collection: str) -> None:
         client.close()
 
 
-@pytest.fixture(params=["edge", "server", "rest"])
+def open_tiered(qdrant: RunningQdrant, collection: str, promoted: str = "banque-sud") -> ServerVectorIndex:
+    """A tiered collection (custom sharding, fallback shard ``default``) where the operator gave
+    ``promoted`` a shard of its own before it had data: its calls go there, the others' to the fallback."""
+    idx = connect(url=qdrant.url, api_key=qdrant.api_key, ca_cert=qdrant.ca_cert, collection=collection, dim=DIM,
+                  distribution=Distribution(tiered=True))
+    client = QdrantClient(url=qdrant.url, api_key=qdrant.api_key, check_compatibility=False)
+    try:
+        client.create_shard_key(collection, promoted, shards_number=1)
+    finally:
+        client.close()
+    return idx
+
+
+@pytest.fixture(params=["edge", "server", "rest", "rest-tiered"])
 def index(request: pytest.FixtureRequest, tmp_path: Path, empty_shard: Path) -> Iterator[VectorIndex]:
     idx: VectorIndex
     qdrant: RunningQdrant | None = None
@@ -108,9 +124,12 @@ def index(request: pytest.FixtureRequest, tmp_path: Path, empty_shard: Path) -> 
         idx = EdgeVectorIndex(tmp_path / "vectors", DIM)
     elif request.param == "server":
         idx = open_server(QdrantClient(":memory:"))
-    else:
+    elif request.param == "rest":
         qdrant = request.getfixturevalue("qdrant_rest")
         idx = open_rest(qdrant, collection)
+    else:
+        qdrant = request.getfixturevalue("qdrant_rest")
+        idx = open_tiered(qdrant, collection)
     try:
         yield idx
     finally:

@@ -8,6 +8,7 @@ collection found in ansible/ only and every cache in a temporary directory.
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -161,3 +162,78 @@ def test_the_wheelhouse_travels_as_one_archive_not_file_by_file() -> None:
     assert args.get("remote_src", False) is False  # the archive is the controller's, sent once
     (pack,) = [t for t in tasks if "carnet_wheelhouse_src" in str(t.get("ansible.builtin.command", ""))]
     assert pack["delegate_to"] == "localhost" and pack["become"] is False
+
+
+# -- the qdrant role in cluster mode ---------------------------------------------------------------
+
+_QDRANT = ROLES / "qdrant"
+
+
+def _qdrant_render(template: str, host: str, **overrides: object) -> str:
+    """A qdrant template rendered as Ansible would for ``host`` of the example inventory: the role's
+    defaults and vars, then the inventory's group vars (the bootstrap expression included)."""
+    env = jinja2.Environment(trim_blocks=True, keep_trailing_newline=True, undefined=jinja2.StrictUndefined)
+    env.filters["bool"] = lambda v: v if isinstance(v, bool) else str(v).lower() in ("true", "yes", "1")
+    env.filters["to_json"] = json.dumps
+    inventory = yaml.safe_load((ANSIBLE / "inventory" / "example.yml").read_text())["all"]
+    group = inventory["children"]["qdrant"]
+    values: dict[str, object] = {"ansible_managed": "managed", "inventory_hostname": host,
+                                 "groups": {"qdrant": list(group["hosts"])}, "site_tls_dir": "/srv/site/tls",
+                                 "vault_qdrant_archive_sha256": "0" * 64, "vault_qdrant_api_key": "k" * 32,
+                                 "vault_qdrant_read_only_api_key": "r" * 32}
+    layers = [yaml.safe_load((_QDRANT / "defaults" / "main.yml").read_text()),
+              yaml.safe_load((_QDRANT / "vars" / "main.yml").read_text()), group["vars"], overrides]
+    for layer in layers:
+        values.update(layer)
+    for _ in range(3):  # variables referring to variables, as Ansible resolves them lazily
+        values = {k: env.from_string(v).render(**values) if isinstance(v, str) else v for k, v in values.items()}
+    return env.from_string((_QDRANT / "templates" / template).read_text()).render(**values)
+
+
+def _exec_start(unit: str) -> list[str]:
+    return next(line for line in unit.splitlines() if line.startswith("ExecStart=")).split()
+
+
+def test_the_first_qdrant_node_starts_the_cluster_the_others_join_it() -> None:
+    for host in ("qdrant-1.internal", "qdrant-2.internal", "qdrant-3.internal"):
+        config = yaml.safe_load(_qdrant_render("config.yaml.j2", host))
+        assert config["cluster"] == {"enabled": True, "p2p": {"port": 6335, "enable_tls": True}}
+        assert config["tls"]["ca_cert"] == "/etc/qdrant/tls/ca.pem"  # peers verify each other against it
+        assert config["service"]["enable_tls"] is True
+    first = _exec_start(_qdrant_render("qdrant.service.j2", "qdrant-1.internal"))
+    assert first[1:] == ["--config-path", "/etc/qdrant/config.yaml", "--uri", "https://qdrant-1.internal:6335"]
+    second = _exec_start(_qdrant_render("qdrant.service.j2", "qdrant-2.internal"))
+    assert second[1:] == ["--config-path", "/etc/qdrant/config.yaml", "--uri", "https://qdrant-2.internal:6335",
+                          "--bootstrap", "https://qdrant-1.internal:6335"]
+
+
+def test_a_single_qdrant_node_has_no_cluster_section() -> None:
+    config = yaml.safe_load(_qdrant_render("config.yaml.j2", "qdrant-1.internal", qdrant_cluster_enabled=False))
+    assert "cluster" not in config
+    unit = _exec_start(_qdrant_render("qdrant.service.j2", "qdrant-1.internal", qdrant_cluster_enabled=False))
+    assert unit[1:] == ["--config-path", "/etc/qdrant/config.yaml"]
+    defaults = yaml.safe_load((_QDRANT / "defaults" / "main.yml").read_text())
+    assert defaults["qdrant_cluster_enabled"] is False and defaults["qdrant_bootstrap_uri"] == ""
+
+
+def test_the_qdrant_cluster_options_are_declared_and_checked() -> None:
+    options = yaml.safe_load((_QDRANT / "meta" / "argument_specs.yml").read_text())["argument_specs"]["main"]["options"]
+    defaults = yaml.safe_load((_QDRANT / "defaults" / "main.yml").read_text())
+    assert set(options) == set(defaults) | {"qdrant_archive_sha256", "qdrant_tls_cert_src", "qdrant_tls_key_src",
+                                            "qdrant_api_key"}
+    for name in ("qdrant_cluster_enabled", "qdrant_p2p_port", "qdrant_p2p_tls", "qdrant_bootstrap_uri"):
+        assert options[name]["default"] == defaults[name], name
+    asserts = (_QDRANT / "tasks" / "asserts.yml").read_text()
+    assert "qdrant_tls_ca_src | length > 0" in asserts and "when: qdrant_cluster_enabled | bool" in asserts
+
+
+def test_the_example_sets_carnet_up_for_the_three_node_cluster() -> None:
+    inventory = yaml.safe_load((ANSIBLE / "inventory" / "example.yml").read_text())["all"]["children"]
+    settings = inventory["carnet"]["vars"]["carnet_settings_extra"]
+    assert len(inventory["qdrant"]["hosts"]) == 3
+    assert {k: settings[k] for k in settings if k.startswith("CARNET_QDRANT__") and k != "CARNET_QDRANT__URL"} == {
+        "CARNET_QDRANT__SHARD_NUMBER": "6", "CARNET_QDRANT__REPLICATION_FACTOR": "2",
+        "CARNET_QDRANT__WRITE_CONSISTENCY_FACTOR": "2", "CARNET_QDRANT__WRITE_ORDERING": "medium",
+        "CARNET_QDRANT__READ_CONSISTENCY": "1"}
+    play = next(p for p in yaml.safe_load((ANSIBLE / "playbooks" / "site.yml").read_text()) if p["hosts"] == "qdrant")
+    assert play["serial"] == 1

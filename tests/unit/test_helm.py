@@ -683,3 +683,66 @@ def test_ingress_trusted_proxies_reach_the_api_settings(monkeypatch: pytest.Monk
         monkeypatch.delenv(name)
     monkeypatch.setenv("CARNET_API__TRUSTED_PROXIES", rendered)
     assert Settings(_env_file=None).api.trusted_proxies == ["10.42.0.0/16", "10.43.1.7"]  # type: ignore[call-arg]
+
+
+# --- Qdrant cluster ---------------------------------------------------------------------------------
+
+QDRANT_EXAMPLE = ROOT / "helm" / "examples" / "qdrant-cluster-values.yaml"
+_LAYOUT = ("CARNET_QDRANT__SHARD_NUMBER", "CARNET_QDRANT__REPLICATION_FACTOR",
+           "CARNET_QDRANT__WRITE_CONSISTENCY_FACTOR")
+
+
+def test_the_production_values_create_the_collection_for_the_three_node_cluster(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    data = one(render(PRODUCTION), "ConfigMap", "carnet-settings")["data"]
+    assert [data[k] for k in _LAYOUT] == ["6", "2", "2"]
+    assert (data["CARNET_QDRANT__WRITE_ORDERING"], data["CARNET_QDRANT__READ_CONSISTENCY"]) == ("medium", "1")
+    for name in [n for n in os.environ if n.startswith("CARNET_")]:
+        monkeypatch.delenv(name)
+    for key in (*_LAYOUT, "CARNET_QDRANT__WRITE_ORDERING", "CARNET_QDRANT__READ_CONSISTENCY"):
+        monkeypatch.setenv(key, data[key])
+    q = Settings(_env_file=None).qdrant  # type: ignore[call-arg]
+    assert (q.shard_number, q.replication_factor, q.write_consistency_factor, q.read_consistency) == (6, 2, 2, 1)
+
+
+def test_by_default_qdrant_chooses_the_layout() -> None:
+    data = one(render(("minimal-values.yaml",)), "ConfigMap", "carnet-settings")["data"]
+    assert not set(_LAYOUT) & set(data)
+    assert (data["CARNET_QDRANT__WRITE_ORDERING"], data["CARNET_QDRANT__READ_CONSISTENCY"]) == ("medium", "1")
+    assert data["CARNET_QDRANT__SHARDING"] == "auto" and "CARNET_QDRANT__FALLBACK_SHARD_KEY" not in data
+    named = one(render(PRODUCTION, ("qdrant.readConsistency=majority",)), "ConfigMap", "carnet-settings")["data"]
+    assert named["CARNET_QDRANT__READ_CONSISTENCY"] == "majority"
+    tiered = one(render(("minimal-values.yaml",), ("qdrant.sharding=tiered", "qdrant.fallbackShardKey=small")),
+                 "ConfigMap", "carnet-settings")["data"]
+    assert (tiered["CARNET_QDRANT__SHARDING"], tiered["CARNET_QDRANT__FALLBACK_SHARD_KEY"]) == ("tiered", "small")
+
+
+@pytest.mark.parametrize(("sets", "message"), [
+    (("qdrant.writeConsistencyFactor=3",), r"writeConsistencyFactor \(3\) cannot exceed qdrant.replicationFactor \(2"),
+    (("qdrant.replicationFactor=0",), r"writeConsistencyFactor \(2\) cannot exceed qdrant.replicationFactor \(0"),
+    (("qdrant.readConsistency=most",), "readConsistency"),
+    (("qdrant.writeOrdering=eventual",), "writeOrdering"),
+    (("qdrant.sharding=tiered",), "qdrant.sharding=tiered keeps small tenants in one fallback shard"),
+    (("qdrant.sharding=per-tenant",), "sharding"),
+])
+def test_a_qdrant_layout_qdrant_would_refuse_is_refused(sets: tuple[str, ...], message: str) -> None:
+    proc = template_result(PRODUCTION, sets)
+    assert proc.returncode != 0 and re.search(message, proc.stderr), proc.stderr
+
+
+def test_the_qdrant_chart_example_is_a_three_node_cluster_with_tls_everywhere() -> None:
+    """helm/examples/qdrant-cluster-values.yaml, values for Qdrant's own chart (not rendered here: that
+    chart is not vendored), matches the layout Carnet's production values ask for."""
+    q = yaml.safe_load(QDRANT_EXAMPLE.read_text())
+    assert q["replicaCount"] == 3
+    config = q["config"]
+    assert config["cluster"]["enabled"] is True and config["cluster"]["p2p"] == {"port": 6335, "enable_tls": True}
+    assert config["service"]["enable_tls"] is True and config["tls"]["ca_cert"]  # peers verify each other
+    mounted = {m["mountPath"] for m in q["additionalVolumeMounts"]}
+    assert all(any(config["tls"][k].startswith(p + "/") for p in mounted) for k in ("cert", "key", "ca_cert"))
+    assert q["apiKey"]["valueFrom"]["secretKeyRef"] and q["readOnlyApiKey"]["valueFrom"]["secretKeyRef"]
+    assert q["podDisruptionBudget"] == {"enabled": True, "maxUnavailable": 1}
+    assert q["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    carnet = values(PRODUCTION)["qdrant"]
+    assert carnet["shardNumber"] % q["replicaCount"] == 0 and carnet["replicationFactor"] < q["replicaCount"]
+    assert carnet["url"].startswith("https://")

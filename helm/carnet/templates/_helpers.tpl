@@ -135,6 +135,12 @@ app.kubernetes.io/part-of: carnet
 {{- if and $v.ingress.enabled (not (and $v.ingress.host $v.ingress.tlsSecret)) -}}
 {{- fail "ingress.enabled needs ingress.host and ingress.tlsSecret: the Ingress always serves TLS" -}}
 {{- end -}}
+{{- if gt (int $v.qdrant.writeConsistencyFactor) (max 1 (int $v.qdrant.replicationFactor) | int) -}}
+{{- fail (printf "qdrant.writeConsistencyFactor (%d) cannot exceed qdrant.replicationFactor (%d; 0 is Qdrant's default, 1): a write would need more replicas than a shard has" (int $v.qdrant.writeConsistencyFactor) (int $v.qdrant.replicationFactor)) -}}
+{{- end -}}
+{{- if and (eq $v.qdrant.sharding "tiered") (gt (int $v.qdrant.shardNumber) 0) -}}
+{{- fail "qdrant.sharding=tiered keeps small tenants in one fallback shard and gives a promoted tenant the shards its promotion creates: leave qdrant.shardNumber at 0" -}}
+{{- end -}}
 {{- if not $v.secrets.apiKeyPepper.existingSecret -}}
 {{- fail "secrets.apiKeyPepper.existingSecret is required (CARNET_API_KEY_PEPPER comes from an existing Secret)" -}}
 {{- end -}}
@@ -256,6 +262,21 @@ CARNET_VECTOR_BACKEND: {{ $v.carnet.vectorBackend | quote }}
 CARNET_QDRANT__URL: {{ $v.qdrant.url | quote }}
 CARNET_QDRANT__COLLECTION: {{ $v.qdrant.collection | quote }}
 CARNET_QDRANT__PREFER_GRPC: {{ $v.qdrant.preferGrpc | toString | quote }}
+{{- if gt (int $v.qdrant.shardNumber) 0 }}
+CARNET_QDRANT__SHARD_NUMBER: {{ $v.qdrant.shardNumber | int | toString | quote }}
+{{- end }}
+{{- if gt (int $v.qdrant.replicationFactor) 0 }}
+CARNET_QDRANT__REPLICATION_FACTOR: {{ $v.qdrant.replicationFactor | int | toString | quote }}
+{{- end }}
+{{- if gt (int $v.qdrant.writeConsistencyFactor) 0 }}
+CARNET_QDRANT__WRITE_CONSISTENCY_FACTOR: {{ $v.qdrant.writeConsistencyFactor | int | toString | quote }}
+{{- end }}
+CARNET_QDRANT__WRITE_ORDERING: {{ $v.qdrant.writeOrdering | quote }}
+CARNET_QDRANT__READ_CONSISTENCY: {{ $v.qdrant.readConsistency | toString | quote }}
+CARNET_QDRANT__SHARDING: {{ $v.qdrant.sharding | quote }}
+{{- if eq $v.qdrant.sharding "tiered" }}
+CARNET_QDRANT__FALLBACK_SHARD_KEY: {{ $v.qdrant.fallbackShardKey | quote }}
+{{- end }}
 {{ include "carnet.linkTls" (dict "ctx" . "link" "qdrant" "prefix" "CARNET_QDRANT__") }}
 {{- end }}
 CARNET_CATALOG: {{ $v.carnet.catalog | quote }}

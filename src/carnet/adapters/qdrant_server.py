@@ -7,8 +7,12 @@ status, category (no graph links: ``enable_hnsw=False``) and a float index on ``
 Sparse IDF statistics are computed over the subject's records (``IdfCorpusParams``), which needs
 Qdrant >= 1.19; the constructor refuses older servers.
 
-Writes wait for the server (``wait=True``) so a read that follows sees them. Client and server
-failures become ``DependencyUnavailable``.
+Writes wait for the server (``wait=True``) so a read that follows sees them. On a cluster
+(``Distribution``): the collection is created with the shard number, replication factor and write
+consistency factor asked (an existing one is compared and a difference logged, never changed),
+every write carries ``ordering`` and every read but ``count`` (which has none) ``consistency``.
+With tiered multitenancy every call also names the tenant's shard key with the fallback shard's.
+Client and server failures become ``DependencyUnavailable``.
 """
 
 from __future__ import annotations
@@ -22,10 +26,12 @@ from typing import Any
 
 import grpc  # type: ignore[import-untyped]
 import numpy as np
+import structlog
 from qdrant_client import QdrantClient, models
 from qdrant_client.http.exceptions import ApiException
 
 from carnet.adapters import payload as pl
+from carnet.adapters.qdrant_distribution import Distribution
 from carnet.domain.records import Memory, Scope
 from carnet.domain.unreadable import Skipped
 from carnet.errors import Conflict, DependencyUnavailable
@@ -40,6 +46,8 @@ from carnet.ports import (
 )
 
 MIN_SERVER_VERSION = (1, 19)
+
+log = structlog.get_logger(__name__)
 
 
 def scoped_filter(scope: Scope, where: RecordFilter | None = None, ids: Sequence[str] | None = None) -> models.Filter:
@@ -90,6 +98,7 @@ def connect(
     dim: int,
     prefer_grpc: bool = False,
     timeout: int = 10,
+    distribution: Distribution | None = None,
 ) -> ServerVectorIndex:
     """Build a ``QdrantClient`` (TLS verified against ``ca_cert`` when given, else the system store;
     ``client_cert`` is ``(cert, key)`` for mutual TLS, over REST and gRPC) and the index on it."""
@@ -115,19 +124,24 @@ def connect(
         **tls,
     )
     try:
-        return ServerVectorIndex(client, collection, dim)
+        return ServerVectorIndex(client, collection, dim, distribution=distribution)
     except BaseException:
         client.close()
         raise
 
 
 class ServerVectorIndex:
-    """A collection ``collection`` of a Qdrant server, vectors of dimension ``dim``; created if missing."""
+    """A collection ``collection`` of a Qdrant server, vectors of dimension ``dim``; created if missing,
+    spread and replicated as ``distribution`` says (default: ``Distribution()``)."""
 
-    def __init__(self, client: QdrantClient, collection: str, dim: int) -> None:
+    def __init__(self, client: QdrantClient, collection: str, dim: int, *,
+                 distribution: Distribution | None = None) -> None:
         self._client = client
         self._collection = collection
         self._dim = dim
+        self._distribution = distribution if distribution is not None else Distribution()
+        self._ordering = self._distribution.write_ordering()
+        self._consistency = self._distribution.read_consistency()
         self._check_version()
         self._ensure_collection()
         self._ensure_indexes()
@@ -141,7 +155,10 @@ class ServerVectorIndex:
             raise DependencyUnavailable(f"Qdrant {version} is too old: Carnet needs 1.19 or later", version=version)
 
     def _ensure_collection(self) -> None:
-        """``collection_exists`` then ``create_collection``, or ``get_collection`` to check the dim."""
+        """``collection_exists`` then ``create_collection`` (with the shard number, sharding method,
+        replication and write consistency factors), or ``get_collection`` to check the dim and the
+        sharding method and compare the rest."""
+        r = self._distribution
         with _server_errors("collection setup"):
             if not self._client.collection_exists(self._collection):
                 self._client.create_collection(
@@ -149,7 +166,12 @@ class ServerVectorIndex:
                     vectors_config={pl.DENSE: models.VectorParams(size=self._dim, distance=models.Distance.COSINE)},
                     sparse_vectors_config={pl.SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)},
                     hnsw_config=models.HnswConfigDiff(m=0, payload_m=16),
+                    shard_number=r.shard_number,
+                    sharding_method=models.ShardingMethod.CUSTOM if r.tiered else None,
+                    replication_factor=r.replication_factor,
+                    write_consistency_factor=r.write_consistency_factor,
                 )
+                self._ensure_fallback_shard()
                 return
             params = self._client.get_collection(self._collection).config.params
         dense = params.vectors.get(pl.DENSE) if isinstance(params.vectors, dict) else None
@@ -158,6 +180,27 @@ class ServerVectorIndex:
             raise ValueError(
                 f"collection {self._collection} holds {found} '{pl.DENSE}' vectors, the embedder gives {self._dim}"
             )
+        r.check_sharding(self._collection, params)
+        self._warn_if_distributed_otherwise(params)
+        self._ensure_fallback_shard()
+
+    def _ensure_fallback_shard(self) -> None:
+        """Tiered: ``GET /collections/{name}/shards``, then ``PUT`` the fallback shard key if missing
+        (one shard: Qdrant's limit for a fallback)."""
+        r = self._distribution
+        if not r.tiered:
+            return
+        with _server_errors("shard key setup"):
+            keys = self._client.list_shard_keys(self._collection).shard_keys or []
+            if r.fallback_shard_key not in {k.key for k in keys}:
+                self._client.create_shard_key(self._collection, r.fallback_shard_key, shards_number=1,
+                                              replication_factor=r.replication_factor)
+
+    def _warn_if_distributed_otherwise(self, params: models.CollectionParams) -> None:
+        """An existing collection keeps its layout: changing it is the operator's move (docs/operations.md)."""
+        for setting, (asked, found) in self._distribution.differences(params).items():
+            log.warning("qdrant_collection_setting_differs", collection=self._collection, setting=setting,
+                        configured=asked, collection_has=found)
 
     def _ensure_indexes(self) -> None:
         """``create_payload_index`` for each payload index the collection does not have yet."""
@@ -172,7 +215,8 @@ class ServerVectorIndex:
             present = self._client.get_collection(self._collection).payload_schema
             for key, schema in wanted.items():
                 if key not in present:
-                    self._client.create_payload_index(self._collection, key, field_schema=schema, wait=True)
+                    self._client.create_payload_index(self._collection, key, field_schema=schema, wait=True,
+                                                      ordering=self._ordering)
 
     # -- writes -------------------------------------------------------------------------------
 
@@ -184,7 +228,8 @@ class ServerVectorIndex:
         points = [self._point(i) for i in items]
         self._refuse_foreign_ids(scope, [i.memory.id for i in items])
         with _server_errors("upsert"):
-            self._client.upsert(self._collection, points, wait=True, update_filter=scoped_filter(scope))
+            self._client.upsert(self._collection, points, wait=True, update_filter=scoped_filter(scope),
+                                ordering=self._ordering, shard_key_selector=self._distribution.selector(scope))
 
     def _point(self, item: IndexedMemory) -> models.PointStruct:
         checked = pl.check_sparse(item.sparse)
@@ -195,9 +240,12 @@ class ServerVectorIndex:
         )
 
     def _refuse_foreign_ids(self, scope: Scope, ids: list[str]) -> None:
-        """``POST /points`` (``retrieve``): a point id already used by another scope is never overwritten."""
+        """``POST /points`` (``retrieve``): a point id already used by another scope is never overwritten.
+        No shard key, even on a tiered collection: Qdrant then looks in every shard, so an id taken in
+        another tenant's shard is refused too (only the owner's tenant and subject are read)."""
         with _server_errors("retrieve"):
-            existing = self._client.retrieve(self._collection, ids, with_payload=[pl.TENANT, pl.SUBJECT])
+            existing = self._client.retrieve(self._collection, ids, with_payload=[pl.TENANT, pl.SUBJECT],
+                                             consistency=self._consistency)
         for record in existing:
             owner = record.payload or {}
             if (owner.get(pl.TENANT), owner.get(pl.SUBJECT)) != (scope.tenant, scope.subject):
@@ -210,15 +258,19 @@ class ServerVectorIndex:
         if not items:
             return
         pl.check_scope(new, (m for m, _ in items))
+        if self._distribution.tiered and old.tenant != new.tenant:
+            raise ValueError("on a tiered collection records move within their tenant's shard only")
         ids = [pl.check_point_id(m.id) for m, _ in items]
         with _server_errors("retrieve"):
             existing = self._client.retrieve(self._collection, ids, with_payload=[pl.TENANT, pl.SUBJECT],
-                                             with_vectors=[pl.DENSE])
+                                             with_vectors=[pl.DENSE], consistency=self._consistency,
+                                             shard_key_selector=self._distribution.selector(old))
         found = ((str(r.id), r.payload, r.vector) for r in existing)
         points = [self._point(i) for i in pl.moved(old, items, found)]
         if points:
             with _server_errors("upsert"):
-                self._client.upsert(self._collection, points, wait=True, update_filter=scoped_filter(old))
+                self._client.upsert(self._collection, points, wait=True, update_filter=scoped_filter(old),
+                                    ordering=self._ordering, shard_key_selector=self._distribution.selector(old))
 
     def replace_payload(self, scope: Scope, memories: Sequence[Memory]) -> None:
         """``POST /points/batch`` of ``overwrite_payload`` operations, each filtered by scope and id.
@@ -229,7 +281,8 @@ class ServerVectorIndex:
         ops: list[models.UpdateOperation] = [
             models.OverwritePayloadOperation(
                 overwrite_payload=models.SetPayload(
-                    payload=pl.to_payload(m), filter=scoped_filter(scope, ids=[pl.check_point_id(m.id)])
+                    payload=pl.to_payload(m), filter=scoped_filter(scope, ids=[pl.check_point_id(m.id)]),
+                    shard_key=self._distribution.selector(scope),
                 )
             )
             for m in memories
@@ -244,7 +297,8 @@ class ServerVectorIndex:
         current = self.get(scope, [u.memory_id for u in updates])
         ops: list[models.UpdateOperation] = [
             models.SetPayloadOperation(
-                set_payload=models.SetPayload(payload=fields, filter=scoped_filter(scope, ids=[memory_id]))
+                set_payload=models.SetPayload(payload=fields, filter=scoped_filter(scope, ids=[memory_id]),
+                                              shard_key=self._distribution.selector(scope))
             )
             for memory_id, fields in pl.access_payloads(current, updates).items()
         ]
@@ -254,16 +308,17 @@ class ServerVectorIndex:
         if not ops:
             return
         with _server_errors(what):
-            self._client.batch_update_points(self._collection, ops, wait=True)
+            self._client.batch_update_points(self._collection, ops, wait=True, ordering=self._ordering)
 
     def delete(self, scope: Scope, ids: Sequence[str]) -> None:
         """``POST /points/delete`` with a filter on scope AND ids: an id of another scope is left alone."""
         wanted = [i for i in ids if pl.is_point_id(i)]
         if not wanted:
             return
-        selector = models.FilterSelector(filter=scoped_filter(scope, ids=wanted))
+        selector = models.FilterSelector(filter=scoped_filter(scope, ids=wanted),
+                                         shard_key=self._distribution.selector(scope))
         with _server_errors("delete"):
-            self._client.delete(self._collection, selector, wait=True)
+            self._client.delete(self._collection, selector, wait=True, ordering=self._ordering)
 
     # -- reads --------------------------------------------------------------------------------
 
@@ -284,6 +339,7 @@ class ServerVectorIndex:
             return HybridHits()
         flt = scoped_filter(scope, where)
         with_vector: list[str] | bool = [pl.DENSE] if with_vectors else False
+        shard_key = self._distribution.selector(scope)
         requests = [
             models.QueryRequest(
                 query=models.NearestQuery(nearest=pl.dense_values(dense, self._dim)),
@@ -292,12 +348,13 @@ class ServerVectorIndex:
                 limit=limit,
                 with_payload=True,
                 with_vector=with_vector,
+                shard_key=shard_key,
             )
         ]
         if sparse is not None and sparse.indices:
-            requests.append(_sparse_request(scope, sparse, limit, flt, with_vector))
+            requests.append(_sparse_request(scope, sparse, limit, flt, with_vector, shard_key))
         with _server_errors("query"):
-            responses = self._client.query_batch_points(self._collection, requests)
+            responses = self._client.query_batch_points(self._collection, requests, consistency=self._consistency)
         dense_hits = _candidates(responses[0].points, with_vectors, skipped)
         known = {c.memory.id: c for c in dense_hits}
         sparse_hits = _candidates(responses[1].points, with_vectors, skipped, known) if len(responses) > 1 else []
@@ -321,6 +378,8 @@ class ServerVectorIndex:
                 scroll_filter=scoped_filter(scope, ids=wanted),
                 limit=len(wanted),
                 with_payload=True,
+                consistency=self._consistency,
+                shard_key_selector=self._distribution.selector(scope),
             )
         found = {m.id: m for m in pl.decoded(((str(r.id), r.payload) for r in records), skipped)}
         return [found[i] for i in wanted if i in found]
@@ -339,14 +398,18 @@ class ServerVectorIndex:
                 limit=limit,
                 offset=start,
                 with_payload=True,
+                consistency=self._consistency,
+                shard_key_selector=self._distribution.selector(scope),
             )
         memories = pl.decoded(((str(r.id), r.payload) for r in records), skipped)
         return memories, None if nxt is None else str(nxt)
 
     def count(self, scope: Scope, *, where: RecordFilter) -> int:
-        """``POST /points/count`` (exact) within the scope."""
+        """``POST /points/count`` (exact) within the scope. Qdrant's count takes no read ``consistency``:
+        it counts on one replica of each shard."""
         with _server_errors("count"):
-            return self._client.count(self._collection, count_filter=scoped_filter(scope, where), exact=True).count
+            return self._client.count(self._collection, count_filter=scoped_filter(scope, where), exact=True,
+                                      shard_key_selector=self._distribution.selector(scope)).count
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -371,7 +434,8 @@ class ServerVectorIndex:
 
 
 def _sparse_request(
-    scope: Scope, sparse: SparseVector, limit: int, flt: models.Filter, with_vector: list[str] | bool
+    scope: Scope, sparse: SparseVector, limit: int, flt: models.Filter, with_vector: list[str] | bool,
+    shard_key: models.ShardKeyWithFallback | None,
 ) -> models.QueryRequest:
     checked = pl.check_sparse(sparse)
     vector = models.SparseVector(indices=list(checked.indices), values=list(checked.values))
@@ -383,6 +447,7 @@ def _sparse_request(
         with_payload=True,
         with_vector=with_vector,
         params=models.SearchParams(idf=models.IdfCorpusParams(corpus=scoped_filter(scope))),
+        shard_key=shard_key,
     )
 
 

@@ -6,12 +6,16 @@ parse into the request model (Qdrant: "Format error in JSON body: ...") or that 
 422 for one that breaks a validation rule (``validate``) and for a bad collection name, 404 for a
 missing collection, 409 for one that exists, 501 for a valid request the server does not reproduce.
 ``wait``, ``ordering``, ``consistency`` and ``timeout`` query parameters are accepted; every write is
-applied before the answer (``wait=false`` still answers ``acknowledged``, as Qdrant does).
+applied before the answer (``wait=false`` still answers ``acknowledged``, as Qdrant does). ``ordering``
+(``weak|medium|strong``) and ``consistency`` (a number or ``majority|quorum|all``) are checked as
+Qdrant deserialises them (400 "Query deserialize error: ..." otherwise) and recorded in ``queries``;
+with one replica they change nothing.
 """
 
 from __future__ import annotations
 
 import hmac
+import json
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -59,6 +63,24 @@ def _status(wait: bool) -> m.UpdateStatus:
     return m.UpdateStatus.COMPLETED if wait else m.UpdateStatus.ACKNOWLEDGED
 
 
+class QueryError(ValueError):
+    """A query-string parameter Qdrant would not deserialise."""
+
+
+def _check_query(request: Request) -> None:
+    """``ordering`` as ``WriteOrdering``, ``consistency`` as ``ReadConsistency`` (an unsigned integer or a name)."""
+    asked = request.query_params
+    try:
+        if "ordering" in asked:
+            m.WriteOrdering(asked["ordering"])
+        if "consistency" in asked:
+            value = asked["consistency"]
+            if not value.isdigit():
+                m.ReadConsistencyType(value)
+    except ValueError as exc:
+        raise QueryError(f"Query deserialize error: {exc}") from exc
+
+
 def _check_insert(body: m.PointInsertOperations) -> None:
     if isinstance(body, m.PointsList):
         validate.points(body.points)
@@ -87,11 +109,13 @@ class ApiKey(BaseHTTPMiddleware):
 
 
 class QdrantRestApp:
-    """The endpoints over ``store``. ``requests`` records ``(method, path template)`` of each call."""
+    """The endpoints over ``store``. ``requests`` records ``(method, path template)`` of each call,
+    ``queries`` the same with the call's query parameters."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
         self.requests: list[tuple[str, str]] = []
+        self.queries: list[tuple[str, str, dict[str, str]]] = []
 
     def asgi(self, *, api_key: str | None) -> Starlette:
         c = "/collections/{name}"
@@ -107,6 +131,8 @@ class QdrantRestApp:
             Route(c, self._wrap(self.delete_collection), methods=["DELETE"]),
             Route(f"{c}/exists", self._wrap(self.collection_exists), methods=["GET"]),
             Route(f"{c}/index", self._wrap(self.create_index), methods=["PUT"]),
+            Route(f"{c}/shards", self._wrap(self.create_shard_key), methods=["PUT"]),
+            Route(f"{c}/shards", self._wrap(self.list_shard_keys), methods=["GET"]),
             Route(p, self._wrap(self.upsert), methods=["PUT"]),
             Route(p, self._wrap(self.retrieve), methods=["POST"]),
             Route(f"{p}/delete", self._wrap(self.delete), methods=["POST"]),
@@ -132,11 +158,15 @@ class QdrantRestApp:
         """Read the body, run ``fn`` in a worker thread (the engine releases the GIL), wrap the answer."""
         async def endpoint(request: Request) -> Response:
             started = time.perf_counter()
-            route = request.scope.get("route")
-            self.requests.append((request.method, getattr(route, "path", request.url.path)))
+            route = getattr(request.scope.get("route"), "path", request.url.path)
+            self.requests.append((request.method, route))
+            self.queries.append((request.method, route, dict(request.query_params)))
             body = await request.body()
             try:
+                _check_query(request)
                 result = await run_in_threadpool(fn, request, body)
+            except QueryError as exc:
+                return _error(400, str(exc), None)
             except (pydantic.ValidationError, updates.FormatError) as exc:
                 return _error(400, f"Format error in JSON body: {exc}", None)
             except validate.Invalid as exc:
@@ -208,67 +238,86 @@ class QdrantRestApp:
         collection = self.store.create_index(request.path_params["name"], self._parse(m.CreateFieldIndex, body))
         return self._done(request, collection)
 
+    def create_shard_key(self, request: Request, body: bytes) -> bool:
+        """``PUT /collections/{name}/shards``: a shard key of a custom-sharded collection (one shard, active)."""
+        self._collection(request).add_shard_key(self._parse(m.CreateShardingKey, body))
+        return True
+
+    def list_shard_keys(self, request: Request, body: bytes) -> m.ShardKeysResponse:
+        """``GET /collections/{name}/shards``: the shard keys (none listed with automatic sharding)."""
+        collection = self._collection(request)
+        if not collection.custom:
+            return m.ShardKeysResponse(shard_keys=None)
+        return m.ShardKeysResponse(shard_keys=[m.ShardKeyDescription(key=k) for k in collection.shard_keys()])
+
     # -- points ------------------------------------------------------------------------------
 
-    def _update(self, request: Request, op: Any) -> m.UpdateResult:
+    def _update(self, request: Request, op: Any, selector: m.ShardKeySelector | None) -> m.UpdateResult:
         collection = self._collection(request)
-        collection.shard.update(op)
+        collection.route(selector, write=True).update(op)
         return self._done(request, collection)
 
     def upsert(self, request: Request, body: bytes) -> m.UpdateResult:
         """``PUT /collections/{name}/points``"""
-        return self._update(request, updates.upsert(self._parse(m.PointInsertOperations, body, _check_insert)))
+        asked = self._parse(m.PointInsertOperations, body, _check_insert)
+        return self._update(request, updates.upsert(asked), asked.shard_key)
 
     def delete(self, request: Request, body: bytes) -> m.UpdateResult:
         """``POST /collections/{name}/points/delete``"""
-        return self._update(request, updates.delete(self._parse(m.PointsSelector, body)))
+        asked = self._parse(m.PointsSelector, body)
+        return self._update(request, updates.delete(asked), asked.shard_key)
 
     def set_payload(self, request: Request, body: bytes) -> m.UpdateResult:
         """``POST /collections/{name}/points/payload``"""
-        return self._update(request, updates.set_payload(self._parse(m.SetPayload, body), overwrite=False))
+        asked = self._parse(m.SetPayload, body)
+        return self._update(request, updates.set_payload(asked, overwrite=False), asked.shard_key)
 
     def overwrite_payload(self, request: Request, body: bytes) -> m.UpdateResult:
         """``PUT /collections/{name}/points/payload``"""
-        return self._update(request, updates.set_payload(self._parse(m.SetPayload, body), overwrite=True))
+        asked = self._parse(m.SetPayload, body)
+        return self._update(request, updates.set_payload(asked, overwrite=True), asked.shard_key)
 
     def batch(self, request: Request, body: bytes) -> list[m.UpdateResult]:
         """``POST /collections/{name}/points/batch``: the operations in order, each applied before the next."""
-        ops = [updates.operation(op) for op in self._parse(m.UpdateOperations, body, validate.batch).operations]
-        return [self._update(request, op) for op in ops]
+        ops = [(updates.operation(op), updates.shard_key(op))
+               for op in self._parse(m.UpdateOperations, body, validate.batch).operations]
+        return [self._update(request, op, selector) for op, selector in ops]
 
     def retrieve(self, request: Request, body: bytes) -> list[m.Record]:
-        """``POST /collections/{name}/points``"""
+        """``POST /collections/{name}/points``: without a shard key on custom sharding, every shard."""
         asked = self._parse(m.PointRequest, body)
-        if asked.shard_key is not None:
-            raise NotReproduced("shard keys")
         with_vector = asked.with_vector if asked.with_vector is not None else False
-        found = self._collection(request).shard.retrieve(cv.ids(asked.ids), cv.with_payload(asked.with_payload, True),
-                                                         with_vector)
-        return [cv.record(r) for r in found]
+        wanted, payload = cv.ids(asked.ids), cv.with_payload(asked.with_payload, True)
+        shards = self._collection(request).read_shards(asked.shard_key)
+        return [cv.record(r) for shard in shards for r in shard.retrieve(wanted, payload, with_vector)]
 
     def query(self, request: Request, body: bytes) -> m.QueryResponse:
         """``POST /collections/{name}/points/query``"""
-        asked = cv.query(self._parse(m.QueryRequest, body, validate.query))
-        return m.QueryResponse(points=[cv.scored(p) for p in self._collection(request).shard.query(asked)])
+        parsed = self._parse(m.QueryRequest, body, validate.query)
+        shard = self._collection(request).route(parsed.shard_key, write=False)
+        return m.QueryResponse(points=[cv.scored(p) for p in shard.query(cv.query(parsed))])
 
     def query_batch(self, request: Request, body: bytes) -> list[m.QueryResponse]:
         """``POST /collections/{name}/points/query/batch``: one ``query_batch`` of the engine."""
-        asked = [cv.query(q) for q in self._parse(m.QueryRequestBatch, body, validate.query_batch).searches]
-        results = self._collection(request).shard.query_batch(edge.QueryBatchRequest(asked))
+        searches = self._parse(m.QueryRequestBatch, body, validate.query_batch).searches
+        selectors = {json.dumps(_dump(q.shard_key), sort_keys=True) for q in searches}
+        if len(selectors) > 1:
+            raise NotReproduced("a batch of queries to different shard keys")
+        shard = self._collection(request).route(searches[0].shard_key if searches else None, write=False)
+        results = shard.query_batch(edge.QueryBatchRequest([cv.query(q) for q in searches]))
         return [m.QueryResponse(points=[cv.scored(p) for p in points]) for points in results]
 
     def scroll(self, request: Request, body: bytes) -> m.ScrollResult:
         """``POST /collections/{name}/points/scroll``"""
-        asked = cv.scroll(self._parse(m.ScrollRequest, body, validate.scroll))
-        records, nxt = self._collection(request).shard.scroll(asked)
+        parsed = self._parse(m.ScrollRequest, body, validate.scroll)
+        records, nxt = self._collection(request).route(parsed.shard_key, write=False).scroll(cv.scroll(parsed))
         return m.ScrollResult(points=[cv.record(r) for r in records],
                               next_page_offset=None if nxt is None else cv.out_id(nxt))
 
     def count(self, request: Request, body: bytes) -> m.CountResult:
         """``POST /collections/{name}/points/count``"""
         asked = self._parse(m.CountRequest, body)
-        if asked.shard_key is not None:
-            raise NotReproduced("shard keys")
         exact = asked.exact if asked.exact is not None else True
-        total = self._collection(request).shard.count(edge.CountRequest(exact=exact, filter=cv.flt(asked.filter)))
+        shard = self._collection(request).route(asked.shard_key, write=False)
+        total = shard.count(edge.CountRequest(exact=exact, filter=cv.flt(asked.filter)))
         return m.CountResult(count=int(total))

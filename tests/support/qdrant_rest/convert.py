@@ -175,8 +175,8 @@ def scored(p: edge.ScoredPoint) -> m.ScoredPoint:
 
 
 def query(q: m.QueryRequest) -> edge.QueryRequest:
-    if q.lookup_from is not None or q.shard_key is not None:
-        raise NotReproduced("lookup_from and shard keys")
+    if q.lookup_from is not None:
+        raise NotReproduced("lookup_from")
     return edge.QueryRequest(
         limit=q.limit if q.limit is not None else DEFAULT_LIMIT,
         offset=q.offset,
@@ -232,8 +232,8 @@ def _params(p: m.SearchParams | None) -> edge.SearchParams | None:
 
 
 def scroll(r: m.ScrollRequest) -> edge.ScrollRequest:
-    if r.order_by is not None or r.shard_key is not None:
-        raise NotReproduced("order_by and shard keys in scroll")
+    if r.order_by is not None:
+        raise NotReproduced("order_by in scroll")
     return edge.ScrollRequest(
         offset=point_id(r.offset) if r.offset is not None else None,
         limit=r.limit if r.limit is not None else DEFAULT_LIMIT,

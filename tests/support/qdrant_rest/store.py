@@ -1,8 +1,12 @@
-"""Collections of the test server: one qdrant-edge shard per collection, in a directory of its own.
+"""Collections of the test server: one qdrant-edge shard per collection, in a directory of its own,
+or with custom sharding (``sharding_method: custom``) one per shard key, each created by
+``PUT /collections/{name}/shards``.
 
-A collection's configuration is what ``PUT /collections/{name}`` asked for, applied to the shard
+A collection's configuration is what ``PUT /collections/{name}`` asked for, applied to its shards
 (``EdgeConfig``) and kept to answer ``GET /collections/{name}`` the way Qdrant reports it, with
-Qdrant's defaults where the request was silent.
+Qdrant's defaults where the request was silent. A request's shard-key selector picks the shard as
+Qdrant routes it: a key, or ``{target, fallback}`` (the target's shard if it exists, else the
+fallback's: tiered multitenancy).
 """
 
 from __future__ import annotations
@@ -47,26 +51,102 @@ class BadName(ValueError):
         super().__init__(f"Validation error in path parameters: [name: collection name {name!r} is not allowed]")
 
 
+ShardKey = int | str
+
+
 @dataclass
 class Collection:
-    shard: edge.EdgeShard
+    """``shards``: ``{None: shard}`` with automatic sharding, ``{key: shard}`` with custom sharding."""
+
+    path: Path
+    edge_config: edge.EdgeConfig
     config: m.CollectionConfig
+    shards: dict[ShardKey | None, edge.EdgeShard]
     index_params: dict[str, m.PayloadFieldSchema] = field(default_factory=dict)
+    selectors: list[m.ShardKeySelector | None] = field(default_factory=list)  # of every routed request
     _ops: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def custom(self) -> bool:
+        return self.config.params.sharding_method is m.ShardingMethod.CUSTOM
 
     def next_operation(self) -> int:
         return next(self._ops)
 
+    def route(self, selector: m.ShardKeySelector | None, *, write: bool) -> edge.EdgeShard:
+        """The shard a request goes to. ``{target, fallback}``: the target's shard if it exists, else
+        the fallback's. A read without a key on custom sharding (every shard) is not reproduced."""
+        with self._lock:
+            self.selectors.append(selector)
+            if not self.custom:
+                if selector is not None:
+                    raise ValueError("Shard key selector is only allowed for collections with custom sharding")
+                return self.shards[None]
+            if selector is None:
+                if write:
+                    raise ValueError("Shard key not specified: the collection uses custom sharding")
+                raise NotReproduced("a read across every shard key")
+            if isinstance(selector, m.ShardKeyWithFallback):
+                chosen = self.shards.get(selector.target) or self.shards.get(selector.fallback)
+                if chosen is None:
+                    raise ValueError(f"Shard key {selector.fallback} not found")
+                return chosen
+            if isinstance(selector, list):
+                raise NotReproduced("several shard keys in one request")
+            if selector not in self.shards:
+                raise ValueError(f"Shard key {selector} not found")
+            return self.shards[selector]
+
+    def add_shard_key(self, body: m.CreateShardingKey) -> None:
+        """A new engine shard for ``body.shard_key``, with the payload indexes created so far."""
+        if not self.custom:
+            raise ValueError("Shard keys can only be created for collections with custom sharding")
+        if body.shards_number not in (None, 1) or body.placement:
+            raise NotReproduced("several shards per key, placement")
+        if body.initial_state not in (None, m.ReplicaState.ACTIVE):
+            raise NotReproduced("shard states other than active (a promotion's partial shard, replicate_points)")
+        with self._lock:
+            if body.shard_key in self.shards:
+                raise ValueError(f"Shard key {body.shard_key} already exists")
+            shard = edge.EdgeShard.create(str(self.path / f"key-{len(self.shards)}"), self.edge_config)
+            for key, schema in self.index_params.items():
+                shard.update(edge.UpdateOperation.create_field_index(key, _index_schema(schema)))
+            self.shards[body.shard_key] = shard
+
+    def read_shards(self, selector: m.ShardKeySelector | None) -> list[edge.EdgeShard]:
+        """Where a retrieve by id looks: without a key on custom sharding, every shard (as Qdrant)."""
+        if self.custom and selector is None:
+            with self._lock:
+                self.selectors.append(None)
+            return self.all_shards()
+        return [self.route(selector, write=False)]
+
+    def shard_keys(self) -> list[ShardKey]:
+        with self._lock:
+            return [k for k in self.shards if k is not None]
+
+    def all_shards(self) -> list[edge.EdgeShard]:
+        with self._lock:
+            return list(self.shards.values())
+
     def info(self) -> m.CollectionInfo:
-        """``shard.info()``: counts and payload indexes as the engine has them."""
-        state = self.shard.info()
+        """``shard.info()`` of every shard: counts summed, payload indexes as the engine has them."""
+        states = [shard.info() for shard in self.all_shards()]
         schema = {key: m.PayloadIndexInfo(data_type=_SCHEMA_TYPES[index.data_type],
-                                          params=_params_of(self.index_params.get(key)), points=index.points)
-                  for key, index in state.payload_schema.items()}
+                                          params=_params_of(self.index_params.get(key)),
+                                          points=sum(st.payload_schema[key].points for st in states
+                                                     if key in st.payload_schema))
+                  for st in states for key, index in st.payload_schema.items()}
         return m.CollectionInfo(status=m.CollectionStatus.GREEN, optimizer_status="ok",
-                                segments_count=state.segments_count, points_count=state.points_count,
-                                indexed_vectors_count=state.indexed_vectors_count, config=self.config,
-                                payload_schema=schema)
+                                segments_count=sum(st.segments_count for st in states),
+                                points_count=sum(st.points_count for st in states),
+                                indexed_vectors_count=sum(st.indexed_vectors_count for st in states),
+                                config=self.config, payload_schema=schema)
+
+    def close(self) -> None:
+        for shard in self.all_shards():
+            shard.close()
 
 
 def _params_of(schema: m.PayloadFieldSchema | None) -> m.PayloadSchemaParams | None:
@@ -106,8 +186,12 @@ class Store:
                 raise CollectionExists(name)
             path = self._root / name
             shutil.rmtree(path, ignore_errors=True)
-            shard = edge.EdgeShard.create(str(path), _edge_config(body, config))
-            self._collections[name] = Collection(shard=shard, config=config)
+            path.mkdir(parents=True)
+            edge_config = _edge_config(body, config)
+            shards: dict[ShardKey | None, edge.EdgeShard] = {}
+            if config.params.sharding_method is not m.ShardingMethod.CUSTOM:
+                shards[None] = edge.EdgeShard.create(str(path / "shard"), edge_config)
+            self._collections[name] = Collection(path=path, edge_config=edge_config, config=config, shards=shards)
 
     def delete(self, name: str) -> bool:
         """``close()`` and the shard's files removed; ``False`` when there was no such collection."""
@@ -115,7 +199,7 @@ class Store:
             found = self._collections.pop(name, None)
         if found is None:
             return False
-        found.shard.close()
+        found.close()
         shutil.rmtree(self._root / name, ignore_errors=True)
         return True
 
@@ -128,9 +212,9 @@ class Store:
         collection = self.get(name)
         if body.field_schema is None:
             raise NotReproduced("a payload index without field_schema (Qdrant infers it from the data)")
-        collection.shard.update(edge.UpdateOperation.create_field_index(body.field_name,
-                                                                        _index_schema(body.field_schema)))
         collection.index_params[body.field_name] = body.field_schema
+        for shard in collection.all_shards():
+            shard.update(edge.UpdateOperation.create_field_index(body.field_name, _index_schema(body.field_schema)))
         return collection
 
 
@@ -148,10 +232,10 @@ def _index_schema(schema: m.PayloadFieldSchema) -> Any:
 
 
 def _collection_config(body: m.CreateCollection) -> m.CollectionConfig:
-    """What ``GET /collections/{name}`` reports: the request over Qdrant's defaults, on one node."""
-    distributed = (body.shard_number or 1) > 1 or (body.replication_factor or 1) > 1 or body.sharding_method
-    if distributed or body.write_consistency_factor not in (None, 1):
-        raise NotReproduced("sharding and replication: the test server is a single node with one shard")
+    """What ``GET /collections/{name}`` reports: the request over Qdrant's defaults (one node: one
+    shard, one replica). A shard number, replication factor and write consistency factor asked are
+    reported as asked, though one qdrant-edge shard (per shard key) holds everything: recorded, not
+    reproduced."""
     extras = ("quantization_config", "strict_mode_config", "wal_config", "payload", "id_tracker", "metadata")
     if any(getattr(body, name) is not None for name in extras):
         raise NotReproduced("quantization, strict mode, WAL, storage and metadata settings")
@@ -160,8 +244,10 @@ def _collection_config(body: m.CreateCollection) -> m.CollectionConfig:
     hnsw = _HNSW.model_copy(update=body.hnsw_config.model_dump(exclude_none=True) if body.hnsw_config else {})
     optimizers = _OPTIMIZERS.model_copy(
         update=body.optimizers_config.model_dump(exclude_none=True) if body.optimizers_config else {})
-    params = m.CollectionParams(vectors=body.vectors, sparse_vectors=body.sparse_vectors, shard_number=1,
-                                replication_factor=1, write_consistency_factor=1,
+    params = m.CollectionParams(vectors=body.vectors, sparse_vectors=body.sparse_vectors,
+                                sharding_method=body.sharding_method, shard_number=body.shard_number or 1,
+                                replication_factor=body.replication_factor or 1,
+                                write_consistency_factor=body.write_consistency_factor or 1,
                                 on_disk_payload=body.on_disk_payload if body.on_disk_payload is not None else True)
     return m.CollectionConfig(params=params, hnsw_config=hnsw, optimizer_config=optimizers, wal_config=_WAL)
 

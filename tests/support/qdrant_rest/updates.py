@@ -1,5 +1,6 @@
 """Qdrant's point update operations (``PUT /points``, ``POST /points/delete``, ``POST /points/batch``
-and the payload endpoints) as qdrant-edge ``UpdateOperation`` values."""
+and the payload endpoints) as qdrant-edge ``UpdateOperation`` values; the shard key each names is
+routed by the collection (``Collection.route``)."""
 
 from __future__ import annotations
 
@@ -20,15 +21,11 @@ _MODES = {m.UpdateMode.UPSERT: UpdateMode.Upsert, m.UpdateMode.INSERT_ONLY: Upda
 
 
 def upsert(op: m.PointInsertOperations) -> EdgeOp:
-    if op.shard_key is not None:
-        raise NotReproduced("shard keys")
     mode = _MODES[op.update_mode] if op.update_mode is not None else None
     return EdgeOp.upsert_points(cv.points(op), condition=cv.flt(op.update_filter), update_mode=mode)
 
 
 def delete(selector: m.PointsSelector) -> EdgeOp:
-    if selector.shard_key is not None:
-        raise NotReproduced("shard keys")
     if isinstance(selector, m.FilterSelector):
         return EdgeOp.delete_points_by_filter(cv.flt(selector.filter))
     return EdgeOp.delete_points(cv.ids(selector.points))
@@ -36,8 +33,6 @@ def delete(selector: m.PointsSelector) -> EdgeOp:
 
 def set_payload(body: m.SetPayload, *, overwrite: bool) -> EdgeOp:
     """Qdrant requires ``points`` or ``filter``, not both."""
-    if body.shard_key is not None:
-        raise NotReproduced("shard keys")
     if (body.points is None) == (body.filter is None):
         raise FormatError("Either list of point ids or filter must be provided")
     if body.filter is not None:
@@ -58,4 +53,16 @@ def operation(op: m.UpdateOperation) -> EdgeOp:
             return set_payload(body, overwrite=False)
         case m.OverwritePayloadOperation(overwrite_payload=body):
             return set_payload(body, overwrite=True)
+    raise NotReproduced(f"batch operation {type(op).__name__}")
+
+
+def shard_key(op: m.UpdateOperation) -> m.ShardKeySelector | None:
+    """The shard-key selector of one entry of ``POST /points/batch``."""
+    match op:
+        case m.UpsertOperation(upsert=body):
+            return body.shard_key
+        case m.DeleteOperation(delete=selector):
+            return selector.shard_key
+        case m.SetPayloadOperation(set_payload=body) | m.OverwritePayloadOperation(overwrite_payload=body):
+            return body.shard_key
     raise NotReproduced(f"batch operation {type(op).__name__}")

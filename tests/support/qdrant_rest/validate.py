@@ -1,6 +1,7 @@
 """The few of Qdrant's request validation rules (its ``validator`` annotations, answered 422 "Validation
 error in JSON body: [...]") that a body can break once qdrant-client's models have parsed it, for the
-requests this server reproduces: limits of at least 1, vector sizes of 1 to 65536, sparse vectors with
+requests this server reproduces: limits, shard numbers and replication and write consistency factors
+of at least 1, vector sizes of 1 to 65536, sparse vectors with
 as many values as indices and no index twice (qdrant-edge does not check the last two, and a sparse
 vector with more indices than values leaves a 0.9.0 shard unreadable).
 """
@@ -42,8 +43,11 @@ def _raise(errors: Iterable[str]) -> None:
 
 def create_collection(body: m.CreateCollection) -> None:
     vectors = body.vectors if isinstance(body.vectors, dict) else {}
-    _raise(f"vectors.{name}.size: value {p.size} invalid, must be in 1..={MAX_DIM}"
-           for name, p in vectors.items() if not 1 <= p.size <= MAX_DIM)
+    errors = [f"vectors.{name}.size: value {p.size} invalid, must be in 1..={MAX_DIM}"
+              for name, p in vectors.items() if not 1 <= p.size <= MAX_DIM]
+    for name in ("shard_number", "replication_factor", "write_consistency_factor"):
+        errors += _limit(name, getattr(body, name))
+    _raise(errors)
 
 
 def points(body: list[m.PointStruct], path: str = "points") -> None:
