@@ -8,36 +8,33 @@ Sparse IDF statistics are computed over the subject's records (``IdfCorpusParams
 Qdrant >= 1.19; the constructor refuses older servers.
 
 Writes wait for the server (``wait=True``) so a read that follows sees them. On a cluster
-(``Distribution``): the collection is created with the shard number, replication factor and write
-consistency factor asked (an existing one is compared and a difference logged, never changed),
-every write carries ``ordering`` and every read but ``count`` (which has none) ``consistency``.
-With tiered multitenancy every call also names the tenant's shard key with the fallback shard's.
-Client and server failures become ``DependencyUnavailable``.
-"""
+(``Distribution``) the collection is created with the shard number and the replication and write
+consistency factors asked (an existing one is compared, a difference logged, never changed); writes
+carry ``ordering``, reads but ``count`` ``consistency``, and with tiered multitenancy every call names
+the tenant's shard key with the fallback's. Filters and hits: ``qdrant_requests``. Client and server
+failures become ``DependencyUnavailable``."""
 
 from __future__ import annotations
 
 import ssl
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import grpc  # type: ignore[import-untyped]
-import numpy as np
 import structlog
 from qdrant_client import QdrantClient, models
 from qdrant_client.http.exceptions import ApiException
 
 from carnet.adapters import payload as pl
 from carnet.adapters.qdrant_distribution import Distribution
+from carnet.adapters.qdrant_requests import candidates, scoped_filter, sparse_request
 from carnet.domain.records import Memory, Scope
 from carnet.domain.unreadable import Skipped
 from carnet.errors import Conflict, DependencyUnavailable
 from carnet.ports import (
     AccessUpdate,
-    Candidate,
     HybridHits,
     IndexedMemory,
     RecordFilter,
@@ -46,37 +43,7 @@ from carnet.ports import (
 )
 
 MIN_SERVER_VERSION = (1, 19)
-
 log = structlog.get_logger(__name__)
-
-
-def scoped_filter(scope: Scope, where: RecordFilter | None = None, ids: Sequence[str] | None = None) -> models.Filter:
-    """The only way this adapter builds a filter: tenant AND subject first, always, then the narrowing."""
-    must: list[models.Condition] = [
-        models.FieldCondition(key=pl.TENANT, match=models.MatchValue(value=scope.tenant)),
-        models.FieldCondition(key=pl.SUBJECT, match=models.MatchValue(value=scope.subject)),
-    ]
-    must_not: list[models.Condition] = []
-    for c in pl.narrowing(where) if where is not None else ():
-        if isinstance(c, pl.NoneOf):
-            must_not.append(models.FieldCondition(key=c.key, match=models.MatchAny(any=list(c.values))))
-        else:
-            must.append(_condition(c))
-    if ids is not None:
-        must.append(models.HasIdCondition(has_id=list(ids)))
-    return models.Filter(must=must, must_not=must_not or None)
-
-
-def _condition(c: pl.Condition) -> models.FieldCondition:
-    match c:
-        case pl.Equals(key, value):
-            return models.FieldCondition(key=key, match=models.MatchValue(value=value))
-        case pl.OneOf(key, values):
-            return models.FieldCondition(key=key, match=models.MatchAny(any=list(values)))
-        case pl.GreaterThan(key, value):
-            return models.FieldCondition(key=key, range=models.Range(gt=value))
-        case pl.NoneOf():
-            raise ValueError("NoneOf is a must_not: scoped_filter places it")
 
 
 @contextmanager
@@ -352,12 +319,12 @@ class ServerVectorIndex:
             )
         ]
         if sparse is not None and sparse.indices:
-            requests.append(_sparse_request(scope, sparse, limit, flt, with_vector, shard_key))
+            requests.append(sparse_request(scope, sparse, limit, flt, with_vector, shard_key))
         with _server_errors("query"):
             responses = self._client.query_batch_points(self._collection, requests, consistency=self._consistency)
-        dense_hits = _candidates(responses[0].points, with_vectors, skipped)
+        dense_hits = candidates(responses[0].points, with_vectors, skipped)
         known = {c.memory.id: c for c in dense_hits}
-        sparse_hits = _candidates(responses[1].points, with_vectors, skipped, known) if len(responses) > 1 else []
+        sparse_hits = candidates(responses[1].points, with_vectors, skipped, known) if len(responses) > 1 else []
         return HybridHits(dense=dense_hits, sparse=sparse_hits)
 
     def reveal(self, scope: Scope, memories: Sequence[Memory], *, pseudo_text: bool = False,
@@ -431,39 +398,3 @@ class ServerVectorIndex:
     def close(self) -> None:
         """``QdrantClient.close()``: closes HTTP connections / gRPC channels."""
         self._client.close()
-
-
-def _sparse_request(
-    scope: Scope, sparse: SparseVector, limit: int, flt: models.Filter, with_vector: list[str] | bool,
-    shard_key: models.ShardKeyWithFallback | None,
-) -> models.QueryRequest:
-    checked = pl.check_sparse(sparse)
-    vector = models.SparseVector(indices=list(checked.indices), values=list(checked.values))
-    return models.QueryRequest(
-        query=models.NearestQuery(nearest=vector),
-        using=pl.SPARSE,
-        filter=flt,
-        limit=limit,
-        with_payload=True,
-        with_vector=with_vector,
-        params=models.SearchParams(idf=models.IdfCorpusParams(corpus=scoped_filter(scope))),
-        shard_key=shard_key,
-    )
-
-
-def _candidates(points: Sequence[models.ScoredPoint], with_vectors: bool, skipped: Skipped | None,
-                known: dict[str, Candidate] | None = None) -> list[Candidate]:
-    return [c for point in points if (c := _candidate(point, with_vectors, skipped, known)) is not None]
-
-
-def _candidate(point: models.ScoredPoint, with_vectors: bool, skipped: Skipped | None,
-               known: dict[str, Candidate] | None = None) -> Candidate | None:
-    """A hit already converted (found by both retrievers) is reused with this retriever's score."""
-    seen = known.get(str(point.id)) if known else None
-    if seen is not None:
-        return replace(seen, score=float(point.score))
-    vector = None
-    if with_vectors and isinstance(point.vector, dict):
-        vector = np.asarray(point.vector[pl.DENSE], dtype=np.float32)
-    memory = pl.decode(str(point.id), point.payload, skipped)
-    return None if memory is None else Candidate(memory=memory, score=float(point.score), vector=vector)
