@@ -101,6 +101,7 @@ def test_member_statements_in_the_third_person(said: str, fact: str) -> None:
          "La résiliation du membre prendra effet le 1er juillet."),
         ("Envoyez-nous les photos de la cuisine.",
          "Le conseiller demande au membre d'envoyer les photos de la cuisine."),
+        ("Formule Famille pour vous trois, à 96 euros.", "Formule Famille pour les trois, à 96 euros."),
     ],
 )
 def test_advisor_statements_name_both_sides(said: str, fact: str) -> None:

@@ -155,7 +155,14 @@ def _after_clitics(walk: Walk, i: int) -> int | None:
     return None
 
 
+_COUNTED = frozenset("deux trois quatre cinq".split())  # "vous deux", "pour vous trois": the household
+
+
 def _vous(walk: Walk, i: int) -> int:
+    following = next(iter(walk.words(i + 1)), None)
+    if following is not None and walk.low(following) in _COUNTED:
+        walk.tokens[i] = "les"  # "vous deux co-assurés" → "les deux co-assurés", not "deux le membre"
+        return i
     after = _after_clitics(walk, i)
     if after is not None and looks_second_plural(walk.tokens[after]):
         return _subject(walk, i, "2p", "advisor" if walk.speaker == MEMBER else "member")
