@@ -251,10 +251,17 @@ def test_the_adapter_creates_a_replicated_collection_and_sends_ordering_and_cons
         _every_call(idx)
     finally:
         idx.close()
+    _assert_layout(qdrant_rest, collection, first, (3, 2, 2), ordering="strong", consistency="majority")
+
+
+def _assert_layout(qdrant_rest: RunningQdrant, collection: str, first: int, layout: tuple[int, int, int], *,
+                   ordering: str, consistency: str) -> None:
+    """The collection's (shard number, replication factor, write consistency factor), and what every
+    write and read since request ``first`` asked of the replicas."""
     params = _params(qdrant_rest, collection)
-    assert (params["shard_number"], params["replication_factor"], params["write_consistency_factor"]) == (3, 2, 2)
-    assert _sent(qdrant_rest, first, WRITES, "ordering") == {"strong"}
-    assert _sent(qdrant_rest, first, READS, "consistency") == {"majority"}
+    assert (params["shard_number"], params["replication_factor"], params["write_consistency_factor"]) == layout
+    assert _sent(qdrant_rest, first, WRITES, "ordering") == {ordering}
+    assert _sent(qdrant_rest, first, READS, "consistency") == {consistency}
 
 
 def test_by_default_qdrant_chooses_the_layout_writes_go_medium_and_reads_ask_one_replica(
@@ -315,10 +322,7 @@ def test_bootstrap_hands_the_cluster_settings_to_the_adapter(
         assert idx.count(SCOPE, where=ALL) == 1
     finally:
         idx.close()
-    params = _params(qdrant_rest, collection)
-    assert (params["shard_number"], params["replication_factor"], params["write_consistency_factor"]) == (6, 2, 2)
-    assert _sent(qdrant_rest, first, WRITES, "ordering") == {"strong"}
-    assert _sent(qdrant_rest, first, READS, "consistency") == {"all"}
+    _assert_layout(qdrant_rest, collection, first, (6, 2, 2), ordering="strong", consistency="all")
 
 
 def test_a_tiered_collection_sends_each_tenant_to_its_shard_or_the_fallback(
