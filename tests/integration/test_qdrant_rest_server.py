@@ -185,10 +185,8 @@ def test_prefetch_with_rrf_fusion_scores_as_qdrant(qdrant_rest: RunningQdrant, c
         client.close()
 
 
-def test_the_adapter_calls_these_endpoints_and_no_other(qdrant_rest: RunningQdrant, collection: str) -> None:
-    """What the server must reproduce for the adapter (README): every ``VectorIndex`` method once."""
-    first = len(qdrant_rest.app.requests)
-    idx = open_rest(qdrant_rest, collection)
+def _every_call(idx: Any) -> None:
+    """Each ``VectorIndex`` method once, so every write and read endpoint is called."""
     a = memory(SCOPE, "a")
     idx.upsert(SCOPE, [item(a, 1)])
     idx.hybrid_search(SCOPE, dense=unit(1), sparse=SparseVector([7], [1.0]), limit=3, where=ALL)
@@ -201,6 +199,13 @@ def test_the_adapter_calls_these_endpoints_and_no_other(qdrant_rest: RunningQdra
     idx.rescope(SCOPE, new, [(memory(new, "a", id=a.id), SparseVector([8], [1.0]))])
     idx.delete(new, [a.id])
     idx.check()
+
+
+def test_the_adapter_calls_these_endpoints_and_no_other(qdrant_rest: RunningQdrant, collection: str) -> None:
+    """What the server must reproduce for the adapter (README): every ``VectorIndex`` method once."""
+    first = len(qdrant_rest.app.requests)
+    idx = open_rest(qdrant_rest, collection)
+    _every_call(idx)
     idx.close()
     c, p = "/collections/{name}", "/collections/{name}/points"
     assert set(qdrant_rest.app.requests[first:]) == {
@@ -219,17 +224,6 @@ READS = {("POST", "/collections/{name}/points"), ("POST", "/collections/{name}/p
          ("POST", "/collections/{name}/points/scroll")}  # count takes no read consistency in Qdrant
 
 
-def _every_call(idx: Any) -> None:
-    """Each ``VectorIndex`` method once, so every write and read endpoint is called."""
-    a = memory(SCOPE, "a")
-    idx.upsert(SCOPE, [item(a, 1)])
-    idx.hybrid_search(SCOPE, dense=unit(1), sparse=SparseVector([7], [1.0]), limit=3, where=ALL)
-    idx.get(SCOPE, [a.id])
-    idx.scroll(SCOPE, where=ALL, limit=5)
-    idx.count(SCOPE, where=ALL)
-    idx.record_access(SCOPE, [AccessUpdate(a.id, 1, NOW)])
-    idx.replace_payload(SCOPE, [a])
-    idx.delete(SCOPE, [a.id])
 
 
 def _params(running: RunningQdrant, name: str) -> dict[str, Any]:
