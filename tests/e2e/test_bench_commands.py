@@ -61,6 +61,83 @@ def test_bench_latency_json(tmp_path: Path) -> None:
     assert s["service_kms_calls"] == 0  # 4 subjects, keys cached during ingest: no KMS round trip
 
 
+def _active_records(store: Path, subjects: int) -> int:
+    """Counted through the store's own index, subject by subject (a fresh container on the store)."""
+    from carnet.bench.served import TENANT, settings, subject
+    from carnet.bootstrap import build
+    from carnet.ports import RecordFilter
+    from carnet.services.scope import scope_for
+
+    container = build(settings(store))
+    try:
+        deps = container.deps
+        return sum(deps.index.count(scope_for(deps, TENANT, subject(s)), where=RecordFilter())
+                   for s in range(subjects))
+    finally:
+        container.close()
+
+
+def test_bench_latency_text_pool_builds_the_asked_load_and_is_never_reused_another_way(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    result = runner.invoke(app, ["bench", "latency", "--memories", "600", "--subjects", "6", "--queries", "10",
+                                 "--text-pool", "100", "--store", str(store), "--json"])
+    assert result.exit_code == 0, result.output
+    s = _last_json(result.stdout)
+    for key in ("ingest_per_s", "service_p50_ms", "service_p95_ms", "service_p99_ms", "http_p50_ms",
+                "http_p95_ms", "http_p99_ms"):
+        assert isinstance(s[key], float) and s[key] > 0, key
+    assert s["service_cache_hit_rate"] == 0.0 and s["http_cache_hit_rate"] == 0.0
+    # 100 per subject drawn from a pool of 100: every text once per subject, nothing merged
+    assert s["ingest_outcomes"] == {"created": 600} and s["points"] == 600
+    assert s["ingest_builder"] == "text-pool" and s["text_pool"] == 100
+    assert 0 < s["pool_embedded"] <= 600 and 0 < s["pool_detected"] <= 100
+    assert isinstance(s["disk_bytes"], int) and s["disk_bytes"] > 0
+    assert isinstance(s["serve_rss_bytes"], int) and s["serve_rss_bytes"] > 0
+    marker = json.loads((store / "bench-load.json").read_text())
+    assert marker["load"] == {"memories": 600, "subjects": 6, "builder": "text-pool", "text_pool": 100}
+
+    for other in ([], ["--text-pool", "150"]):  # through remember, or from another pool: refused, untouched
+        again = runner.invoke(app, ["bench", "latency", "--memories", "600", "--subjects", "6", "--queries", "10",
+                                    "--store", str(store), *other])
+        assert again.exit_code == 2 and "use another --store" in again.output, again.output
+    assert _active_records(store, 6) == 600  # through the store's own index, after the refused runs
+
+
+def test_bench_latency_text_pool_never_reuses_a_store_built_through_remember(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    store.mkdir()
+    built = {"load": {"memories": 600, "subjects": 6}, "ingest": {"ingest_per_s": 1.0}}  # as `remember` built it
+    (store / "bench-load.json").write_text(json.dumps(built))
+    result = runner.invoke(app, ["bench", "latency", "--memories", "600", "--subjects", "6", "--queries", "10",
+                                 "--text-pool", "100", "--store", str(store)])
+    assert result.exit_code == 2 and "use another --store" in result.output, result.output
+    assert json.loads((store / "bench-load.json").read_text()) == built
+
+
+def test_bench_latency_text_pool_needs_a_text_per_memory_of_a_subject(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["bench", "latency", "--memories", "600", "--subjects", "3", "--queries", "10",
+                                 "--text-pool", "100", "--store", str(tmp_path / "s")])
+    assert result.exit_code == 2 and "without replacement" in result.output, result.output
+
+
+@pytest.mark.slow  # two stores, each measured through `carnet serve`: about a minute here
+def test_bench_latency_curve_measures_each_size_back_to_back(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["bench", "latency", "--curve", "100,300", "--subjects", "3", "--queries", "10",
+                                 "--text-pool", "100", "--store", str(tmp_path), "--json"])
+    assert result.exit_code == 0, result.output
+    s = _last_json(result.stdout)
+    rows = s["curve"]
+    assert isinstance(rows, list) and [r["memories"] for r in rows] == [100, 300]
+    assert [r["points"] for r in rows] == [100, 300]
+    for r in rows:
+        for key in ("service_p50_ms", "service_p95_ms", "service_p99_ms", "http_p50_ms", "http_p95_ms",
+                    "http_p99_ms", "disk_bytes", "serve_rss_bytes"):
+            assert r[key] > 0, key
+    assert isinstance(s["service_p95_ratio"], float) and isinstance(s["http_p95_ratio"], float)
+    assert "cores" in str(s["machine"])
+    assert {"load_average_start", "load_average_end"} <= set(s)
+
+
 def test_bench_crypto_json() -> None:
     result = runner.invoke(app, ["bench", "crypto", "--memories", "60", "--subjects", "3", "--pairs", "2",
                                  "--queries", "10", "--json"])

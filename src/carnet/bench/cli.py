@@ -49,12 +49,34 @@ def latency(
     store: Annotated[Path | None, typer.Option("--store", help="Build/reuse the store here.")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print a JSON summary as the last line.")] = False,
     pii: Annotated[bool, typer.Option("--pii/--no-pii", help="Pseudonymise before embedding (the default).")] = True,
+    text_pool: Annotated[int | None, typer.Option(
+        "--text-pool", min=1, help="Build the store in bulk from this many distinct texts, each embedded once "
+                                   "and reused across subjects, written as remember creates them but without "
+                                   "reconcile (default: through remember).")] = None,
+    curve: Annotated[str | None, typer.Option(
+        "--curve", help="Sizes to measure in one run instead of --memories, e.g. 10000,100000,1000000: one "
+                        "store per size under --store, all built first, then measured back to back.")] = None,
 ) -> None:
     """Ingest throughput, then assemble latency through the service layer and through HTTP. A store kept
-    with --store is reused by a later run with the same load (only the queries are measured again)."""
+    with --store is reused by a later run with the same load (only the queries are measured again); a
+    store built one way (--text-pool or not, another pool size) is never reused by a run asked another."""
     from carnet.bench.latency import run
+    from carnet.bench.served import StoreMismatch
+    from carnet.bench.text_pool import PoolTooSmall
 
-    run(memories=memories, subjects=subjects, queries=queries, store=store, json_out=json_out, pii=pii)
+    try:
+        sizes = [int(x) for x in curve.split(",") if x.strip()] if curve else None
+    except ValueError as exc:
+        raise typer.BadParameter("--curve takes integers separated by commas, e.g. 10000,100000") from exc
+    if sizes is not None and (not sizes or min(sizes) < 1):
+        raise typer.BadParameter("--curve values must be >= 1")
+    try:
+        run(memories=memories, subjects=subjects, queries=queries, store=store, json_out=json_out, pii=pii,
+            text_pool=text_pool, curve=sizes)
+    except StoreMismatch as exc:
+        raise typer.BadParameter(str(exc), param_hint="--store") from exc
+    except PoolTooSmall as exc:
+        raise typer.BadParameter(str(exc), param_hint="--text-pool") from exc
 
 
 @bench_app.command("load")

@@ -32,16 +32,58 @@ def subject(n: int) -> str:
     return f"sub-{n:06d}"
 
 
-def seeded(container: Any, root: Path, *, memories: int, subjects: int) -> dict[str, Any]:
-    """Ingest ``memories`` over ``subjects`` unless the store at ``root`` already holds that load (its
-    marker file says so); the ingest figures, measured now or when it was built."""
+class StoreMismatch(ValueError):
+    """The store holds another load, or one built another way: it is neither reused nor added to."""
+
+    def __init__(self, root: Path, recorded: Mapping[str, Any], wanted: Mapping[str, Any]) -> None:
+        super().__init__(f"the store at {root} holds {dict(recorded)}, not {dict(wanted)}: use another --store")
+
+
+def load_wanted(memories: int, subjects: int, text_pool: int | None) -> dict[str, Any]:
+    """What the marker records of a load: size, and for the pool builder how it was built."""
+    wanted: dict[str, Any] = {"memories": memories, "subjects": subjects}
+    if text_pool is not None:
+        from carnet.bench.text_pool import BUILDER
+
+        wanted.update(builder=BUILDER, text_pool=text_pool)
+    return wanted
+
+
+def reusable(root: Path, *, memories: int, subjects: int, text_pool: int | None = None) -> bool:
+    """Whether the store at ``root`` holds that load, built that way (its marker says so); raises
+    ``StoreMismatch`` when it holds one built another way, or when a pool-built load would be added to
+    a store holding another load (cheap: callers check before loading any model)."""
     marker = root / "bench-load.json"
-    wanted = {"memories": memories, "subjects": subjects}
-    if marker.exists() and json.loads(marker.read_text()).get("load") == wanted:
+    if not marker.exists():
+        return False
+    wanted = load_wanted(memories, subjects, text_pool)
+    recorded = json.loads(marker.read_text()).get("load", {})
+    if recorded == wanted:
+        return True
+    if text_pool is not None or "builder" in recorded:
+        raise StoreMismatch(root, recorded, wanted)
+    return False  # the same builder, another size: `remember` adds to it, as it always did
+
+
+def seeded(container: Any, root: Path, *, memories: int, subjects: int,
+           text_pool: int | None = None) -> dict[str, Any]:
+    """Ingest ``memories`` over ``subjects`` unless the store at ``root`` already holds that load (its
+    marker file says so); the ingest figures, measured now or when it was built. ``text_pool``: build it
+    with the bulk builder (``bench.text_pool``) from that many distinct texts. A store built one way is
+    never reused, nor added to, by a run asked the other way (``StoreMismatch``), and a pool-built store
+    is never added to."""
+    marker = root / "bench-load.json"
+    wanted = load_wanted(memories, subjects, text_pool)
+    if reusable(root, memories=memories, subjects=subjects, text_pool=text_pool):
         progress(f"reusing the store at {root} ({memories} memories, {subjects} subjects)")
         figures: dict[str, Any] = json.loads(marker.read_text())["ingest"]
         return figures
-    figures = ingest(container, memories, subjects)
+    if text_pool is None:
+        figures = ingest(container, memories, subjects)
+    else:
+        from carnet.bench.text_pool import ingest_pooled
+
+        figures = ingest_pooled(container, memories, subjects, text_pool, tenant=TENANT, subject_id=subject)
     marker.write_text(json.dumps({"load": wanted, "ingest": figures}))
     return figures
 
@@ -80,6 +122,14 @@ def serving(root: Path, *, pii: bool, rate_limit: str | None = None,
     """``carnet serve`` on the store at ``root``, in its own process; yields its base URL and a new
     agent key of the bench tenant (``rate_limit``: the key's own budget). The server's stderr goes to
     ``root/serve.log`` (its tail is shown if it fails to come up)."""
+    with served_process(root, pii=pii, rate_limit=rate_limit, env=env) as (base, key, _):
+        yield base, key
+
+
+@contextmanager
+def served_process(root: Path, *, pii: bool, rate_limit: str | None = None,
+                   env: Mapping[str, str] | None = None) -> Iterator[tuple[str, str, int]]:
+    """``serving``, also yielding the server's process id (to read its memory)."""
     from carnet.api.server import free_port, wait_ready
     from carnet.bootstrap import build_control_plane
     from carnet.services.apikeys import create_key
@@ -97,11 +147,11 @@ def serving(root: Path, *, pii: bool, rate_limit: str | None = None,
         try:
             base = f"http://127.0.0.1:{port}"
             try:
-                wait_ready(base, timeout=120, alive=lambda: proc.poll() is None)
+                wait_ready(base, timeout=600, alive=lambda: proc.poll() is None)
             except (RuntimeError, TimeoutError):
                 progress(log_path.read_text(errors="replace")[-2000:])
                 raise
-            yield base, key
+            yield base, key, proc.pid
         finally:
             proc.terminate()
             try:
@@ -109,3 +159,25 @@ def serving(root: Path, *, pii: bool, rate_limit: str | None = None,
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+
+
+def rss_bytes(pid: int) -> dict[str, int]:
+    """The process's resident memory now and at its peak (``VmRSS``, ``VmHWM`` in /proc; Linux only)."""
+    out: dict[str, int] = {}
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            name, _, value = line.partition(":")
+            if name in ("VmRSS", "VmHWM"):
+                out["serve_rss_bytes" if name == "VmRSS" else "serve_peak_rss_bytes"] = int(value.split()[0]) * 1024
+    except OSError:
+        pass
+    return out
+
+
+def disk_bytes(root: Path) -> int:
+    """Bytes the store takes on disk (allocated blocks, so sparse files count what they use)."""
+    total = 0
+    for path in root.rglob("*"):
+        if path.is_file() and not path.is_symlink():
+            total += path.stat().st_blocks * 512
+    return total

@@ -105,6 +105,34 @@ def remember(deps: Deps, *, tenant: str, subject_id: str, items: Sequence[NewMem
     return [outcomes.get(i) or Outcome("unchanged", stored[aliases.get(i, i)]) for i in ids]
 
 
+def insert_new(deps: Deps, *, tenant: str, subject_id: str, items: Sequence[NewMemory], actor: str) -> int:
+    """Store ``items`` as ``remember`` creates a record that has no neighbour: the same validation, id,
+    pseudonymisation (the subject's map), embedding, record, keyword vector, sealing, upsert and
+    ``created`` history entry, but no reconcile (no neighbour is searched, nothing merges or supersedes)
+    and no replay check (an id already stored is rewritten). For building large benchmark stores
+    (``carnet bench latency --text-pool``) whose items the caller knows to be new and distinct; no
+    entrypoint calls it. Returns the number of records written."""
+    _validate(deps, tenant, items)
+    scope = scope_for(deps, tenant, subject_id)
+    now = deps.clock.now()
+    with deps.locks.for_scope(scope):
+        deps.subjects.ensure(scope, subject_id)
+        by_id: dict[str, NewMemory] = {}
+        for item in items:
+            by_id.setdefault(_id_for(deps, scope, item), item)  # the same item twice: written once
+        fresh = list(by_id.items())
+        prepared = _pseudonymize(deps, scope, fresh)
+        vectors = _embed(deps, fresh, prepared, now)
+        batch = _Batch()
+        for (mid, item), vec in zip(fresh, vectors, strict=True):
+            record = _build(deps, scope, mid, item, prepared[mid], now)
+            incoming = Incoming(text=record.text, pseudo_text=record.pseudo_text, kind=record.kind, id=mid,
+                                sources=record.sources, valid_from=record.valid_from)
+            _stage_new(deps, scope, batch, record, vec, now, actor, decide(incoming, [], deps.thresholds).reason)
+        _write(deps, scope, batch)
+    return len(batch.new)
+
+
 def check_items(deps: Deps, tenant: str, items: Sequence[NewMemory]) -> None:
     """What ``remember`` refuses (``InvalidInput``), checked without writing anything: the facade's
     door runs it before the write's audit entry."""
@@ -187,16 +215,16 @@ def _pseudonymize(deps: Deps, scope: Scope, fresh: list[tuple[str, NewMemory]]) 
 
 
 def _embed(deps: Deps, fresh: list[tuple[str, NewMemory]], prepared: dict[str, _Prepared], now: datetime) -> Vector:
-    texts = [
-        embedding_text(
-            prepared[mid].text.pseudo_text,  # never the original text
-            at=(item.occurred_at or now) if deps.embed_dates else None,
-            locale=deps.locale,
-            context=prepared[mid].context,
-        )
-        for mid, item in fresh
-    ]
+    texts = [passage_text(deps, item, prepared[mid].text.pseudo_text, prepared[mid].context, now)
+             for mid, item in fresh]
     return deps.embedder.embed_passages(texts)
+
+
+def passage_text(deps: Deps, item: NewMemory, pseudo_text: str, context: str | None, now: datetime) -> str:
+    """What is embedded for ``item``: its pseudonymised text (never the original), its date, its
+    (pseudonymised) context."""
+    return embedding_text(pseudo_text, at=(item.occurred_at or now) if deps.embed_dates else None,
+                          locale=deps.locale, context=context)
 
 
 def _build(deps: Deps, scope: Scope, mid: str, item: NewMemory, prepared: _Prepared, now: datetime) -> Memory:
@@ -273,13 +301,20 @@ def _reconcile_one(deps: Deps, scope: Scope, batch: _Batch, mid: str, item: NewM
         closed = _supersede(batch, decision.superseded, candidates, by=target.id, at=record.valid_from,
                             now=now, actor=actor, rule=decision.reason)
         return Outcome("merged", merged, merged_into=target.id, superseded=closed, reason=decision.reason)
-    batch.new[mid] = IndexedMemory(record, vec, deps.sparse.encode_document(scope, keyword_text(record.pseudo_text)))
-    batch.history.append(HistoryEntry(mid, now, "created", actor, {"rule": decision.reason}))
+    _stage_new(deps, scope, batch, record, vec, now, actor, decision.reason)
     closed = ()
     if decision.action is Action.SUPERSEDE:
         closed = _supersede(batch, decision.superseded, candidates, by=mid, at=record.valid_from,
                             now=now, actor=actor, rule=decision.reason)
     return Outcome("superseded" if closed else "created", record, superseded=closed, reason=decision.reason)
+
+
+def _stage_new(deps: Deps, scope: Scope, batch: _Batch, record: Memory, vec: Vector, now: datetime, actor: str,
+               rule: str) -> None:
+    """A created record: its keyword vector (from ``pseudo_text``) and its history entry."""
+    sparse = deps.sparse.encode_document(scope, keyword_text(record.pseudo_text))
+    batch.new[record.id] = IndexedMemory(record, vec, sparse)
+    batch.history.append(HistoryEntry(record.id, now, "created", actor, {"rule": rule}))
 
 
 def _supersede(batch: _Batch, ids: Sequence[str], candidates: Sequence[tuple[Memory, float]], *, by: str,
