@@ -77,32 +77,6 @@ def _active_records(store: Path, subjects: int) -> int:
         container.close()
 
 
-def test_bench_latency_text_pool_builds_the_asked_load_and_is_never_reused_another_way(tmp_path: Path) -> None:
-    store = tmp_path / "store"
-    result = runner.invoke(app, ["bench", "latency", "--memories", "600", "--subjects", "6", "--queries", "10",
-                                 "--text-pool", "100", "--store", str(store), "--json"])
-    assert result.exit_code == 0, result.output
-    s = _last_json(result.stdout)
-    for key in ("ingest_per_s", "service_p50_ms", "service_p95_ms", "service_p99_ms", "http_p50_ms",
-                "http_p95_ms", "http_p99_ms"):
-        assert isinstance(s[key], float) and s[key] > 0, key
-    assert s["service_cache_hit_rate"] == 0.0 and s["http_cache_hit_rate"] == 0.0
-    # 100 per subject drawn from a pool of 100: every text once per subject, nothing merged
-    assert s["ingest_outcomes"] == {"created": 600} and s["points"] == 600
-    assert s["ingest_builder"] == "text-pool" and s["text_pool"] == 100
-    assert 0 < s["pool_embedded"] <= 600 and 0 < s["pool_detected"] <= 100
-    assert isinstance(s["disk_bytes"], int) and s["disk_bytes"] > 0
-    assert isinstance(s["serve_rss_bytes"], int) and s["serve_rss_bytes"] > 0
-    marker = json.loads((store / "bench-load.json").read_text())
-    assert marker["load"] == {"memories": 600, "subjects": 6, "builder": "text-pool", "text_pool": 100}
-
-    for other in ([], ["--text-pool", "150"]):  # through remember, or from another pool: refused, untouched
-        again = runner.invoke(app, ["bench", "latency", "--memories", "600", "--subjects", "6", "--queries", "10",
-                                    "--store", str(store), *other])
-        assert again.exit_code == 2 and "use another --store" in again.output, again.output
-    assert _active_records(store, 6) == 600  # through the store's own index, after the refused runs
-
-
 def test_bench_latency_text_pool_never_reuses_a_store_built_through_remember(tmp_path: Path) -> None:
     store = tmp_path / "store"
     store.mkdir()
@@ -136,6 +110,17 @@ def test_bench_latency_curve_measures_each_size_back_to_back(tmp_path: Path) -> 
     assert isinstance(s["service_p95_ratio"], float) and isinstance(s["http_p95_ratio"], float)
     assert "cores" in str(s["machine"])
     assert {"load_average_start", "load_average_end"} <= set(s)
+    # Each size's store: built from the pool (100 per subject from a pool of 100: every text once per
+    # subject, nothing merged), marked so, and never reused by a run asked another way.
+    store = tmp_path / "m300"
+    marker = json.loads((store / "bench-load.json").read_text())
+    assert marker["load"] == {"memories": 300, "subjects": 3, "builder": "text-pool", "text_pool": 100}
+    assert marker["ingest"]["ingest_outcomes"] == {"created": 300}
+    for other in ([], ["--text-pool", "150"]):  # through remember, or from another pool: refused, untouched
+        again = runner.invoke(app, ["bench", "latency", "--memories", "300", "--subjects", "3", "--queries", "10",
+                                    "--store", str(store), *other])
+        assert again.exit_code == 2 and "use another --store" in again.output, again.output
+    assert _active_records(store, 3) == 300  # through the store's own index, after the refused runs
 
 
 def test_bench_crypto_json() -> None:
