@@ -31,6 +31,7 @@ from carnet.config import Settings
 from carnet.services.apikeys import create_key
 from tests.support.openbao import transit_server
 from tests.support.qdrant_rest import RunningQdrant
+from tests.support.serve import stop
 
 pytestmark = pytest.mark.slow
 TENANT, OTHER_TENANT, SUBJECT = "assur-nord", "banque-sud", "ADH-7311"
@@ -71,16 +72,6 @@ def _start(root: Path, env: dict[str, str], *args: str) -> subprocess.Popen[byte
         return subprocess.Popen(cmd, env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=log)
 
 
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
 def _count(dsn: str, sql: str) -> int:
     with psycopg.connect(dsn) as conn:
         row = conn.execute(sql.encode()).fetchone()
@@ -106,7 +97,7 @@ def topology(tmp_path: Path, postgres_dsn: str, qdrant_rest: RunningQdrant) -> I
         worker = _start(tmp_path / "worker", env, "worker", "--threads", "2")
         apis = [_start(tmp_path / f"api-{n}", env, "serve", "--port", str(port)) for n, port in enumerate(ports)]
         for proc in (worker, *apis):
-            stack.callback(_stop, proc)
+            stack.callback(stop, proc)
         bases = [f"http://127.0.0.1:{port}" for port in ports]
         for base, proc in zip(bases, apis, strict=True):
             wait_ready(base, timeout=180, alive=lambda p=proc: p.poll() is None)

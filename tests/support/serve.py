@@ -28,10 +28,15 @@ def serve_process(root: Path, env: dict[str, str], *, log_name: str = "serve.log
             wait_ready(base, timeout=120, alive=lambda: proc.poll() is None, verify=tls if tls is not None else True)
             yield base, proc
         finally:
-            if proc.poll() is None:
-                proc.terminate()
-                try:
-                    proc.wait(timeout=30)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
+            stop(proc)
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM, then SIGKILL if the process has not ended within 30 s."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
