@@ -32,8 +32,6 @@ from carnet.settings_groups import (
     Pkcs11Settings,
     PostgresSettings,
     PostgresSslMode,
-    QdrantServerSettings,
-    QdrantSharding,
     RetentionAfter,
     RetentionClassName,
     RetentionClassSettings,
@@ -47,6 +45,7 @@ from carnet.settings_groups import (
     VectorBackend,
     WorkerSettings,
 )
+from carnet.settings_qdrant import QdrantServerSettings, QdrantSharding
 
 __all__ = [
     "CLIENT_VARIABLES",

@@ -9,7 +9,7 @@ from pydantic import ValidationError
 from carnet.adapters.qdrant_distribution import Distribution
 from carnet.config import Settings
 from carnet.domain.records import Scope
-from carnet.settings_groups import QdrantServerSettings, QdrantSharding, ReadConsistencyType, WriteOrdering
+from carnet.settings_qdrant import QdrantServerSettings, QdrantSharding, ReadConsistencyType, WriteOrdering
 
 
 def test_defaults_leave_the_layout_to_qdrant_and_order_writes_through_a_leader() -> None:
