@@ -352,3 +352,22 @@ def test_what_the_advisor_dictates_to_the_file_is_a_fact() -> None:
     assert len(facts) == 2
     assert "lentement, en articulant" in facts[0] and not facts[0].lower().startswith(("je", "c'est"))
     assert facts[1] == "À compter du 1er juillet 2025, <ADDRESS_1>."
+
+
+_EXCHANGE = [
+    ("advisor", "Vous avez un numéro de dossier ?"), ("advisor", "Quelle est votre adresse ?"),
+    ("advisor", "212,40 euros par mois exactement."), ("advisor", "Pour vous deux, 131,80 euros."),
+    ("advisor", "J'annule l'option depuis l'origine."), ("user", "Oui, attendez... 057-2025-00841."),
+    ("user", "On paie combien, déjà ?"), ("user", "Un instant, je regarde."), ("user", "Non."),
+    ("user", "Quand j'ai les mains prises, je ne décroche pas."), ("user", "4 rue des Lilas, 67000 Strasbourg."),
+]
+
+
+@given(st.lists(st.sampled_from(_EXCHANGE), max_size=10))
+def test_any_order_of_questions_waits_and_answers_reads_once(exchange: list[tuple[str, str]]) -> None:
+    """Questions asked by either side, answers, requests to wait, in any order: every fact has text,
+    quotes at most one question, and nothing is kept twice."""
+    facts = _texts(*exchange)
+    assert all(f.strip() for f in facts)
+    assert all(f.count("(en réponse à") <= 1 for f in facts)
+    assert len(facts) == len(set(facts))
