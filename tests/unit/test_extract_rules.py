@@ -164,6 +164,8 @@ def test_the_advisors_short_answer_keeps_the_members_question() -> None:
 def test_a_member_who_asks_to_wait_still_answers_the_question() -> None:
     found = _call(("advisor", "Vous avez un numéro de dossier ?"), ("user", "Oui, attendez... 057-2025-00841."))
     assert _texts(found) == ["057-2025-00841 (en réponse à « Vous avez un numéro de dossier ? »)."]
+    address = _call(("advisor", "Quelle est votre adresse ?"), ("user", "Un instant, je regarde. 4 rue des Lilas."))
+    assert not any("regarde" in t or "instant" in t for t in _texts(address))  # never the answer's value
     confirmed = _call(("advisor", "Vous avez un numéro de dossier ?"), ("user", "Oui. Et mon fils vit à Lyon."))
     assert not any("en réponse" in t for t in _texts(confirmed))  # a plain "oui" answered it
 

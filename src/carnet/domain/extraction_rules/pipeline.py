@@ -164,8 +164,8 @@ def extract(messages: Sequence[Message], *, session_id: str | None, locale: str)
             if fix is not None and call.correct(fix, speaker, message.at):
                 continue
             asked = None
-            facts_before = len(call.facts)
-            answering = waiting is not None
+            if waiting is not None and _holds_on(said):
+                continue  # "Oui, attendez…" then "057-2025-00841.": the answer is still to come
             if waiting is not None:
                 question, waiting = waiting, None
                 statement, rest = answers.answered(question, sentence)
@@ -177,12 +177,14 @@ def extract(messages: Sequence[Message], *, session_id: str | None, locale: str)
             elif speaker == ADVISOR and n == 0 and asked_by_member is not None:
                 asked = asked_by_member  # "On paie combien ?" — "212,40 euros par mois exactement."
             _read(call, sentence, speaker, message.at, asked, continues=n > 0)
-            if answering and len(call.facts) == facts_before and _HOLD_ON.match(said) and \
-                    len(content_tokens(said)) <= _HOLD_ON_WORDS:
-                waiting = question  # "Oui, attendez…" then "057-2025-00841.": the answer is still to come
         question = _last_question(sentences) if speaker == ADVISOR else None
         asked_by_member = _last_question(sentences) if speaker == MEMBER and _ASKS.search(message.content) else None
     return Extraction(facts=turns.by_turn(call.facts, call.turns), episode=_episode(call, messages, session_id))
+
+
+def _holds_on(sentence: str) -> bool:
+    """The member asks to wait, and says nothing else ("Oui, attendez…", "Un instant, je regarde.")."""
+    return _HOLD_ON.match(sentence) is not None and len(content_tokens(sentence)) <= _HOLD_ON_WORDS
 
 
 def _sentences(content: str) -> list[str]:
