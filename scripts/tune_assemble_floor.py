@@ -13,10 +13,10 @@ import tempfile
 from datetime import datetime
 from pathlib import Path
 
-from carnet.bootstrap import build
-from carnet.config import Settings
-from carnet.services.assemble import assemble, budgets
-from carnet.services.remember import NewMemory, remember
+from carnet.bootstrap.wiring import build
+from carnet.services.memories.assemble import assemble, budgets
+from carnet.services.memories.remember import NewMemory, remember
+from carnet.settings.root import Settings
 
 FLOORS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.55)
 

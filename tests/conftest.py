@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from carnet.bootstrap import Container, build
-from carnet.config import Settings
+from carnet.bootstrap.wiring import Container, build
 from carnet.ports import Embedder
+from carnet.settings.root import Settings
 from tests.support.bundle_script import bundle_script
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ def _logging_restored() -> Iterator[None]:
 
 @pytest.fixture(scope="session")
 def embedder() -> Embedder:
-    from carnet.adapters.embed_e5_fast import E5FastEmbedder
+    from carnet.adapters.embedders.e5_fast import E5FastEmbedder
 
     return E5FastEmbedder()
 

@@ -33,7 +33,7 @@
         ├── AuditUnavailable      (503 audit_unavailable)    the audit trail cannot be written: the write is refused
         └── SubjectBusy           (503 subject_busy)         a subject's lock held past the lock timeout
 
-The HTTP edge maps ``code`` and ``status`` in one handler (``carnet.api.errors``).
+The HTTP edge maps ``code`` and ``status`` in one handler (``carnet.entrypoints.http.errors``).
 """
 
 from __future__ import annotations
@@ -204,7 +204,8 @@ class RateLimited(CarnetError):
 
 class Overloaded(CarnetError):
     """The process is at capacity: the request waited its deadline for a slot, or the waiting room was
-    full (``carnet.api.admission``). Nothing of it ran, so any request may be sent again after ``retry_after``."""
+    full (``carnet.entrypoints.http.admission``). Nothing of it ran, so any request may be sent again
+    after ``retry_after``."""
 
     code = "overloaded"
     status = 503

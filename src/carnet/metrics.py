@@ -10,14 +10,14 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from carnet.adapters.mistral_chat import LlmStats
+from carnet.adapters.extractors.mistral_chat import LlmStats
 from carnet.crypto.keyring import Keyring
-from carnet.domain.extraction import Extraction
+from carnet.domain.extraction.model import Extraction
 from carnet.domain.intake import Intake, QueueStats
 from carnet.ports import IntakeStore
-from carnet.services.query_cache import CachedEmbedder
-from carnet.services.unreadable import UnreadableTally
-from carnet.services.worker import WorkerHooks
+from carnet.services.intake.worker import WorkerHooks
+from carnet.services.lifecycle.unreadable import UnreadableTally
+from carnet.services.memories.query_cache import CachedEmbedder
 
 _LATENCY_BUCKETS = (0.002, 0.005, 0.01, 0.015, 0.02, 0.03, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 _SCORE_BUCKETS = tuple(round(0.1 * i, 1) for i in range(1, 11))

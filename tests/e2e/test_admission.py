@@ -16,13 +16,13 @@ from pathlib import Path
 import httpx
 import pytest
 
-from carnet.api.app import create_app
-from carnet.api.gate import LOOKUP_THREADS
-from carnet.api.server import running
-from carnet.bootstrap import Container, build
-from carnet.config import Settings
+from carnet.bootstrap.wiring import Container, build
+from carnet.entrypoints.http.app import create_app
+from carnet.entrypoints.http.gate import LOOKUP_THREADS
+from carnet.entrypoints.http.server import running
 from carnet.ports import Embedder, Vector
 from carnet.services.apikeys import create_key
+from carnet.settings.root import Settings
 
 SUBJECT, OTHER = "ADH-4242", "ADH-0007"
 # "At once" for a refusal: far below the deadlines and holds it is told apart from (20 s, 30 s), with room

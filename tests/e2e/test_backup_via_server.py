@@ -11,11 +11,11 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
-from carnet.bootstrap import build_control_plane
-from carnet.cli import app
-from carnet.config import Settings
+from carnet.bootstrap.wiring import build_control_plane
+from carnet.entrypoints.cli.main import app
 from carnet.services.apikeys import create_key
-from carnet.services.backup import list_backups
+from carnet.services.backup.snapshots import list_backups
+from carnet.settings.root import Settings
 from tests.support.serve import serve_process
 
 runner = CliRunner()

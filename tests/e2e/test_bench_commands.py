@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from carnet.cli import app
+from carnet.entrypoints.cli.main import app
 
 runner = CliRunner()
 
@@ -64,7 +64,7 @@ def test_bench_latency_json(tmp_path: Path) -> None:
 def _active_records(store: Path, subjects: int) -> int:
     """Counted through the store's own index, subject by subject (a fresh container on the store)."""
     from carnet.bench.served import TENANT, settings, subject
-    from carnet.bootstrap import build
+    from carnet.bootstrap.wiring import build
     from carnet.ports import RecordFilter
     from carnet.services.scope import scope_for
 

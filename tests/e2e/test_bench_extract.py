@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from carnet.adapters.extract_rules import RuleExtractor
+from carnet.adapters.extractors.rules import RuleExtractor
 from carnet.bench.extract import evaluate, sessions, turns
-from carnet.bootstrap import Container
+from carnet.bootstrap.wiring import Container
 
 SPEC: dict[str, Any] = {
     "tenants": {

@@ -7,13 +7,13 @@ from typing import Any
 import httpx
 from typer.testing import CliRunner
 
-from carnet.adapters.extract_rules import RuleExtractor
-from carnet.api.app import create_app
-from carnet.api.server import running
+from carnet.adapters.extractors.rules import RuleExtractor
 from carnet.bench import scenarios_calls
 from carnet.bench.scenarios import Source, evaluate
 from carnet.bench.scenarios_report import Run, summary
-from carnet.bootstrap import Container, start_workers
+from carnet.bootstrap.wiring import Container, start_workers
+from carnet.entrypoints.http.app import create_app
+from carnet.entrypoints.http.server import running
 from carnet.services.apikeys import create_key
 
 SPEC: dict[str, Any] = {
@@ -189,7 +189,7 @@ def test_calls_mode_posts_the_calls_and_measures_the_extracted_records(container
 
 
 def test_from_takes_facts_or_calls_only() -> None:
-    from carnet.cli import app
+    from carnet.entrypoints.cli.main import app
 
     result = CliRunner().invoke(app, ["bench", "scenarios", "--data", __file__, "--from", "transcripts"])
     assert result.exit_code == 2

@@ -7,8 +7,8 @@ import re
 import pytest
 from typer.testing import CliRunner
 
-from carnet.bootstrap import Container
-from carnet.cli import app
+from carnet.bootstrap.wiring import Container
+from carnet.entrypoints.cli.main import app
 from carnet.services.apikeys import authenticate
 
 runner = CliRunner()

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from carnet.bootstrap import Container
-from carnet.cli import app
-from carnet.services.remember import NewMemory, remember
+from carnet.bootstrap.wiring import Container
+from carnet.entrypoints.cli.main import app
+from carnet.services.memories.remember import NewMemory, remember
 
 runner = CliRunner()
 

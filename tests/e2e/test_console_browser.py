@@ -20,15 +20,15 @@ from typing import Any
 
 import pytest
 
-from carnet.api.app import create_app
-from carnet.api.server import running
-from carnet.bootstrap import Container, build
-from carnet.config import Settings
+from carnet.bootstrap.wiring import Container, build
 from carnet.domain.intake import Message
+from carnet.entrypoints.http.app import create_app
+from carnet.entrypoints.http.server import running
 from carnet.ports import Embedder
 from carnet.services.apikeys import Principal, authenticate, create_key
+from carnet.services.memories.remember import NewMemory
 from carnet.services.procedures import Proposal
-from carnet.services.remember import NewMemory
+from carnet.settings.root import Settings
 
 playwright_sync = pytest.importorskip("playwright.sync_api")
 

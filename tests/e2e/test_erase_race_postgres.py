@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from carnet import bootstrap
+from carnet.bootstrap import wiring as bootstrap
 from carnet.domain.intake import Message
 from carnet.ports import RecordFilter
 from carnet.services.apikeys import authenticate, create_key

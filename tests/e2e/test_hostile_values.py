@@ -19,12 +19,12 @@ from hypothesis import strategies as st
 from mcp import Client
 from mcp_types import CallToolResult, TextContent
 
-from carnet.api.app import create_app
-from carnet.api.server import running
-from carnet.bootstrap import Container
-from carnet.domain import values
-from carnet.mcp import build_server
-from carnet.mcp.auth import with_key
+from carnet.bootstrap.wiring import Container
+from carnet.domain.reconcile import values
+from carnet.entrypoints.http.app import create_app
+from carnet.entrypoints.http.server import running
+from carnet.entrypoints.mcp import build_server
+from carnet.entrypoints.mcp.auth import with_key
 from carnet.services.apikeys import create_key
 
 S = "ADH-7"
@@ -303,7 +303,7 @@ def test_mcp_unknown_argument_names_are_never_echoed(stack: Stack) -> None:
 def test_cli_rate_limits(container: Container, rate: str) -> None:
     from typer.testing import CliRunner
 
-    from carnet.cli import app
+    from carnet.entrypoints.cli.main import app
 
     before = len(container.deps.catalog.api_keys("t1"))
     result = CliRunner().invoke(app, ["apikey", "create", "--tenant", "t1", "--role", "agent", "--rate-limit", rate,
@@ -321,7 +321,7 @@ def test_cli_rate_limits(container: Container, rate: str) -> None:
 def test_cli_datetimes(tmp_path_factory: pytest.TempPathFactory, value: str) -> None:
     from typer.testing import CliRunner
 
-    from carnet.cli import app
+    from carnet.entrypoints.cli.main import app
 
     tmp = tmp_path_factory.mktemp("cli")
     result = CliRunner().invoke(app, ["backup", "reapply-erasures", "--since", value, "--data-dir", str(tmp / "d")],

@@ -12,10 +12,10 @@ from carnet_client import NewMemory as SdkMemory
 from hypothesis import given
 from hypothesis import strategies as st
 
-from carnet.api.app import create_app
-from carnet.api.server import running
-from carnet.bootstrap import Container
+from carnet.bootstrap.wiring import Container
 from carnet.domain.idempotency import request_key
+from carnet.entrypoints.http.app import create_app
+from carnet.entrypoints.http.server import running
 from carnet.services.apikeys import create_key
 
 S = "/api/v1/subjects/ADH-0911"

@@ -7,9 +7,9 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from carnet.api.app import create_app
-from carnet.api.server import running
-from carnet.bootstrap import Container, start_workers
+from carnet.bootstrap.wiring import Container, start_workers
+from carnet.entrypoints.http.app import create_app
+from carnet.entrypoints.http.server import running
 from carnet.services.apikeys import create_key
 from tests.support.extractors import ScriptedExtractor
 

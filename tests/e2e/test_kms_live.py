@@ -14,12 +14,12 @@ from pathlib import Path
 import httpx
 import pytest
 
-from carnet.api.app import create_app
-from carnet.api.server import running
-from carnet.bootstrap import build
-from carnet.config import Settings
+from carnet.bootstrap.wiring import build
+from carnet.entrypoints.http.app import create_app
+from carnet.entrypoints.http.server import running
 from carnet.ports import Embedder
 from carnet.services.apikeys import create_key
+from carnet.settings.root import Settings
 from tests.support.openbao import Bao, transit_server
 
 
@@ -70,9 +70,9 @@ def test_kms_outage_fails_closed_and_recovers(bao: Bao, tmp_path: Path, embedder
 def test_rotation_and_rewrap_while_serving(bao: Bao, tmp_path: Path, embedder: Embedder, key_store: str) -> None:
     """`keys rotate` + `keys rewrap` (another process's keyring on the same KMS and key store) while the
     server answers: reads never stop, and after the old version is retired fresh unwraps still work."""
-    from carnet.bootstrap import build_keyring, build_kms
+    from carnet.bootstrap.wiring import build_keyring, build_kms
     from carnet.crypto.keyring import Keyring
-    from carnet.services.keys import rewrap, rotate
+    from carnet.services.lifecycle.keys import rewrap, rotate
 
     settings = _settings(bao, tmp_path, timeout=5.0, key_store=key_store)
     c = build(settings, embedder=embedder)

@@ -13,14 +13,14 @@ import httpx
 import pytest
 from mcp import Client
 
-from carnet.api.app import create_app
-from carnet.api.server import running
-from carnet.bootstrap import Container, build
-from carnet.config import Settings
-from carnet.mcp import build_server
-from carnet.mcp.auth import with_key
+from carnet.bootstrap.wiring import Container, build
+from carnet.entrypoints.http.app import create_app
+from carnet.entrypoints.http.server import running
+from carnet.entrypoints.mcp import build_server
+from carnet.entrypoints.mcp.auth import with_key
 from carnet.ports import Embedder
 from carnet.services.apikeys import create_key
+from carnet.settings.root import Settings
 from tests.support.vllm_server import VllmStandIn, answer, serving, unguided
 
 CAR = "Le membre roule en Peugeot 208, assurée tous risques."

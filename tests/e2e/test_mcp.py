@@ -21,14 +21,14 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, TextContent
 from typer.testing import CliRunner
 
-from carnet.api.app import create_app
-from carnet.api.server import running
-from carnet.bootstrap import Container, build_control_plane
-from carnet.cli import app as cli
-from carnet.config import Settings
-from carnet.mcp import build_server
-from carnet.mcp.auth import with_key
+from carnet.bootstrap.wiring import Container, build_control_plane
+from carnet.entrypoints.cli.main import app as cli
+from carnet.entrypoints.http.app import create_app
+from carnet.entrypoints.http.server import running
+from carnet.entrypoints.mcp import build_server
+from carnet.entrypoints.mcp.auth import with_key
 from carnet.services.apikeys import create_key, revoke_key
+from carnet.settings.root import Settings
 
 SUBJECT = "ADH-0042"
 TENANT = "assur-nord"
@@ -235,7 +235,7 @@ def test_stdio_serves_each_tool(tmp_path: Path) -> None:
     plane.catalog.close()
     env = {k: v for k, v in _stdio_env(settings, key).items() if v is not None}
     params = StdioServerParameters(command=sys.executable, env=env,
-                                   args=["-m", "carnet.cli", "mcp", "--data-dir", str(settings.data_dir)])
+                                   args=["-m", "carnet", "mcp", "--data-dir", str(settings.data_dir)])
     stderr = tmp_path / "stderr.log"
     with stderr.open("w") as errlog:
         _with(stdio_client(params, errlog=errlog), _each_tool)

@@ -15,18 +15,18 @@ from hypothesis import strategies as st
 from mcp import Client
 from typer.testing import CliRunner
 
-from carnet.api.app import create_app
-from carnet.api.server import running
-from carnet.bootstrap import Container, build
-from carnet.cli import app as cli
-from carnet.config import Settings
+from carnet.bootstrap.wiring import Container, build
 from carnet.domain.audit import AuditEvent
+from carnet.entrypoints.cli.main import app as cli
+from carnet.entrypoints.http.app import create_app
+from carnet.entrypoints.http.server import running
+from carnet.entrypoints.mcp import build_server
+from carnet.entrypoints.mcp.auth import with_key
 from carnet.errors import CarnetError
-from carnet.mcp import build_server
-from carnet.mcp.auth import with_key
 from carnet.ports import Embedder
 from carnet.services.apikeys import Principal, create_key
-from carnet.services.remember import NewMemory
+from carnet.services.memories.remember import NewMemory
+from carnet.settings.root import Settings
 
 TENANT = "assur-nord"
 HELD, OTHER = "ADH-0042", "ADH-0043"
@@ -303,9 +303,9 @@ def test_a_hold_placed_after_the_first_check_still_stops_the_erasure(container: 
     """The race of a hold against an erasure: the rules are checked again under the subject's lock,
     which placing a hold takes too, so a hold that lands after the door's check is not missed."""
     from carnet.errors import LegalHold
-    from carnet.services import retention
     from carnet.services.door import operator
     from carnet.services.facade import Facade
+    from carnet.services.rights import retention
 
     agent, dpo = operator(TENANT, "test:agent", "agent"), operator(TENANT, "test:dpo", "dpo")
     container.facade.remember(agent, subject_id="ADH-RACE", items=[NewMemory("Le membre habite à Nantes.")])

@@ -20,11 +20,11 @@ import schemathesis
 from hypothesis import HealthCheck, given, settings
 from schemathesis.checks import positive_data_acceptance
 
-from carnet.api.app import create_app
-from carnet.bootstrap import Container, build
-from carnet.config import Settings
+from carnet.bootstrap.wiring import Container, build
+from carnet.entrypoints.http.app import create_app
 from carnet.ports import Embedder
 from carnet.services.apikeys import create_key
+from carnet.settings.root import Settings
 
 EXAMPLES = 25
 

@@ -12,12 +12,12 @@ import psycopg
 import pytest
 from pydantic import SecretStr
 
-from carnet.api.app import create_app
-from carnet.api.server import running
-from carnet.bootstrap import Container, build, start_workers
-from carnet.config import CatalogBackend, PostgresSettings, Settings
+from carnet.bootstrap.wiring import Container, build, start_workers
+from carnet.entrypoints.http.app import create_app
+from carnet.entrypoints.http.server import running
 from carnet.ports import Embedder
 from carnet.services.apikeys import create_key
+from carnet.settings.root import CatalogBackend, PostgresSettings, Settings
 from tests.support.extractors import ScriptedExtractor
 
 SUBJECT = "ADH-0042"

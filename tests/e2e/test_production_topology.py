@@ -25,10 +25,10 @@ import psycopg
 import pytest
 from qdrant_client import QdrantClient
 
-from carnet.api.server import free_port, wait_ready
-from carnet.bootstrap import build_control_plane
-from carnet.config import Settings
+from carnet.bootstrap.wiring import build_control_plane
+from carnet.entrypoints.http.server import free_port, wait_ready
 from carnet.services.apikeys import create_key
+from carnet.settings.root import Settings
 from tests.support.openbao import transit_server
 from tests.support.qdrant_rest import RunningQdrant
 from tests.support.serve import stop
@@ -67,7 +67,7 @@ def _settings(env: dict[str, str], data_dir: Path) -> Settings:
 def _start(root: Path, env: dict[str, str], *args: str) -> subprocess.Popen[bytes]:
     """``carnet ARGS --data-dir ROOT/data`` in the background, its stderr in ROOT/carnet.log."""
     root.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, "-m", "carnet.cli", *args, "--data-dir", str(root / "data")]
+    cmd = [sys.executable, "-m", "carnet", *args, "--data-dir", str(root / "data")]
     with (root / "carnet.log").open("wb") as log:
         return subprocess.Popen(cmd, env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=log)
 

@@ -34,9 +34,9 @@ from carnet_client import (
 )
 from carnet_client._call import Call, nothing
 
-from carnet.api.app import create_app
-from carnet.api.server import free_port, running
-from carnet.bootstrap import Container
+from carnet.bootstrap.wiring import Container
+from carnet.entrypoints.http.app import create_app
+from carnet.entrypoints.http.server import free_port, running
 from carnet.services.apikeys import create_key
 
 TENANT = "assur-nord"
@@ -294,7 +294,7 @@ def test_legal_hold_relationship_end_and_maintenance(server: str, container: Con
 def test_messages_in_and_intake_status_out(server: str, container: Container) -> None:
     from carnet_client import ChatMessage, IntakeNotFound
 
-    from carnet.bootstrap import start_workers
+    from carnet.bootstrap.wiring import start_workers
     from tests.support.extractors import ScriptedExtractor
 
     container.facade.on_intake = start_workers(container, extractor=ScriptedExtractor()).wake

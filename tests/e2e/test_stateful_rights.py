@@ -28,11 +28,11 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from carnet.api.app import create_app
-from carnet.bootstrap import Container, build, start_workers
-from carnet.config import Settings
+from carnet.bootstrap.wiring import Container, build, start_workers
+from carnet.entrypoints.http.app import create_app
 from carnet.ports import Embedder
 from carnet.services.apikeys import create_key
+from carnet.settings.root import Settings
 
 TENANTS = ("assur-nord", "banque-sud")
 SUBJECTS = (0, 1)  # two subjects per tenant and run: ids made unique per run (the store outlives runs)

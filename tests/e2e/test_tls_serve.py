@@ -8,9 +8,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from carnet.bootstrap import build_control_plane
-from carnet.config import Settings
+from carnet.bootstrap.wiring import build_control_plane
 from carnet.services.apikeys import create_key
+from carnet.settings.root import Settings
 from tests.support.serve import serve_process
 from tests.support.tls import MtlsFiles, make_mtls
 

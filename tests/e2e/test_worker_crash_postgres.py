@@ -22,13 +22,13 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
-from carnet.bootstrap import Container, build
-from carnet.config import CatalogBackend, PostgresSettings, Settings
+from carnet.bootstrap.wiring import Container, build
 from carnet.domain.intake import IntakeStatus, Message
 from carnet.domain.records import Scope
 from carnet.ports import Embedder
 from carnet.services.apikeys import authenticate, create_key
-from carnet.services.remember import keyed_id
+from carnet.services.memories.remember import keyed_id
+from carnet.settings.root import CatalogBackend, PostgresSettings, Settings
 from tests.support.queue import wait_drained
 from tests.support.vllm_server import VllmStandIn, answer, serving
 
@@ -42,7 +42,7 @@ def _facts(k: int) -> dict[str, object]:
 
 def _worker(root: Path, n: int, env: dict[str, str]) -> subprocess.Popen[bytes]:
     data = root / f"worker-{n}"
-    cmd = [sys.executable, "-m", "carnet.cli", "worker", "--data-dir", str(data), "--threads", "2"]
+    cmd = [sys.executable, "-m", "carnet", "worker", "--data-dir", str(data), "--threads", "2"]
     with (root / f"worker-{n}.log").open("wb") as log:  # the child keeps its own descriptor
         return subprocess.Popen(cmd, env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=log)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from carnet.adapters.sqlite_audit import SqliteAuditLog
+from carnet.adapters.sqlite.audit import SqliteAuditLog
 from carnet.domain.audit import GENESIS, AuditEvent, verify
 from carnet.ports import AuditLog
 

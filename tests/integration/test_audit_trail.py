@@ -13,16 +13,16 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from carnet.adapters.sqlite_audit import SqliteAuditLog
-from carnet.bootstrap import Container
-from carnet.cli import app
+from carnet.adapters.sqlite.audit import SqliteAuditLog
+from carnet.bootstrap.wiring import Container
 from carnet.domain.audit import AuditEvent, verify
 from carnet.domain.records import Scope
+from carnet.entrypoints.cli.main import app
 from carnet.errors import AuditUnavailable
 from carnet.ports import RecordFilter
 from carnet.services.apikeys import authenticate, create_key
-from carnet.services.recall import Query
-from carnet.services.remember import NewMemory
+from carnet.services.memories.recall import Query
+from carnet.services.memories.remember import NewMemory
 
 runner = CliRunner()
 

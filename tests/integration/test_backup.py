@@ -8,23 +8,24 @@ from pathlib import Path
 
 import pytest
 
-from carnet.bootstrap import Container, build
-from carnet.bootstrap_ops import backup_source, build_rehasher, records_index, restore_target
-from carnet.config import Settings
+from carnet.bootstrap.ops import backup_source, build_rehasher, records_index, restore_target
+from carnet.bootstrap.wiring import Container, build
 from carnet.crypto.tenant_hasher import TENANT_ENTRY
 from carnet.domain.intake import Message
 from carnet.domain.records import Memory
 from carnet.errors import BackupCorrupt, RestoreRefused, StoreLocked, SubjectNotFound
 from carnet.ports import Embedder, RecordFilter
-from carnet.services import memories, recall
-from carnet.services.backup import BackupReport, create_backup, list_backups, prune_backups
-from carnet.services.erase import erase_subject
-from carnet.services.intake import submit
-from carnet.services.keys import shred_tenant
-from carnet.services.rehash import rehash_tenant
-from carnet.services.remember import NewMemory, remember
-from carnet.services.restore import restore_backup
+from carnet.services.backup.restore import restore_backup
+from carnet.services.backup.snapshots import BackupReport, create_backup, list_backups, prune_backups
+from carnet.services.intake.queue import submit
+from carnet.services.lifecycle.keys import shred_tenant
+from carnet.services.lifecycle.rehash import rehash_tenant
+from carnet.services.memories import reads as memories
+from carnet.services.memories import recall
+from carnet.services.memories.remember import NewMemory, remember
+from carnet.services.rights.erase import erase_subject
 from carnet.services.scope import scope_for
+from carnet.settings.root import Settings
 
 FACTS = {
     "GONE": ["Le membre habite à Lyon 7e.", "Le membre habite maintenant à Villeurbanne.",

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from carnet.adapters.sqlite_catalog import SqliteCatalog
+from carnet.adapters.sqlite.catalog import SqliteCatalog
 from carnet.domain.records import HistoryEntry, Scope
 from carnet.domain.retention import SubjectRetention
 from carnet.errors import Conflict

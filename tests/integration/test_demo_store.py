@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from carnet.bootstrap import build_control_plane
-from carnet.config import Settings
-from carnet.demo import DEMO_DIR, TENANT, demo_settings, seed_key
+from carnet.bootstrap.wiring import build_control_plane
+from carnet.entrypoints.cli.demo import DEMO_DIR, TENANT, demo_settings, seed_key
+from carnet.settings.root import Settings
 
 
 def test_the_demo_never_uses_the_real_data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

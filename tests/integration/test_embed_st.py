@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from carnet.adapters.embed_st import SentenceTransformerEmbedder
+from carnet.adapters.embedders.st_local import SentenceTransformerEmbedder
 
 
 @pytest.fixture(scope="module")

@@ -8,15 +8,16 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from carnet.bootstrap import Container, build
-from carnet.cli import app
-from carnet.config import Settings
+from carnet.bootstrap.wiring import Container, build
 from carnet.crypto.errors import KeyDestroyed
+from carnet.entrypoints.cli.main import app
 from carnet.ports import Embedder, RecordFilter
-from carnet.services import memories, recall
-from carnet.services.erase import erase_subject
-from carnet.services.remember import NewMemory, remember
+from carnet.services.memories import reads as memories
+from carnet.services.memories import recall
+from carnet.services.memories.remember import NewMemory, remember
+from carnet.services.rights.erase import erase_subject
 from carnet.services.scope import scope_for
+from carnet.settings.root import Settings
 
 FACTS = ["Le membre habite à Lyon 7e.", "Le membre habite maintenant à Villeurbanne.",
          "Budget maximum de 600 euros pour l'assurance auto."]

@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from carnet.adapters.extract_mistral import MistralExtractor
-from carnet.api.server import free_port
-from carnet.domain import transcript
-from carnet.domain.extraction_schemas import FACTS, OBSOLETE
+from carnet.adapters.extractors.mistral import MistralExtractor
+from carnet.domain.extraction import transcript
+from carnet.domain.extraction.schemas import FACTS, OBSOLETE
 from carnet.domain.intake import Message
+from carnet.entrypoints.http.server import free_port
 from carnet.errors import ExtractionFailed
 from tests.support.tls import make_mtls, make_tls
 from tests.support.vllm_server import Reply, VllmStandIn, answer, fault, serving, unguided

@@ -9,11 +9,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from carnet.adapters.extract_mistral import MistralExtractor
-from carnet.bootstrap import Container
+from carnet.adapters.extractors.mistral import MistralExtractor
+from carnet.bootstrap.wiring import Container
 from carnet.domain.intake import IntakeStatus, Message
 from carnet.services.apikeys import Principal
-from carnet.services.worker import Worker
+from carnet.services.intake.worker import Worker
 from tests.support.vllm_server import VllmStandIn, answer, serving, unguided
 
 WHO = Principal("k0000000001", "assur-nord", ("agent", "dpo"))

@@ -1,20 +1,20 @@
 """The demo's story told as raw call transcripts: the rule-based extractor, through the real intake
 worker (pseudonymisation, extraction, values put back, remember) and the real read path, must give
-the answers the demo shows when its facts are stored directly (``carnet.demo``)."""
+the answers the demo shows when its facts are stored directly (``carnet.entrypoints.cli.demo``)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
-from carnet.adapters.extract_rules import RuleExtractor
-from carnet.bootstrap import Container
-from carnet.domain.extraction import Extraction
+from carnet.adapters.extractors.rules import RuleExtractor
+from carnet.bootstrap.wiring import Container
+from carnet.domain.extraction.model import Extraction
 from carnet.domain.intake import Message
 from carnet.domain.records import Kind, Status
 from carnet.services.apikeys import Principal
-from carnet.services.recall import Query
-from carnet.services.worker import Worker
+from carnet.services.intake.worker import Worker
+from carnet.services.memories.recall import Query
 
 WHO = Principal("k0000000001", "demo-mutuelle", ("agent", "dpo"))
 MEMBER = "ADH-0042"

@@ -8,10 +8,10 @@ from datetime import UTC, datetime
 
 import pytest
 
-from carnet.bootstrap import Container
+from carnet.bootstrap.wiring import Container
 from carnet.ports import RecordFilter
-from carnet.services import recall
-from carnet.services.remember import NewMemory, insert_new, remember
+from carnet.services.memories import recall
+from carnet.services.memories.remember import NewMemory, insert_new, remember
 from carnet.services.scope import scope_for
 
 AT = datetime(2025, 3, 4, tzinfo=UTC)

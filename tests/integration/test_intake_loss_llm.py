@@ -10,13 +10,13 @@ from collections.abc import Iterator
 
 import pytest
 
-from carnet.adapters.extract_mistral import MistralExtractor
-from carnet.bootstrap import Container
+from carnet.adapters.extractors.mistral import MistralExtractor
+from carnet.bootstrap.wiring import Container
 from carnet.domain.intake import IntakeStatus, Message, RetryPolicy
 from carnet.domain.records import Scope
 from carnet.ports import RecordFilter
 from carnet.services.apikeys import Principal
-from carnet.services.worker import Worker, WorkerPool
+from carnet.services.intake.worker import Worker, WorkerPool
 from tests.support.queue import wait_drained
 from tests.support.vllm_server import Reply, VllmStandIn, answer, fault, serving, unguided
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from carnet.adapters.sqlite_intakes import SqliteIntakeStore
+from carnet.adapters.sqlite.intakes import SqliteIntakeStore
 from carnet.domain.intake import Intake, IntakeStatus
 from carnet.ports import IntakeStore
 

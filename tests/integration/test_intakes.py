@@ -9,14 +9,14 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from carnet.bootstrap import Container
+from carnet.bootstrap.wiring import Container
 from carnet.domain.intake import IntakeStatus, Message, RetryPolicy
 from carnet.domain.records import Scope
 from carnet.ports import RecordFilter
 from carnet.services.apikeys import Principal
-from carnet.services.erase import erase_subject
-from carnet.services.recall import Query
-from carnet.services.worker import Worker, WorkerPool
+from carnet.services.intake.worker import Worker, WorkerPool
+from carnet.services.memories.recall import Query
+from carnet.services.rights.erase import erase_subject
 from tests.support.extractors import ScriptedExtractor
 from tests.support.queue import wait_drained
 

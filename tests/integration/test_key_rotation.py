@@ -9,16 +9,16 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from carnet.adapters.kms_dev import DevKms
-from carnet.bootstrap import build
-from carnet.cli import app
-from carnet.config import Settings
-from carnet.crypto.keystore import FileKeyStore
+from carnet.adapters.keystores.files import FileKeyStore
+from carnet.adapters.kms.dev import DevKms
+from carnet.bootstrap.wiring import build
+from carnet.entrypoints.cli.main import app
 from carnet.errors import CarnetError
 from carnet.ports import Embedder
-from carnet.services import memories
-from carnet.services.remember import NewMemory, remember
+from carnet.services.memories import reads as memories
+from carnet.services.memories.remember import NewMemory, remember
 from carnet.services.scope import scope_for
+from carnet.settings.root import Settings
 
 
 def test_rotate_rewrap_retire(tmp_path: Path, embedder: Embedder) -> None:

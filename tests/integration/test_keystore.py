@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from carnet.adapters.keystores.files import FileKeyStore, StoredKey
 from carnet.crypto.errors import KeyStoreCorrupt
-from carnet.crypto.keystore import FileKeyStore, StoredKey
 from carnet.ports import WrappedKey
 
 

@@ -9,10 +9,10 @@ from collections.abc import Iterator
 import hvac.exceptions
 import pytest
 
-from carnet.adapters.keystore_vault import VaultKvKeyStore
-from carnet.adapters.kms_vault import VaultTransitKms, connect
-from carnet.adapters.vault_auth import AppRoleAuth, TokenAuth, key_store_policy, transit_policy
-from carnet.adapters.vault_session import VaultSession, open_session
+from carnet.adapters.keystores.vault_kv import VaultKvKeyStore
+from carnet.adapters.kms.vault_transit import VaultTransitKms, connect
+from carnet.adapters.vault.auth import AppRoleAuth, TokenAuth, key_store_policy, transit_policy
+from carnet.adapters.vault.session import VaultSession, open_session
 from carnet.crypto.keyring import Keyring
 from carnet.errors import KmsDenied
 from carnet.ports import StoredKey, WrappedKey

@@ -23,7 +23,7 @@ import pkcs11.exceptions
 import pytest
 from pkcs11 import Attribute, KeyType, MechanismFlag, ObjectClass
 
-from carnet.adapters.kms_pkcs11 import Pkcs11Kms, kek_version
+from carnet.adapters.kms.hsm import Pkcs11Kms, kek_version
 from carnet.errors import (
     CarnetError,
     DependencyUnavailable,
@@ -390,10 +390,10 @@ def test_custom_key_template(hsm: Hsm) -> None:
 @pytest.mark.slow
 def test_the_service_runs_on_the_hsm(hsm: Hsm, tmp_path: Path, embedder: Embedder) -> None:
     """Bootstrap wired to the token: records sealed under data keys wrapped by an HSM-held key."""
-    from carnet.bootstrap import build
-    from carnet.config import Settings
-    from carnet.services import memories
-    from carnet.services.remember import NewMemory, remember
+    from carnet.bootstrap.wiring import build
+    from carnet.services.memories import reads as memories
+    from carnet.services.memories.remember import NewMemory, remember
+    from carnet.settings.root import Settings
 
     settings = Settings(data_dir=tmp_path / "data", key_dir=tmp_path / "keys", kms_backend="pkcs11",
                         pkcs11={"library": hsm.library, "token_label": TOKEN, "user_pin": hsm.pin})

@@ -12,7 +12,7 @@ import hvac
 import hvac.exceptions
 import pytest
 
-from carnet.adapters.kms_vault import (
+from carnet.adapters.kms.vault_transit import (
     REWRAP_CHUNK,
     AppRoleAuth,
     KubernetesAuth,

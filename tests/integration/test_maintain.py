@@ -14,19 +14,19 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from carnet.bootstrap import Container, build
-from carnet.cli import app
-from carnet.config import Settings
+from carnet.bootstrap.wiring import Container, build
 from carnet.crypto.sealed_index import SealedIndex
 from carnet.domain.records import Scope
 from carnet.domain.retention import SubjectRetention
+from carnet.entrypoints.cli.main import app
 from carnet.errors import InvalidInput, SubjectNotFound
 from carnet.ports import AccessUpdate, Embedder, RecordFilter, VectorIndex
-from carnet.services import retention
 from carnet.services.deps import Deps
-from carnet.services.maintain import maintain
-from carnet.services.remember import NewMemory, remember
+from carnet.services.lifecycle.maintain import maintain
+from carnet.services.memories.remember import NewMemory, remember
+from carnet.services.rights import retention
 from carnet.services.scope import scope_for
+from carnet.settings.root import Settings
 
 RETENTION = {"acme": {"call_note": {"days": 183}, "aml": {"days": 1826, "after": "relationship_end"}},
              "*": {"prospect": {"days": 1095}}}
@@ -246,8 +246,8 @@ def test_cli_maintain_refuses_while_the_store_is_held_then_reports(tmp_path: Pat
 
 
 def test_the_server_scheduler_runs_maintenance_and_backups_then_stops(tmp_path: Path, embedder: Embedder) -> None:
-    from carnet.bootstrap_ops import build_scheduler
-    from carnet.services.backup import list_backups
+    from carnet.bootstrap.ops import build_scheduler
+    from carnet.services.backup.snapshots import list_backups
 
     settings = settings_for(tmp_path, maintenance={"startup_delay_seconds": 0, "backup_interval_hours": 24})
     c = build(settings, embedder=embedder)
@@ -273,7 +273,7 @@ def test_the_server_scheduler_runs_maintenance_and_backups_then_stops(tmp_path: 
 
 
 def test_no_scheduler_with_a_qdrant_server_or_when_disabled(tmp_path: Path, embedder: Embedder) -> None:
-    from carnet.bootstrap_ops import build_scheduler
+    from carnet.bootstrap.ops import build_scheduler
 
     c = build(settings_for(tmp_path, maintenance={"scheduler": False}), embedder=embedder)
     try:
@@ -284,7 +284,7 @@ def test_no_scheduler_with_a_qdrant_server_or_when_disabled(tmp_path: Path, embe
 
 def test_a_default_embedded_server_schedules_a_daily_backup(tmp_path: Path, embedder: Embedder) -> None:
     """Issue 13 (defect 10): nothing to set for a store on embedded defaults to have backups; 0 turns them off."""
-    from carnet.bootstrap_ops import build_scheduler
+    from carnet.bootstrap.ops import build_scheduler
 
     c = build(settings_for(tmp_path), embedder=embedder)
     try:

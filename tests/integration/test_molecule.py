@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from carnet.api.server import free_port
+from carnet.entrypoints.http.server import free_port
 from tests.support.molecule import COLLECTION, ansible_environment, molecule
 from tests.support.openbao import Bao, transit_server
 from tests.support.tls import make_tls

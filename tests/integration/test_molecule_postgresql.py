@@ -25,7 +25,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from carnet.api.server import free_port
+from carnet.entrypoints.http.server import free_port
 from tests.support.molecule import BIN, ansible_environment, molecule, tool
 from tests.support.pg_tls import write_test_pki
 

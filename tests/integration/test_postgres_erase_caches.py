@@ -12,12 +12,12 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from carnet import bootstrap
-from carnet.adapters.qdrant_edge import EdgeVectorIndex
+from carnet.adapters.vectors.qdrant_edge import EdgeVectorIndex
+from carnet.bootstrap import wiring as bootstrap
 from carnet.crypto.pseudonym_store import SealedPseudonymMaps
 from carnet.services.apikeys import authenticate, create_key
-from carnet.services.erase import erase_subject
-from carnet.services.remember import NewMemory
+from carnet.services.memories.remember import NewMemory
+from carnet.services.rights.erase import erase_subject
 from carnet.services.scope import scope_for
 from tests.support.shared_index import DIM, HashEmbedder, Hooked
 from tests.support.subject_race import settings

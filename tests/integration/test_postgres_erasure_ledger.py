@@ -11,12 +11,12 @@ import psycopg
 import pytest
 from pydantic import SecretStr
 
-from carnet import bootstrap
-from carnet.adapters.erasure_ledger import FileErasureLedger
+from carnet.adapters.local.erasure_ledger import FileErasureLedger
 from carnet.adapters.postgres.erasure_ledger import PostgresErasureLedger
-from carnet.config import CatalogBackend, PostgresSettings, Settings
+from carnet.bootstrap import wiring as bootstrap
 from carnet.errors import DependencyUnavailable, LedgerCorrupt
 from carnet.ports import ErasureEntry
+from carnet.settings.root import CatalogBackend, PostgresSettings, Settings
 from tests.support.postgres import open_test_pool
 
 AT = datetime(2026, 5, 1, 2, 0, tzinfo=UTC)

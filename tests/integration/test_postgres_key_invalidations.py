@@ -20,10 +20,10 @@ from pathlib import Path
 import psycopg
 from psycopg.conninfo import make_conninfo
 
-from carnet.adapters.kms_dev import DevKms
+from carnet.adapters.keystores.files import FileKeyStore
+from carnet.adapters.kms.dev import DevKms
 from carnet.adapters.postgres.key_invalidations import CHANNEL, PostgresKeyInvalidations, listener_conninfo
 from carnet.crypto.keyring import Keyring
-from carnet.crypto.keystore import FileKeyStore
 from tests.support.key_holder import KeyringEvictions
 from tests.support.postgres import open_test_pool
 

@@ -16,8 +16,8 @@ from typer.testing import CliRunner
 from carnet.adapters.postgres import migrate as migrations
 from carnet.adapters.postgres.audit import PostgresAuditLog
 from carnet.adapters.postgres.pool import open_pool
-from carnet.cli import app
 from carnet.domain.audit import AuditEvent
+from carnet.entrypoints.cli.main import app
 from carnet.errors import DependencyUnavailable
 from tests.support.postgres import open_test_pool
 

@@ -12,12 +12,12 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from carnet.bootstrap import build
-from carnet.cli import app
-from carnet.config import Settings
+from carnet.bootstrap.wiring import build
+from carnet.entrypoints.cli.main import app
 from carnet.ports import Embedder
-from carnet.services.remember import NewMemory, remember
-from carnet.services.scheduler import Job, Scheduler
+from carnet.services.lifecycle.scheduler import Job, Scheduler
+from carnet.services.memories.remember import NewMemory, remember
+from carnet.settings.root import Settings
 
 
 @contextmanager
@@ -45,8 +45,8 @@ def loose(*roots: Path) -> list[str]:
 
 def test_a_store_run_by_hand_under_umask_022_creates_nothing_others_can_read(
         tmp_path: Path, embedder: Embedder) -> None:
-    from carnet.bootstrap_ops import backup_source
-    from carnet.services.backup import create_backup
+    from carnet.bootstrap.ops import backup_source
+    from carnet.services.backup.snapshots import create_backup
 
     settings = Settings(data_dir=tmp_path / "run" / "data", key_dir=tmp_path / "run" / "keys")
     with umask(0o022):
@@ -78,7 +78,7 @@ def test_the_command_line_under_umask_022_creates_private_files(tmp_path: Path) 
 
 
 def test_files_an_earlier_run_left_readable_are_made_private(tmp_path: Path) -> None:
-    from carnet.adapters.sqlite_catalog import SqliteCatalog
+    from carnet.adapters.sqlite.catalog import SqliteCatalog
 
     data = tmp_path / "old" / "data"
     with umask(0o022):

@@ -6,10 +6,10 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime
 
-from carnet.bootstrap import Container
+from carnet.bootstrap.wiring import Container
 from carnet.domain.budget import TierBudget
-from carnet.services.assemble import Context, assemble, budgets
-from carnet.services.remember import NewMemory, remember
+from carnet.services.memories.assemble import Context, assemble, budgets
+from carnet.services.memories.remember import NewMemory, remember
 from carnet.services.scope import scope_for
 
 AT = datetime(2025, 3, 1, tzinfo=UTC)
@@ -91,7 +91,7 @@ def test_profile_tier_turned_off(container: Container) -> None:
 
 
 def test_a_rectified_text_is_classified_again(container: Container) -> None:
-    from carnet.services.rectify import Correction, rectify
+    from carnet.services.rights.rectify import Correction, rectify
 
     ids = _store(container, "P6", OTHERS)
     assert _assemble(container, "P6", "Son contrat ?").profile == []

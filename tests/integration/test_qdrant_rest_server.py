@@ -16,13 +16,13 @@ import pytest
 import structlog
 from qdrant_client import QdrantClient, models
 
-from carnet.adapters.qdrant_distribution import Distribution
-from carnet.adapters.qdrant_server import connect
-from carnet.bootstrap import build_index
-from carnet.config import Settings, VectorBackend
+from carnet.adapters.vectors.qdrant_distribution import Distribution
+from carnet.adapters.vectors.qdrant_server import connect
+from carnet.bootstrap.wiring import build_index
 from carnet.domain.records import Scope
 from carnet.errors import Conflict, DependencyUnavailable
 from carnet.ports import AccessUpdate, SparseVector
+from carnet.settings.root import Settings, VectorBackend
 from tests.integration.test_vector_index import (
     ALL,
     DIM,

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from carnet.bootstrap import Container
+from carnet.bootstrap.wiring import Container
 from carnet.services import pii
-from carnet.services.recall import Query, exact_identifiers, keyword_query, search
-from carnet.services.remember import NewMemory, remember
+from carnet.services.memories.recall import Query, exact_identifiers, keyword_query, search
+from carnet.services.memories.remember import NewMemory, remember
 
 AT = datetime(2025, 9, 1, tzinfo=UTC)
 

@@ -14,15 +14,16 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from carnet.adapters import edge_layout
-from carnet.bootstrap import Container, build
-from carnet.cli import app
-from carnet.config import Settings
+from carnet.adapters.vectors import edge_layout
+from carnet.bootstrap.wiring import Container, build
+from carnet.entrypoints.cli.main import app
 from carnet.errors import Conflict
 from carnet.ports import Embedder, RecordFilter, Vector
-from carnet.services import memories, recall
-from carnet.services.remember import NewMemory, remember
+from carnet.services.memories import reads as memories
+from carnet.services.memories import recall
+from carnet.services.memories.remember import NewMemory, remember
 from carnet.services.scope import scope_for
+from carnet.settings.root import Settings
 
 FACTS = {"S1": ["The member lives in Lyon.", "The member's car insurance budget is 600 euros a year."],
          "S2": ["The member owns a sailing boat.", "The member works as a nurse at night."]}
@@ -95,7 +96,7 @@ def test_cli_reembed_moves_every_record_to_a_sentence_transformers_model(
 
     with pytest.raises(Conflict, match="built with the embedding model 'st/model'"):
         build(settings, embedder=embedder)  # the old model against the new vectors: refused
-    from carnet.adapters.embed_st import SentenceTransformerEmbedder
+    from carnet.adapters.embedders.st_local import SentenceTransformerEmbedder
 
     c = build(settings, embedder=SentenceTransformerEmbedder(path=minilm))  # the settings after the switch
     try:
@@ -109,7 +110,7 @@ def test_cli_reembed_moves_every_record_to_a_sentence_transformers_model(
 
 
 def test_reembed_to_another_dimension_keeps_the_old_shard_when_asked(tmp_path: Path, embedder: Embedder) -> None:
-    from carnet.cli_maintain import _reembed_edge
+    from carnet.bootstrap.offline import reembed_edge as _reembed_edge
 
     settings = Settings(data_dir=tmp_path / "data", key_dir=tmp_path / "keys")
     fill(settings, embedder)
@@ -128,7 +129,7 @@ def test_reembed_to_another_dimension_keeps_the_old_shard_when_asked(tmp_path: P
 
 def test_an_interrupted_reembed_leaves_the_live_store_untouched_and_is_started_over(
         tmp_path: Path, embedder: Embedder) -> None:
-    from carnet.cli_maintain import _reembed_edge
+    from carnet.bootstrap.offline import reembed_edge as _reembed_edge
 
     settings = Settings(data_dir=tmp_path / "data", key_dir=tmp_path / "keys")
     fill(settings, embedder)

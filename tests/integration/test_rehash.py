@@ -7,19 +7,20 @@ from pathlib import Path
 
 import pytest
 
-from carnet.bootstrap import Container, build
-from carnet.bootstrap_ops import build_rehasher
-from carnet.config import Settings
+from carnet.bootstrap.ops import build_rehasher
+from carnet.bootstrap.wiring import Container, build
 from carnet.crypto.sealed_index import SealedIndex
 from carnet.crypto.tenant_hasher import TENANT_ENTRY
 from carnet.domain.records import Scope
 from carnet.errors import Conflict
 from carnet.ports import Embedder, RecordFilter
-from carnet.services import memories, recall
-from carnet.services.erase import erase_subject
-from carnet.services.rehash import rehash_tenant
-from carnet.services.remember import NewMemory, remember
+from carnet.services.lifecycle.rehash import rehash_tenant
+from carnet.services.memories import reads as memories
+from carnet.services.memories import recall
+from carnet.services.memories.remember import NewMemory, remember
+from carnet.services.rights.erase import erase_subject
 from carnet.services.scope import scope_for
+from carnet.settings.root import Settings
 
 STORIES = {
     "ADH-1001": ["Le membre conteste le dossier RC-2026-1184 (dégât des eaux).",
@@ -151,7 +152,7 @@ def test_cli_rehash_reports_progress_and_json_and_refuses_while_the_store_is_hel
 
     from typer.testing import CliRunner
 
-    from carnet.cli import app
+    from carnet.entrypoints.cli.main import app
 
     c = build(settings, embedder=embedder)
     _fill(c)

@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from carnet.adapters.kms_dev import DevKms
-from carnet.adapters.qdrant_edge import EdgeVectorIndex
+from carnet.adapters.keystores.files import FileKeyStore
+from carnet.adapters.kms.dev import DevKms
+from carnet.adapters.vectors.qdrant_edge import EdgeVectorIndex
 from carnet.crypto.errors import EnvelopeError, KeyDestroyed
 from carnet.crypto.keyring import Keyring
-from carnet.crypto.keystore import FileKeyStore
 from carnet.crypto.sealed_index import PREFIX, SealedIndex
 from carnet.domain.records import Kind, Memory, Scope
 from carnet.domain.unreadable import Unreadable

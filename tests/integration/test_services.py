@@ -1,7 +1,7 @@
 """The service layer on the real embedded stack: serialization, replays, ownership of the shard.
 
 ``stack`` runs a test twice: on the embedded stack (``edge``) and with the vector store on the Qdrant
-test server (``rest``: ``CARNET_VECTOR_BACKEND=server``, built by ``carnet.bootstrap`` as in
+test server (``rest``: ``CARNET_VECTOR_BACKEND=server``, built by ``carnet.bootstrap.wiring`` as in
 production, the server adapter over HTTP; tests/support/qdrant_rest), a collection of its own.
 """
 
@@ -16,13 +16,13 @@ from uuid import uuid4
 import pytest
 from qdrant_client import QdrantClient
 
-from carnet.bootstrap import Container, build
-from carnet.config import Settings
+from carnet.bootstrap.wiring import Container, build
 from carnet.domain.records import Kind, Status
 from carnet.errors import StoreLocked
 from carnet.ports import Embedder
-from carnet.services import memories
-from carnet.services.remember import NewMemory, remember
+from carnet.services.memories import reads as memories
+from carnet.services.memories.remember import NewMemory, remember
+from carnet.settings.root import Settings
 from tests.support.qdrant_rest import RunningQdrant
 
 AT = datetime(2025, 5, 1, tzinfo=UTC)

@@ -24,22 +24,24 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from qdrant_edge import UpdateOperation
 
-from carnet.adapters.kms_dev import DevKms
-from carnet.adapters.qdrant_edge import EdgeVectorIndex, scoped_filter
-from carnet.api.app import create_app
-from carnet.api.server import running
-from carnet.bootstrap import Container
+from carnet.adapters.keystores.files import FileKeyStore
+from carnet.adapters.kms.dev import DevKms
+from carnet.adapters.vectors.qdrant_edge import EdgeVectorIndex, scoped_filter
+from carnet.bootstrap.wiring import Container
 from carnet.crypto.keyring import Keyring
-from carnet.crypto.keystore import FileKeyStore
 from carnet.crypto.sealed_index import PREFIX, SealedIndex
 from carnet.domain.records import Kind, Memory, Scope
 from carnet.domain.unreadable import Unreadable
+from carnet.entrypoints.http.app import create_app
+from carnet.entrypoints.http.server import running
 from carnet.errors import CarnetError, DependencyUnavailable
 from carnet.ports import IndexedMemory, RecordFilter, SparseVector
-from carnet.services import export, memories, recall
 from carnet.services.apikeys import create_key
-from carnet.services.assemble import assemble, budgets
-from carnet.services.erase import erase_subject
+from carnet.services.memories import reads as memories
+from carnet.services.memories import recall
+from carnet.services.memories.assemble import assemble, budgets
+from carnet.services.rights import export
+from carnet.services.rights.erase import erase_subject
 from carnet.services.scope import scope_for
 
 TENANT = "assur-nord"

@@ -11,15 +11,15 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
-from carnet.bootstrap import Container, build
-from carnet.config import CatalogBackend, PostgresSettings, Settings
+from carnet.bootstrap.wiring import Container, build
 from carnet.domain.procedures import Decision, ProcedureStatus
 from carnet.errors import Forbidden, ProcedureHasPersonalData, ProcedureNotFound, ProcedureState
 from carnet.ports import Embedder
-from carnet.services.assemble import budgets
 from carnet.services.door import operator
+from carnet.services.memories.assemble import budgets
+from carnet.services.memories.remember import NewMemory
 from carnet.services.procedures import Proposal
-from carnet.services.remember import NewMemory
+from carnet.settings.root import CatalogBackend, PostgresSettings, Settings
 
 AT = datetime(2025, 3, 1, tzinfo=UTC)
 SUP = operator("t1", "sup-key", "supervisor")

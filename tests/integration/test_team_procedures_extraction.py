@@ -4,12 +4,12 @@ a supervisor approves it, proposed once however often it is said, and never when
 
 from __future__ import annotations
 
-from carnet.adapters.extract_rules import RuleExtractor
-from carnet.bootstrap import Container
+from carnet.adapters.extractors.rules import RuleExtractor
+from carnet.bootstrap.wiring import Container
 from carnet.domain.intake import Message
 from carnet.domain.procedures import EXTRACTION, ProcedureStatus, stated_procedures
 from carnet.services.door import operator
-from carnet.services.worker import Worker
+from carnet.services.intake.worker import Worker
 
 AGENT = operator("t1", "agent-key", "agent")
 SUP = operator("t1", "sup-key", "supervisor")

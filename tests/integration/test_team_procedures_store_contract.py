@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from carnet.adapters.sqlite_procedures import SqliteTeamProcedures
+from carnet.adapters.sqlite.procedures import SqliteTeamProcedures
 from carnet.domain.procedures import ProcedureStatus, TeamProcedure
 from carnet.ports import TeamProcedures
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from carnet.adapters.kms_dev import DevKms
+from carnet.adapters.keystores.files import FileKeyStore
+from carnet.adapters.kms.dev import DevKms
 from carnet.crypto.keyring import Keyring
-from carnet.crypto.keystore import FileKeyStore
 from carnet.crypto.tenant_hasher import TENANT_ENTRY, KmsSubjectHasher
 
 

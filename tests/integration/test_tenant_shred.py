@@ -10,16 +10,16 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from carnet.bootstrap import build
-from carnet.cli import app
-from carnet.config import Settings
+from carnet.bootstrap.wiring import build
 from carnet.crypto.errors import KeyDestroyed
 from carnet.domain.unreadable import Unreadable
+from carnet.entrypoints.cli.main import app
 from carnet.errors import SubjectNotFound
 from carnet.ports import Embedder, RecordFilter
-from carnet.services import memories
-from carnet.services.remember import NewMemory, remember
+from carnet.services.memories import reads as memories
+from carnet.services.memories.remember import NewMemory, remember
 from carnet.services.scope import scope_for
+from carnet.settings.root import Settings
 
 
 def test_tenant_shred(tmp_path: Path, embedder: Embedder) -> None:

@@ -8,10 +8,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from carnet.bootstrap import Container
+from carnet.bootstrap.wiring import Container
 from carnet.domain.records import Status
-from carnet.services import remember as remember_module
-from carnet.services.remember import NewMemory, remember
+from carnet.services.memories import remember as remember_module
+from carnet.services.memories.remember import NewMemory, remember
 
 T0 = datetime(2025, 1, 6, 9, 0, tzinfo=UTC)
 # Closed files of other members' kinds: each reads much like the new status of the first file.

@@ -7,12 +7,12 @@ from __future__ import annotations
 import httpx
 from carnet_client import CarnetClient
 
-from carnet.api.app import create_app
-from carnet.api.server import running
-from carnet.bootstrap import Container
-from carnet.mcp.tools import TOOLS
+from carnet.bootstrap.wiring import Container
+from carnet.entrypoints.http.app import create_app
+from carnet.entrypoints.http.server import running
+from carnet.entrypoints.mcp.tools import TOOLS
 from carnet.services.apikeys import authenticate, create_key
-from carnet.services.maintain import maintain
+from carnet.services.lifecycle.maintain import maintain
 from carnet.services.scope import scope_for
 from tests.integration.test_tamper import SUBJECT, TENANT, TEXTS, _date_out_of_range, _flip_ciphertext_byte, _seed
 

@@ -29,9 +29,9 @@ import numpy as np
 import pytest
 from qdrant_client import QdrantClient
 
-from carnet.adapters.qdrant_distribution import Distribution
-from carnet.adapters.qdrant_edge import EdgeVectorIndex
-from carnet.adapters.qdrant_server import ServerVectorIndex, connect
+from carnet.adapters.vectors.qdrant_distribution import Distribution
+from carnet.adapters.vectors.qdrant_edge import EdgeVectorIndex
+from carnet.adapters.vectors.qdrant_server import ServerVectorIndex, connect
 from carnet.domain.records import Kind, Memory, Scope, Source, Status, point_id
 from carnet.errors import Conflict, DependencyUnavailable, InvalidInput, StoreLocked
 from carnet.ports import AccessUpdate, IndexedMemory, RecordFilter, SparseVector, Vector, VectorIndex
@@ -457,7 +457,7 @@ def test_a_second_edge_index_on_the_same_path_is_refused(shard_path: Path) -> No
             EdgeVectorIndex(path, DIM)
         assert str(path) in err.value.message
         probe = (
-            "import sys, pathlib; from carnet.adapters.qdrant_edge import EdgeVectorIndex;"
+            "import sys, pathlib; from carnet.adapters.vectors.qdrant_edge import EdgeVectorIndex;"
             " EdgeVectorIndex(pathlib.Path(sys.argv[1]), 16)"
         )
         other = subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True, text=True, timeout=60)

@@ -14,13 +14,13 @@ import pytest
 from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 
-from carnet.api.app import create_app
-from carnet.api.console import routes_admin, routes_dpo, routes_login, routes_member, routes_procedures
-from carnet.bootstrap import Container, build
-from carnet.config import Settings
+from carnet.bootstrap.wiring import Container, build
+from carnet.entrypoints.http.app import create_app
+from carnet.entrypoints.http.console import routes_admin, routes_dpo, routes_login, routes_member, routes_procedures
 from carnet.ports import Embedder
 from carnet.services.apikeys import authenticate, create_key
-from carnet.services.remember import NewMemory
+from carnet.services.memories.remember import NewMemory
+from carnet.settings.root import Settings
 
 MEMBER = "ADH-3141"
 _CSRF = re.compile(r'name="csrf" value="([^"]+)"')

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from carnet.adapters.extract_mistral import MistralExtractor
+from carnet.adapters.extractors.mistral import MistralExtractor
 from carnet.domain.intake import Message
 from carnet.errors import ExtractionFailed
 from tests.support.vllm_server import VllmStandIn, answer, fault, serving, unguided

@@ -8,14 +8,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from carnet.adapters.qdrant_edge import EdgeVectorIndex
-from carnet.bootstrap import build
-from carnet.config import Settings
+from carnet.adapters.vectors.qdrant_edge import EdgeVectorIndex
+from carnet.bootstrap.wiring import build
 from carnet.crypto.sealed_index import SealedIndex
 from carnet.domain.records import Kind, Memory, Scope
 from carnet.ports import Embedder, IndexedMemory, SparseVector
-from carnet.services import memories, recall
-from carnet.services.remember import NewMemory, remember
+from carnet.services.memories import reads as memories
+from carnet.services.memories import recall
+from carnet.services.memories.remember import NewMemory, remember
+from carnet.settings.root import Settings
 
 WORDS = (b"Quarteron", "Zéphyrin".encode(), b"Lilas")
 TEXT = "Le membre Zéphyrin Quarteron habite rue des Lilas, il rappelle pour son sinistre."
@@ -149,8 +150,8 @@ def test_caller_metadata_is_nowhere_in_clear_before_and_after_erasure(tmp_path: 
     read back through the API, and erasure leaves nothing of them behind."""
     import httpx
 
-    from carnet.api.app import create_app
-    from carnet.api.server import running
+    from carnet.entrypoints.http.app import create_app
+    from carnet.entrypoints.http.server import running
     from carnet.services.apikeys import create_key
 
     settings = Settings(data_dir=tmp_path / "data", key_dir=tmp_path / "keys")

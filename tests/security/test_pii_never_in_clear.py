@@ -10,14 +10,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from carnet.bootstrap import Container, build
-from carnet.config import Settings
+from carnet.bootstrap.wiring import Container, build
 from carnet.crypto.sealed_index import SealedIndex
 from carnet.ports import Embedder, RecordFilter, Vector
-from carnet.services import memories, recall
-from carnet.services.assemble import assemble, budgets
-from carnet.services.remember import NewMemory, remember
+from carnet.services.memories import reads as memories
+from carnet.services.memories import recall
+from carnet.services.memories.assemble import assemble, budgets
+from carnet.services.memories.remember import NewMemory, remember
 from carnet.services.scope import scope_for
+from carnet.settings.root import Settings
 
 PII = {
     "ADH-7001": [

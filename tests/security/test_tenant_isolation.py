@@ -10,9 +10,9 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from carnet.api.app import create_app
-from carnet.api.server import running
-from carnet.bootstrap import Container
+from carnet.bootstrap.wiring import Container
+from carnet.entrypoints.http.app import create_app
+from carnet.entrypoints.http.server import running
 from carnet.services.apikeys import create_key
 
 SUBJECT = "CLI-1001"

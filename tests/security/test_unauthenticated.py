@@ -18,12 +18,12 @@ import anyio
 import httpx
 import pytest
 
-from carnet.api.app import create_app
-from carnet.api.server import running
-from carnet.bootstrap import Container, build
-from carnet.config import Settings
+from carnet.bootstrap.wiring import Container, build
+from carnet.entrypoints.http.app import create_app
+from carnet.entrypoints.http.server import running
 from carnet.ports import Embedder
 from carnet.services.apikeys import create_key
+from carnet.settings.root import Settings
 
 MEMORIES = "/api/v1/subjects/X-1/memories"
 MCP_HEADERS = {"Accept": "application/json, text/event-stream"}

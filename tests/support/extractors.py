@@ -7,7 +7,7 @@ import random
 import threading
 from collections.abc import Sequence
 
-from carnet.domain.extraction import ExtractedFact, Extraction
+from carnet.domain.extraction.model import ExtractedFact, Extraction
 from carnet.domain.intake import Message
 from carnet.errors import ExtractionFailed
 

@@ -12,11 +12,11 @@ import sys
 import time
 from pathlib import Path
 
-from carnet.adapters.kms_dev import DevKms
+from carnet.adapters.keystores.files import FileKeyStore
+from carnet.adapters.kms.dev import DevKms
 from carnet.adapters.postgres.key_invalidations import PostgresKeyInvalidations, listener_conninfo
 from carnet.crypto.errors import KeyDestroyed
 from carnet.crypto.keyring import Keyring
-from carnet.crypto.keystore import FileKeyStore
 from carnet.logs import configure
 from tests.support.postgres import open_test_pool
 

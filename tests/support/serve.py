@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from carnet.api.server import free_port, wait_ready
+from carnet.entrypoints.http.server import free_port, wait_ready
 
 
 @contextmanager
@@ -19,7 +19,7 @@ def serve_process(root: Path, env: dict[str, str], *, log_name: str = "serve.log
     """With ``tls`` (the client's context: CA, and client certificate under mutual TLS), the server
     is expected on https (``env`` carries its ``CARNET_TLS__*``) and readiness is polled with it."""
     port = free_port()
-    cmd = [sys.executable, "-m", "carnet.cli", "serve", "--data-dir", str(root / "data"), "--port", str(port)]
+    cmd = [sys.executable, "-m", "carnet", "serve", "--data-dir", str(root / "data"), "--port", str(port)]
     full_env = {**os.environ, "CARNET_KEY_DIR": str(root / "keys"), "CARNET_MAINTENANCE__SCHEDULER": "false", **env}
     with (root / log_name).open("wb") as log:
         proc = subprocess.Popen(cmd, env=full_env, stdout=subprocess.DEVNULL, stderr=log)

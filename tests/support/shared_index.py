@@ -32,7 +32,7 @@ def _open_shard() -> VectorIndex:
     """In the server process: the one shard, opened on first use."""
     global _shard
     if _shard is None:
-        from carnet.adapters.qdrant_edge import EdgeVectorIndex
+        from carnet.adapters.vectors.qdrant_edge import EdgeVectorIndex
 
         assert _path is not None
         _shard = EdgeVectorIndex(_path, DIM)

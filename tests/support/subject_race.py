@@ -15,11 +15,11 @@ from typing import Any
 
 from pydantic import SecretStr
 
-from carnet import bootstrap
-from carnet.config import CatalogBackend, PiiEngine, PiiSettings, PostgresSettings, Settings
-from carnet.domain.extraction import Extraction
+from carnet.bootstrap import wiring as bootstrap
+from carnet.domain.extraction.model import Extraction
 from carnet.domain.intake import Message
 from carnet.ports import VectorIndex
+from carnet.settings.root import CatalogBackend, PiiEngine, PiiSettings, PostgresSettings, Settings
 from tests.support.extractors import ScriptedExtractor
 from tests.support.shared_index import HashEmbedder, Hooked, connect
 
@@ -60,7 +60,7 @@ def _build(config: dict[str, Any], index: VectorIndex) -> bootstrap.Container:
 
 
 def work(config: dict[str, Any], markers: Path) -> dict[str, object]:
-    from carnet.services.worker import Worker, owner_name
+    from carnet.services.intake.worker import Worker, owner_name
 
     slow = markers / "applying" if config["order"] == "worker_first" else None
     c = _build(config, Hooked(connect(tuple(config["address"]), bytes.fromhex(config["authkey"])),
@@ -79,7 +79,7 @@ def work(config: dict[str, Any], markers: Path) -> dict[str, object]:
 
 
 def erase(config: dict[str, Any], markers: Path) -> dict[str, object]:
-    from carnet.services.erase import erase_subject
+    from carnet.services.rights.erase import erase_subject
 
     slow = markers / "erasing" if config["order"] == "erase_first" else None
     c = _build(config, Hooked(connect(tuple(config["address"]), bytes.fromhex(config["authkey"])),

@@ -58,7 +58,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from carnet.api.server import free_port
+from carnet.entrypoints.http.server import free_port
 from tests.support.tls import MtlsFiles, TlsFiles
 
 # The fields of vLLM's ChatCompletionRequest; anything else is accepted and ignored.

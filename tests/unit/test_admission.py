@@ -11,7 +11,7 @@ import anyio
 from prometheus_client import CollectorRegistry, Counter, Gauge
 from starlette.types import Message, Receive, Scope, Send
 
-from carnet.api.admission import Admission
+from carnet.entrypoints.http.admission import Admission
 
 
 def _admission(*, deadline: float = 0.5, slots: int = 1, max_queue: int = 1) -> tuple[Admission, list[str]]:

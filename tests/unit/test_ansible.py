@@ -17,7 +17,7 @@ import jinja2
 import pytest
 import yaml
 
-from carnet.adapters.vault_auth import key_store_policy, transit_policy
+from carnet.adapters.vault.auth import key_store_policy, transit_policy
 from tests.support.molecule import ANSIBLE, COLLECTION, ROOT, ansible_environment, tool
 
 ROLES = COLLECTION / "roles"

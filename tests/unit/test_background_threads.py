@@ -17,12 +17,12 @@ from carnet.domain.audit import AuditEntry, AuditEvent
 from carnet.domain.records import Scope
 from carnet.metrics import Metrics
 from carnet.ports import AccessUpdate, AuditLog, VectorIndex
-from carnet.services.access import AccessRecorder
 from carnet.services.audit import AuditTrail
+from carnet.services.intake.worker import Worker, WorkerPool
+from carnet.services.lifecycle.scheduler import Job, Scheduler, StopFlag
 from carnet.services.locks import SubjectLocks
+from carnet.services.memories.access import AccessRecorder
 from carnet.services.resilient import Resilient
-from carnet.services.scheduler import Job, Scheduler, StopFlag
-from carnet.services.worker import Worker, WorkerPool
 
 NOW = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 SCOPE = Scope("acme", "h" * 16)

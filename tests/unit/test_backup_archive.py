@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from carnet.errors import BackupCorrupt
-from carnet.services.backup_archive import (
+from carnet.services.backup.archive import (
     MANIFEST,
     Manifest,
     extract_verified,

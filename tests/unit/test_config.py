@@ -1,7 +1,7 @@
 import pytest
 from pydantic import ValidationError
 
-from carnet.config import Environment, Settings
+from carnet.settings.root import Environment, Settings
 
 
 def test_nested_settings_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from carnet.adapters.extract_mistral import MistralExtractor
-from carnet.bootstrap import build_extractor
-from carnet.config import Environment, ExtractorKind, Settings
+from carnet.adapters.extractors.mistral import MistralExtractor
+from carnet.bootstrap.wiring import build_extractor
+from carnet.settings.root import Environment, ExtractorKind, Settings
 
 PRODUCTION = {"environment": Environment.PRODUCTION, "api_key_pepper": "p3pper-of-32-random-bytes-base64",
               "kms_backend": "vault"}

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from carnet.adapters.qdrant_distribution import Distribution
-from carnet.config import Settings
+from carnet.adapters.vectors.qdrant_distribution import Distribution
 from carnet.domain.records import Scope
-from carnet.settings_qdrant import QdrantServerSettings, QdrantSharding, ReadConsistencyType, WriteOrdering
+from carnet.settings.qdrant import QdrantServerSettings, QdrantSharding, ReadConsistencyType, WriteOrdering
+from carnet.settings.root import Settings
 
 
 def test_defaults_leave_the_layout_to_qdrant_and_order_writes_through_a_leader() -> None:

@@ -9,8 +9,8 @@ import pytest
 import uvicorn
 from pydantic import ValidationError
 
-from carnet.api.tls import uvicorn_tls_options
-from carnet.config import Environment, Settings, TlsSettings, TlsVersion
+from carnet.entrypoints.http.tls import uvicorn_tls_options
+from carnet.settings.root import Environment, Settings, TlsSettings, TlsVersion
 from tests.support.tls import TlsFiles, make_tls
 
 PRODUCTION = {"environment": Environment.PRODUCTION, "api_key_pepper": "p3pper-of-32-random-bytes-base64",

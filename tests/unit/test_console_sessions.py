@@ -1,4 +1,4 @@
-"""Console sessions (``carnet.api.console.sessions``): idle and absolute timeouts, logout, the cap, and
+"""Console sessions (``carnet.entrypoints.http.console.sessions``): idle and absolute timeouts, logout, the cap, and
 a token never stored as such; and the console's words (every English key has its French one)."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from pydantic import ValidationError
 
-from carnet.api.console import i18n
-from carnet.api.console.sessions import SessionStore
-from carnet.settings_groups import ConsoleSettings
+from carnet.entrypoints.http.console import i18n
+from carnet.entrypoints.http.console.sessions import SessionStore
+from carnet.settings.groups import ConsoleSettings
 
 
 class Clock:

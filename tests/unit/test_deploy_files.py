@@ -20,7 +20,7 @@ import pytest
 import yaml
 from pydantic import BaseModel, SecretStr
 
-from carnet.config import Environment, Settings, _known
+from carnet.settings.root import Environment, Settings, _known
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from carnet.config import _known
+from carnet.settings.root import _known
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 UNITS = sorted(p for p in (DEPLOY / "systemd").iterdir() if p.suffix in {".service", ".timer"})

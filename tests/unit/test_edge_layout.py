@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from carnet.adapters import edge_layout as el
+from carnet.adapters.vectors import edge_layout as el
 from carnet.errors import Conflict
 
 NOW = datetime(2026, 3, 1, 2, 0, tzinfo=UTC)

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from carnet.adapters.embed_batching import QueryBatcher
+from carnet.adapters.embedders.batching import QueryBatcher
 from carnet.ports import Vector
 
 

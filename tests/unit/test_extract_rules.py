@@ -7,11 +7,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from carnet.adapters.extract_rules import RuleExtractor
-from carnet.domain.extraction import Extraction
-from carnet.domain.extraction_rules import CATEGORIES, extract
-from carnet.domain.extraction_rules.rewrite_fr import ADVISOR, MEMBER, rewrite_fr
-from carnet.domain.extraction_rules.verbs import third_singular
+from carnet.adapters.extractors.rules import RuleExtractor
+from carnet.domain.extraction.model import Extraction
+from carnet.domain.extraction.rules import CATEGORIES, extract
+from carnet.domain.extraction.rules.rewrite_fr import ADVISOR, MEMBER, rewrite_fr
+from carnet.domain.extraction.rules.verbs import third_singular
 from carnet.domain.intake import Message
 from carnet.domain.records import Kind
 from carnet.ports import Extractor

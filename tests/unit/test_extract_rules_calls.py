@@ -12,12 +12,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from carnet.domain.extraction import ExtractedFact, Extraction
-from carnet.domain.extraction_rules import corrections, extract, fragments, repeats, turns
-from carnet.domain.extraction_rules.classify import category
-from carnet.domain.extraction_rules.elision import restore_apostrophes
-from carnet.domain.extraction_rules.rewrite_fr import ADVISOR, MEMBER, rewrite_fr
-from carnet.domain.extraction_rules.smalltalk import is_ritual
+from carnet.domain.extraction.model import ExtractedFact, Extraction
+from carnet.domain.extraction.rules import corrections, extract, fragments, repeats, turns
+from carnet.domain.extraction.rules.classify import category
+from carnet.domain.extraction.rules.elision import restore_apostrophes
+from carnet.domain.extraction.rules.rewrite_fr import ADVISOR, MEMBER, rewrite_fr
+from carnet.domain.extraction.rules.smalltalk import is_ritual
 from carnet.domain.intake import Message
 
 AT = datetime(2025, 5, 6, 14, 0, tzinfo=UTC)

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from carnet.domain.extraction_rules.pipeline import extract
-from carnet.domain.extraction_rules.years import with_years
+from carnet.domain.extraction.rules.pipeline import extract
+from carnet.domain.extraction.rules.years import with_years
 from carnet.domain.intake import Message
 
 JULY = datetime(2025, 7, 22, 11, 0, tzinfo=UTC)

@@ -11,7 +11,7 @@ import jsonschema
 import pytest
 from pydantic import BaseModel
 
-from carnet.adapters.extract_answers import (
+from carnet.adapters.extractors.answers import (
     AnswerRejected,
     FactAnswer,
     FactsAnswer,
@@ -20,9 +20,9 @@ from carnet.adapters.extract_answers import (
     facts,
     parse,
 )
-from carnet.domain import transcript
-from carnet.domain.extraction_prompts import EXAMPLES, facts_prompt, obsolete_prompt, summary_prompt, system_prompt
-from carnet.domain.extraction_schemas import SCHEMAS, importance_score
+from carnet.domain.extraction import transcript
+from carnet.domain.extraction.prompts import EXAMPLES, facts_prompt, obsolete_prompt, summary_prompt, system_prompt
+from carnet.domain.extraction.schemas import SCHEMAS, importance_score
 from carnet.domain.intake import Message
 
 MODELS: dict[str, type[BaseModel]] = {"facts": FactsAnswer, "obsolete": ObsoleteAnswer, "summary": SummaryAnswer}

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from carnet.adapters.mistral_chat import LlmStats
-from carnet.bootstrap import Container
+from carnet.adapters.extractors.mistral_chat import LlmStats
+from carnet.bootstrap.wiring import Container
 
 DASHBOARD = Path(__file__).resolve().parents[2] / "deploy" / "grafana" / "carnet-dashboard.json"
 _METRIC = re.compile(r"\bcarnet_[a-z0-9_]+\b")

@@ -29,7 +29,7 @@ import pytest
 import yaml
 from pydantic import BaseModel, SecretStr
 
-from carnet.config import Environment, Settings, _known
+from carnet.settings.root import Environment, Settings, _known
 from tests.support.helm_chart import (
     CHART,
     CUSTOM_KINDS,

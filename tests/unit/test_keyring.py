@@ -9,10 +9,10 @@ from collections.abc import Iterator, Sequence
 
 import pytest
 
+from carnet.adapters.keystores.files import KeyStore, StoredKey
 from carnet.crypto.envelope import Aad, header_key_id, open_, seal
 from carnet.crypto.errors import CryptoError, KeyDestroyed
 from carnet.crypto.keyring import Keyring
-from carnet.crypto.keystore import KeyStore, StoredKey
 from carnet.ports import Kms, WrappedKey
 
 

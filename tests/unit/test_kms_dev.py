@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from carnet.adapters.kms_dev import KEY_FILE, DevKms, KmsRejected, UnwrapFailed, kek_version
+from carnet.adapters.kms.dev import KEY_FILE, DevKms, KmsRejected, UnwrapFailed, kek_version
 from carnet.errors import InvalidInput
 
 

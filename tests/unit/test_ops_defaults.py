@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from carnet.config import Settings
+from carnet.settings.root import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -63,7 +63,7 @@ def test_what_carnet_creates_in_a_checkout_is_ignored_by_git(tmp_path: Path) -> 
 
 def test_a_second_backup_while_one_runs_is_a_conflict() -> None:
     """The server backs up one at a time: an admin asking meanwhile gets 409, never a half archive."""
-    from carnet.bootstrap_ops import _one_backup, backup_now
+    from carnet.bootstrap.ops import _one_backup, backup_now
     from carnet.errors import Conflict
 
     with _one_backup, pytest.raises(Conflict, match="already running"):

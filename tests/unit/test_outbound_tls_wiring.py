@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from carnet import bootstrap
-from carnet.config import Settings
+from carnet.bootstrap import wiring as bootstrap
+from carnet.settings.root import Settings
 from tests.support.tls import MtlsFiles, make_mtls
 
 
@@ -31,7 +31,7 @@ def _pair(files: MtlsFiles) -> dict[str, str]:
 
 
 def test_vault_gets_its_ca_and_client_certificate(files: MtlsFiles, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("carnet.adapters.kms_vault.connect", _capture)
+    monkeypatch.setattr("carnet.adapters.kms.vault_transit.connect", _capture)
     vault = {"auth": "token", "token": "t", **_pair(files)}
     settings = Settings.model_validate({"kms_backend": "vault", "vault": vault})
     with pytest.raises(_Captured) as got:
@@ -41,7 +41,7 @@ def test_vault_gets_its_ca_and_client_certificate(files: MtlsFiles, monkeypatch:
 
 
 def test_qdrant_gets_its_ca_and_client_certificate(files: MtlsFiles, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("carnet.adapters.qdrant_server.connect", _capture)
+    monkeypatch.setattr("carnet.adapters.vectors.qdrant_server.connect", _capture)
     settings = Settings.model_validate({"vector_backend": "server", "qdrant": _pair(files)})
     with pytest.raises(_Captured) as got:
         bootstrap.build_index(settings, 384)
@@ -50,7 +50,7 @@ def test_qdrant_gets_its_ca_and_client_certificate(files: MtlsFiles, monkeypatch
 
 
 def test_the_llm_gets_its_ca_and_client_certificate(files: MtlsFiles, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("carnet.adapters.extract_mistral.MistralExtractor", _capture)
+    monkeypatch.setattr("carnet.adapters.extractors.mistral.MistralExtractor", _capture)
     settings = Settings.model_validate({"extractor": "mistral", "llm": _pair(files)})
     with pytest.raises(_Captured) as got:
         bootstrap.build_extractor(settings)
@@ -59,7 +59,7 @@ def test_the_llm_gets_its_ca_and_client_certificate(files: MtlsFiles, monkeypatc
 
 
 def test_no_client_certificate_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("carnet.adapters.qdrant_server.connect", _capture)
+    monkeypatch.setattr("carnet.adapters.vectors.qdrant_server.connect", _capture)
     with pytest.raises(_Captured) as got:
         bootstrap.build_index(Settings(vector_backend="server"), 384)  # type: ignore[arg-type]
     assert got.value.kwargs["client_cert"] is None

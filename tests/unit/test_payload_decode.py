@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from carnet.adapters import payload as pl
+from carnet.adapters.vectors import payload as pl
 from carnet.domain.records import Kind, Memory, Scope, Source
 from carnet.domain.unreadable import PAYLOAD_INVALID, Unreadable
 

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from carnet.ports import Vector
-from carnet.services.query_cache import CachedEmbedder
+from carnet.services.memories.query_cache import CachedEmbedder
 
 
 class Counting:

@@ -1,4 +1,4 @@
-"""carnet.domain.reconcile: rule order, slots, guards, and the calibrated thresholds."""
+"""carnet.domain.reconcile.decide: rule order, slots, guards, and the calibrated thresholds."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from carnet.adapters.calibration_file import calibration_path, load_calibration, load_thresholds
+from carnet.adapters.local.calibration_file import calibration_path, load_calibration, load_thresholds
 from carnet.bench.calibrate import LabelledPair, calibrate, load_pairs, write_calibration
-from carnet.domain.reconcile import Action, Decision, Incoming, ReconcileThresholds, Rule, decide
+from carnet.domain.reconcile.decide import Action, Decision, Incoming, ReconcileThresholds, Rule, decide
 from carnet.domain.records import Kind, Memory, Scope, Source, Status
 from carnet.ports import Embedder, Vector
 

@@ -10,8 +10,8 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from carnet.adapters.sqlite_audit import SqliteAuditLog
-from carnet.api.client_address import ClientAddress
+from carnet.adapters.sqlite.audit import SqliteAuditLog
+from carnet.entrypoints.http.client_address import ClientAddress
 from carnet.services.audit import AuditTrail
 from carnet.services.refusals import OTHER, RefusalTally
 

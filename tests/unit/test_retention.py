@@ -8,9 +8,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from pydantic import ValidationError
 
-from carnet.config import Settings
 from carnet.domain.records import Kind, Memory, RetentionClass, RetentionStart, Scope, Status
 from carnet.domain.retention import DecayRule, Reason, RetentionPolicy, SubjectRetention, doomed
+from carnet.settings.root import Settings
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 SCOPE = Scope("acme", "h1")

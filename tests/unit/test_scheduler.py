@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from carnet.errors import DependencyUnavailable
-from carnet.services.scheduler import Job, Scheduler, StopFlag
+from carnet.services.lifecycle.scheduler import Job, Scheduler, StopFlag
 
 
 def wait_for(condition: threading.Event, seconds: float = 10.0) -> bool:

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from carnet.adapters.sparse_hash import HashedSparseEncoder
+from carnet.adapters.embedders.sparse_hash import HashedSparseEncoder
 from carnet.domain.records import Scope
 from carnet.ports import SparseEncoder, SparseVector
 

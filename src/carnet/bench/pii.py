@@ -30,7 +30,7 @@ STRUCTURED = ("IBAN", "NIR", "PHONE", "EMAIL", "CARD")
 
 
 def run(*, size: int, json_out: bool) -> None:
-    from carnet.adapters.pii_presidio import PresidioDetector
+    from carnet.adapters.pii.presidio import PresidioDetector
     from carnet.domain.pii.detector import PatternDetector
 
     examples = corpus(size)

@@ -26,8 +26,8 @@ OUTPUTS = ("search_top3", "profile", "assemble")
 
 
 def run(*, data: Path, json_out: bool, compare: bool = False) -> None:
-    from carnet.bootstrap import build, build_embedder
-    from carnet.config import Settings
+    from carnet.bootstrap.wiring import build, build_embedder
+    from carnet.settings.root import Settings
 
     spec = json.loads(data.read_text(encoding="utf-8"))
     if compare:
@@ -48,9 +48,9 @@ def run(*, data: Path, json_out: bool, compare: bool = False) -> None:
 
 
 def evaluate(deps: Any, spec: dict[str, Any]) -> dict[str, Any]:
-    from carnet.services import recall
-    from carnet.services.assemble import assemble, budgets
-    from carnet.services.remember import NewMemory, remember
+    from carnet.services.memories import recall
+    from carnet.services.memories.assemble import assemble, budgets
+    from carnet.services.memories.remember import NewMemory, remember
 
     hits: dict[str, dict[str, int]] = defaultdict(lambda: dict.fromkeys(("queries", *OUTPUTS), 0))
     facts = flagged = 0

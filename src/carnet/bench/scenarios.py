@@ -56,12 +56,12 @@ class Tally:
 
 
 def run(*, data: Path, json_out: bool, source: Source = "facts") -> None:
-    from carnet.adapters.extract_rules import RuleExtractor
-    from carnet.api.app import create_app
-    from carnet.api.server import running
-    from carnet.bootstrap import build, start_workers
-    from carnet.config import Settings
+    from carnet.adapters.extractors.rules import RuleExtractor
+    from carnet.bootstrap.wiring import build, start_workers
+    from carnet.entrypoints.http.app import create_app
+    from carnet.entrypoints.http.server import running
     from carnet.services.apikeys import create_key
+    from carnet.settings.root import Settings
 
     spec = json.loads(data.read_text(encoding="utf-8"))
     started = time.perf_counter()

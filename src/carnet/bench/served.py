@@ -23,7 +23,7 @@ BATCH = 50
 
 
 def settings(root: Path, pii: bool = True) -> Any:
-    from carnet.config import Settings
+    from carnet.settings.root import Settings
 
     return Settings(data_dir=root / "data", key_dir=root / "keys", pii={"enabled": pii})
 
@@ -89,7 +89,7 @@ def seeded(container: Any, root: Path, *, memories: int, subjects: int,
 
 
 def ingest(container: Any, memories: int, subjects: int) -> dict[str, Any]:
-    from carnet.services.remember import NewMemory, remember
+    from carnet.services.memories.remember import NewMemory, remember
 
     rng = random.Random(7)
     per_subject = max(1, memories // subjects)
@@ -130,8 +130,8 @@ def serving(root: Path, *, pii: bool, rate_limit: str | None = None,
 def served_process(root: Path, *, pii: bool, rate_limit: str | None = None,
                    env: Mapping[str, str] | None = None) -> Iterator[tuple[str, str, int]]:
     """``serving``, also yielding the server's process id (to read its memory)."""
-    from carnet.api.server import free_port, wait_ready
-    from carnet.bootstrap import build_control_plane
+    from carnet.bootstrap.wiring import build_control_plane
+    from carnet.entrypoints.http.server import free_port, wait_ready
     from carnet.services.apikeys import create_key
 
     plane = build_control_plane(settings(root, pii))
@@ -140,7 +140,7 @@ def served_process(root: Path, *, pii: bool, rate_limit: str | None = None,
     port = free_port()
     full_env = {**os.environ, "CARNET_KEY_DIR": str(root / "keys"), "CARNET_LOG_LEVEL": "WARNING",
                 "CARNET_PII__ENABLED": "true" if pii else "false", **(env or {})}
-    cmd = [sys.executable, "-m", "carnet.cli", "serve", "--data-dir", str(root / "data"), "--port", str(port)]
+    cmd = [sys.executable, "-m", "carnet", "serve", "--data-dir", str(root / "data"), "--port", str(port)]
     log_path = root / "serve.log"
     with log_path.open("wb") as log:
         proc = subprocess.Popen(cmd, env=full_env, stdout=subprocess.DEVNULL, stderr=log)

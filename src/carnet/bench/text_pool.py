@@ -94,7 +94,7 @@ class MemoDetector:
 
 def pool_items(size: int) -> list[Any]:
     """``size`` distinct synthetic facts, each with its own date (as ``served.ingest`` draws them)."""
-    from carnet.services.remember import NewMemory
+    from carnet.services.memories.remember import NewMemory
 
     rng = random.Random(7)
     base = datetime(2024, 1, 1, tzinfo=UTC)
@@ -122,7 +122,7 @@ def _warm(deps: Any, items: Sequence[Any], detector: MemoDetector, embedder: Mem
     batches of ``WARM_BATCH`` (a subject's batch is small: embedding it alone is several times slower).
     Such a text is its own pseudonymised text for any subject whose map names no one in it; for a
     subject where it is not, the service asks for another text, and the memo embeds that one then."""
-    from carnet.services.remember import passage_text
+    from carnet.services.memories.remember import passage_text
 
     texts = [item.text for item in items]
     started = time.perf_counter()
@@ -142,8 +142,8 @@ def ingest_pooled(container: Any, memories: int, subjects: int, pool: int, *, te
                   subject_id: Callable[[int], str]) -> dict[str, Any]:
     """Build the load with ``insert_new``; the same figures as ``served.ingest`` (the rate leaves out the
     pool's warm-up, ``pool_s``) plus how it was built."""
-    from carnet.services.query_cache import CachedEmbedder
-    from carnet.services.remember import insert_new
+    from carnet.services.memories.query_cache import CachedEmbedder
+    from carnet.services.memories.remember import insert_new
 
     check_pool(memories, subjects, pool)
     per_subject, last = _shares(memories, subjects)

@@ -20,7 +20,7 @@ from typing import Any
 
 from carnet.crypto.envelope import Aad, header_key_id, open_text, seal
 from carnet.crypto.keyring import Keyring
-from carnet.domain.extraction import ExtractedFact, Extraction
+from carnet.domain.extraction.model import ExtractedFact, Extraction
 from carnet.domain.intake import Message, Payload
 from carnet.domain.records import Kind, Scope
 

@@ -33,8 +33,7 @@ from typing import NamedTuple
 
 from carnet.crypto.envelope import KEY_BYTES
 from carnet.crypto.errors import CryptoError, KeyDestroyed
-from carnet.crypto.keystore import KeyStore, StoredKey
-from carnet.ports import KeyInvalidations, Kms, WrappedKey
+from carnet.ports import KeyInvalidations, KeyStore, Kms, StoredKey, WrappedKey
 
 MAX_TTL_SECONDS = 300.0
 _STRIPES = 64

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from carnet.domain.extraction import Extraction
+from carnet.domain.extraction.model import Extraction
 
 
 class IntakeStatus(StrEnum):

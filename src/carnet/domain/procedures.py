@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
+from carnet.domain.reconcile.topic_rules import CHANNELS
 from carnet.domain.text import fold
-from carnet.domain.topic_rules import CHANNELS
 
 EXTRACTION = "extraction"  # ``proposed_by`` of a procedure read from calls, not typed by a person
 MAX_TEXT = 1000

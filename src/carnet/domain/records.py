@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
 
-from carnet.domain.values import later
+from carnet.domain.reconcile.values import later
 
 
 class Kind(StrEnum):

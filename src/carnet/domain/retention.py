@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
 
+from carnet.domain.reconcile.values import later
 from carnet.domain.records import Memory, RetentionClass, RetentionStart, Status
-from carnet.domain.values import later
 
 ALL_TENANTS = "*"
 DEFAULT_CLASS = "default"

@@ -1,11 +1,11 @@
-"""The dependencies every use case takes, built once by ``carnet.bootstrap``."""
+"""The dependencies every use case takes, built once by ``carnet.bootstrap.wiring``."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from carnet.domain.budget import TierBudget
-from carnet.domain.reconcile import ReconcileThresholds
+from carnet.domain.reconcile.decide import ReconcileThresholds
 from carnet.domain.retention import DecayRule, RetentionPolicy
 from carnet.domain.scoring import CosineScale, Weights
 from carnet.ports import (
@@ -19,12 +19,12 @@ from carnet.ports import (
     SubjectLock,
     VectorIndex,
 )
-from carnet.services.access import AccessRecorder
+from carnet.services.lifecycle.unreadable import UnreadableTally
+from carnet.services.memories.access import AccessRecorder
+from carnet.services.memories.query_cache import CachedEmbedder
+from carnet.services.memories.special import SpecialPolicy
 from carnet.services.pii import Pii
-from carnet.services.query_cache import CachedEmbedder
-from carnet.services.special import SpecialPolicy
 from carnet.services.subjects import SubjectRegistry
-from carnet.services.unreadable import UnreadableTally
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,21 +22,24 @@ from carnet.domain.retention import SubjectRetention
 from carnet.domain.unreadable import Found, Unreadable
 from carnet.errors import Forbidden, InvalidInput, LegalHold, MemoryUnreadable, ProcedureNotFound, SubjectNotFound
 from carnet.ports import ContradictionJudge, RecordFilter, TeamProcedures
-from carnet.services import export as export_service
-from carnet.services import intake, memories, recall, rectify, retention
 from carnet.services import procedures as team
 from carnet.services.admin import Admin
 from carnet.services.apikeys import Principal
-from carnet.services.assemble import Budgets, Context, assemble
 from carnet.services.audit import AuditTrail
-from carnet.services.backup import BackupReport
+from carnet.services.backup.snapshots import BackupReport
 from carnet.services.deps import Deps
 from carnet.services.door import Door, operator
-from carnet.services.erase import ErasureReceipt, erase_subject
-from carnet.services.intake import IntakeQueue
-from carnet.services.judge import remember_judged
-from carnet.services.maintain import MaintainReport, Progress, StopFlag, maintain, record_audit
-from carnet.services.remember import NewMemory, Outcome, check_items, remember
+from carnet.services.intake import queue as intake
+from carnet.services.intake.queue import IntakeQueue
+from carnet.services.lifecycle.maintain import MaintainReport, Progress, StopFlag, maintain, record_audit
+from carnet.services.memories import reads as memories
+from carnet.services.memories import recall
+from carnet.services.memories.assemble import Budgets, Context, assemble
+from carnet.services.memories.judge import remember_judged
+from carnet.services.memories.remember import NewMemory, Outcome, check_items, remember
+from carnet.services.rights import export as export_service
+from carnet.services.rights import rectify, retention
+from carnet.services.rights.erase import ErasureReceipt, erase_subject
 from carnet.services.scope import scope_for
 
 AGENT, DPO, ADMIN, SUPERVISOR = "agent", "dpo", "admin", "supervisor"

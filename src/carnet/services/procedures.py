@@ -42,7 +42,7 @@ from carnet.domain.scoring import CosineScale
 from carnet.errors import InvalidInput, ProcedureHasPersonalData, ProcedureNotFound, ProcedureState
 from carnet.ports import Clock, TeamProcedures, Vector
 from carnet.services import pii as pii_service
-from carnet.services.query_cache import CachedEmbedder
+from carnet.services.memories.query_cache import CachedEmbedder
 
 TEAM_FLOOR = 0.15  # calibrated relevance (see the module's docstring for the measured values)
 _SCOPE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$")

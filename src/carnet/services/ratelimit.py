@@ -13,14 +13,14 @@ from limits import RateLimitItem, parse
 from limits.storage import MemoryStorage
 from limits.strategies import SlidingWindowCounterRateLimiter
 
-from carnet.domain.values import RATE_MESSAGE, check_rate
+from carnet.domain.reconcile.values import RATE_MESSAGE, check_rate
 from carnet.errors import InvalidInput, RateLimited
 
 
 @functools.lru_cache(maxsize=256)
 def parse_rate(text: str) -> RateLimitItem:
     """``"100/second"``, ``"6000 per minute"``…: a positive amount per a positive period
-    (``carnet.domain.values.check_rate``); refused otherwise, without quoting the value."""
+    (``carnet.domain.reconcile.values.check_rate``); refused otherwise, without quoting the value."""
     try:
         return parse(check_rate(text))
     except ValueError:

@@ -55,7 +55,7 @@ class RefusalTally:
         return now - now % self.window_seconds
 
     def note(self, budget_key: str, *, rate_limited: bool) -> None:
-        """Count one refused request from ``budget_key`` (see ``carnet.api.client_address``)."""
+        """Count one refused request from ``budget_key`` (see ``carnet.entrypoints.http.client_address``)."""
         start = self._start()
         with self._lock:
             closed = self._roll(start)

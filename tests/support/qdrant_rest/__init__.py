@@ -2,7 +2,7 @@
 
 A real HTTP(S) server (Starlette on uvicorn, in a thread of the test process) on 127.0.0.1 and a
 free port, one qdrant-edge shard per collection (or per shard key) under a temporary directory. The
-server adapter (``carnet.adapters.qdrant_server``) talks to it with the real ``qdrant-client`` over
+server adapter (``carnet.adapters.vectors.qdrant_server``) talks to it with the real ``qdrant-client`` over
 REST, so its requests go through the client's serialisation, HTTP, TLS and the API key as with a Qdrant server.
 
 What it reproduces (the endpoints the server adapter calls, plus the single query, the payload
@@ -65,7 +65,7 @@ from pathlib import Path
 import httpx
 import uvicorn
 
-from carnet.api.server import free_port
+from carnet.entrypoints.http.server import free_port
 from tests.support.qdrant_rest.app import QdrantRestApp
 from tests.support.qdrant_rest.store import Store
 from tests.support.tls import MtlsFiles, TlsFiles

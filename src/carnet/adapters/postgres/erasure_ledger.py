@@ -18,8 +18,8 @@ from pathlib import Path
 
 import psycopg
 
-from carnet.adapters.erasure_ledger import FileErasureLedger
-from carnet.adapters.erasure_line import decode, encode
+from carnet.adapters.local.erasure_ledger import FileErasureLedger
+from carnet.adapters.local.erasure_line import decode, encode
 from carnet.adapters.postgres.pool import DURABLE, UNAVAILABLE, Pool, connection, utc
 from carnet.errors import DependencyUnavailable
 from carnet.ports import ErasureEntry

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from importlib import resources
@@ -144,3 +146,20 @@ def _refuse_changed(current: SchemaState) -> None:
         raise DependencyUnavailable(
             f"PostgreSQL control plane: migration(s) {list(current.changed)} were changed after they were "
             "applied; the schema is not what this Carnet expects")
+
+
+@contextmanager
+def connected(conninfo: str) -> Iterator[Connection]:
+    """One autocommit connection for ``carnet db``'s commands (the migration runs its own transactions),
+    its failures raised as ``DependencyUnavailable`` (e.g. a migration the role may not apply)."""
+    import psycopg
+
+    try:
+        conn = psycopg.connect(conninfo, autocommit=True)
+    except psycopg.Error as exc:
+        raise DependencyUnavailable(f"PostgreSQL control plane unreachable: {exc}") from exc
+    with conn:
+        try:
+            yield conn
+        except psycopg.Error as exc:
+            raise DependencyUnavailable(f"PostgreSQL control plane: {exc}") from exc

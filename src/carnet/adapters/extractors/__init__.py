@@ -1,0 +1,1 @@
+"""Extractors and judges: the rules (no LLM) and Mistral over an OpenAI-compatible API (vLLM)."""

@@ -1,0 +1,1 @@
+"""Wrapped data keys: in files beside the data dir (embedded), or in Vault/OpenBao KV v2."""

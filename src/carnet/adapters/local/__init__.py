@@ -1,0 +1,1 @@
+"""One-process stand-ins of shared services: the erasure ledger file, local invalidations, calibration files."""

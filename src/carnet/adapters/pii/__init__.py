@@ -1,0 +1,1 @@
+"""PII detection with a model (Presidio + spaCy), behind the ``PiiDetector`` port."""

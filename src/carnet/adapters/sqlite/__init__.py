@@ -1,0 +1,1 @@
+"""The embedded control plane on SQLite: catalog, audit chain, intakes, team procedures."""

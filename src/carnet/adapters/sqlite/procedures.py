@@ -1,0 +1,107 @@
+"""``TeamProcedures`` on SQLite (the embedded default): the catalog's file, its own table.
+
+A proposal is made once: a partial unique index on (tenant, folded text) over the procedures still
+proposed or approved, so a second identical proposal returns the first. A decision is one
+``UPDATE … WHERE status = expected``: of two supervisors deciding at once, one wins."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+from carnet.adapters.sqlite.db import immediate, open_db
+from carnet.domain.procedures import ProcedureStatus, TeamProcedure, dedup_key
+from carnet.errors import DependencyUnavailable
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS team_procedures (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    tenant TEXT NOT NULL,
+    text TEXT NOT NULL,
+    dedup_key TEXT NOT NULL,
+    status TEXT NOT NULL,
+    agent_id TEXT,
+    queue TEXT,
+    applies_when TEXT NOT NULL DEFAULT '[]',
+    proposed_by TEXT NOT NULL,
+    decided_by TEXT,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS team_procedures_live ON team_procedures (tenant, dedup_key)
+    WHERE status IN ('proposed', 'approved');
+CREATE INDEX IF NOT EXISTS team_procedures_status ON team_procedures (tenant, status, seq);
+"""
+
+_COLUMNS = "id, tenant, text, status, proposed_by, created_at, updated_at, agent_id, queue, applies_when, decided_by"
+
+
+def _procedure(r: Sequence[object]) -> TeamProcedure:
+    return TeamProcedure(
+        id=str(r[0]), tenant=str(r[1]), text=str(r[2]), status=ProcedureStatus(str(r[3])), proposed_by=str(r[4]),
+        created_at=datetime.fromtimestamp(float(str(r[5])), tz=UTC),
+        updated_at=datetime.fromtimestamp(float(str(r[6])), tz=UTC),
+        agent_id=None if r[7] is None else str(r[7]), queue=None if r[8] is None else str(r[8]),
+        applies_when=tuple(json.loads(str(r[9]))), decided_by=None if r[10] is None else str(r[10]))
+
+
+class SqliteTeamProcedures:
+    def __init__(self, path: Path) -> None:
+        self._db = open_db(path, schema=_SCHEMA, synchronous="FULL")
+        self._lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        try:
+            with immediate(self._db, self._lock) as db:
+                yield db
+        except sqlite3.Error as exc:
+            raise DependencyUnavailable("the team procedures are unavailable") from exc
+
+    def add(self, procedure: TeamProcedure) -> TeamProcedure:
+        """``INSERT … ON CONFLICT DO NOTHING`` on the live index, then the stored row."""
+        p = procedure
+        with self._tx() as db:
+            db.execute(
+                "INSERT INTO team_procedures (id, tenant, text, dedup_key, status, agent_id, queue, applies_when,"
+                " proposed_by, decided_by, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"
+                " ON CONFLICT DO NOTHING",
+                (p.id, p.tenant, p.text, dedup_key(p.text), p.status.value, p.agent_id, p.queue,
+                 json.dumps(list(p.applies_when)), p.proposed_by, p.decided_by, p.created_at.timestamp(),
+                 p.updated_at.timestamp()))
+            row = db.execute(f"SELECT {_COLUMNS} FROM team_procedures WHERE tenant = ? AND dedup_key = ?"
+                             " AND status IN ('proposed', 'approved')", (p.tenant, dedup_key(p.text))).fetchone()
+        return p if row is None else _procedure(row)
+
+    def get(self, tenant: str, procedure_id: str) -> TeamProcedure | None:
+        with self._lock:
+            row = self._db.execute(f"SELECT {_COLUMNS} FROM team_procedures WHERE tenant = ? AND id = ?",
+                                   (tenant, procedure_id)).fetchone()
+        return None if row is None else _procedure(row)
+
+    def list(self, tenant: str, *, status: ProcedureStatus | None = None, limit: int = 200) -> list[TeamProcedure]:
+        where, args = ("tenant = ?", [tenant]) if status is None else ("tenant = ? AND status = ?",
+                                                                       [tenant, status.value])
+        with self._lock:
+            rows = self._db.execute(f"SELECT {_COLUMNS} FROM team_procedures WHERE {where} ORDER BY seq LIMIT ?",
+                                    (*args, limit)).fetchall()
+        return [_procedure(r) for r in rows]
+
+    def decide(self, tenant: str, procedure_id: str, *, expected: ProcedureStatus, status: ProcedureStatus,
+               decided_by: str, at: datetime) -> TeamProcedure | None:
+        with self._tx() as db:
+            row = db.execute(
+                f"UPDATE team_procedures SET status = ?, decided_by = ?, updated_at = ?"
+                f" WHERE tenant = ? AND id = ? AND status = ? RETURNING {_COLUMNS}",
+                (status.value, decided_by, at.timestamp(), tenant, procedure_id, expected.value)).fetchone()
+        return None if row is None else _procedure(row)
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()

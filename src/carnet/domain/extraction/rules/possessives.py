@@ -1,0 +1,108 @@
+"""Possessives in the third person: "mon contrat" → "son contrat", "Votre adresse est…" → "L'adresse
+du membre est…", "votre agence" (said by the member) → "l'agence".
+
+A sentence that opens with the speaker's possessive names its subject by it ("Mon numéro de contrat
+est CTR-123456"): there the owner is spelled out ("Le numéro de contrat du membre est…"), as the
+scenarios phrase facts. Elsewhere the possessive follows the noun's gender (``french_words``),
+except when the advisor is the subject: "le conseiller met à jour son adresse" would be his own.
+"""
+
+from __future__ import annotations
+
+import re
+
+from carnet.domain.extraction.rules.french_words import definite, elides, possessive
+from carnet.domain.extraction.rules.verbs import third_plural_from_we
+from carnet.domain.extraction.rules.walk import ADVISOR, MEMBER, Walk, case
+
+# "Ma femme et moi avons acheté…" → "Le membre et sa femme ont acheté…"
+_AND_ME = re.compile(r"^(mon|ma|mes|notre|nos)\s+([\w-]+)\s+et moi(?:,\s*nous)?\s+(\S+)", re.IGNORECASE)
+# What may follow a sentence-initial "Mon X" / "Votre X": the verb that ends the noun phrase.
+_NP_END = frozenset(
+    """
+    est sont a ont va vont vient viennent doit doivent peut peuvent veut veulent était etait étaient etaient
+    avait avaient sera seront aura auront serait aurait reste restent habite habitent travaille travaillent vit
+    vivent commence commencent expire expirent arrive arrivent passe passent coûte coute coûtent tient tiennent s'élève
+    s'eleve change changent ne n' se s' y lui c' qui , : ; ( - a-t-il
+    """.split()
+)
+# Object pronouns between a subject noun phrase and its verb ("Mon fils vous l'enverra").
+_PRONOUNS = frozenset("me m' te t' vous nous l' le la les lui leur en y".split())
+_FUTURE = re.compile(r"\w{2,}(?:ra|ront|rait|raient)$")
+_ADJECTIVES = frozenset("nouvelle nouveau nouvel ancienne ancien premier première premiere dernier dernière "
+                        "derniere prochain prochaine actuel actuelle même meme propre".split())
+
+
+def and_me(text: str) -> str:
+    m = _AND_ME.match(text)
+    if m is None:
+        return text
+    det, noun, verb = m.group(1).lower(), m.group(2), m.group(3)
+    poss = {"mon": "son", "ma": "sa", "mes": "ses", "notre": possessive(noun), "nos": "ses"}[det]
+    return f"le membre et {poss} {noun} {third_plural_from_we(verb)}{text[m.end():]}"
+
+
+def possessive_subject(walk: Walk) -> None:
+    """"Mon numéro de contrat est…" → "Le numéro de contrat du membre est…"."""
+    words = walk.words()
+    owner = {MEMBER: ("mon", "ma", "mes", "notre", "nos"), ADVISOR: ("votre", "vos")}[walk.speaker]
+    if len(words) < 3 or walk.low(words[0]) not in owner:
+        return
+    det = walk.low(words[0])
+    for n, k in enumerate(words[1:7], start=1):
+        if not (walk.low(k) in _NP_END or _FUTURE.search(walk.low(k)) or (n > 1 and walk.tokens[k] in ",:;(")):
+            continue
+        if n == 1:
+            return
+        noun = walk.tokens[words[1]]
+        article = definite(noun, plural=det in ("mes", "vos", "nos"))
+        if det == "ma" and not elides(noun):
+            article = "la "
+        walk.tokens[words[0]] = article.rstrip()
+        if article.endswith("'"):
+            walk.tokens[words[0] + 1] = ""
+        end = n - 1
+        while end > 1 and walk.low(words[end]) in _PRONOUNS:  # "Mon fils m'a offert…": the noun, not "m'"
+            end -= 1
+        walk.tokens[words[end]] += " du membre"
+        walk.named.add("member")
+        return
+
+
+def swap(walk: Walk, i: int, tok: str) -> None:
+    """A possessive inside the sentence."""
+    if tok in ("mon", "ma", "mes"):
+        walk.tokens[i] = case(walk.tokens[i], {"mon": "son", "ma": "sa", "mes": "ses"}[tok])
+        return
+    words = walk.words(i + 1)
+    nxt = walk.tokens[words[0]] if words else ""
+    plural = tok in ("nos", "vos")
+    if (tok in ("notre", "nos")) == (walk.speaker == MEMBER):  # the member's (or household's) thing
+        if walk.speaker == ADVISOR and walk.last_subject == "advisor" and _of_member(walk, i):
+            return
+        walk.tokens[i] = case(walk.tokens[i], possessive(nxt, plural=plural))
+        return
+    article = definite(nxt, plural=plural)  # the company's: "votre agence" → "l'agence"
+    walk.tokens[i] = case(walk.tokens[i], article.rstrip())
+    if article.endswith("'") and i + 1 < len(walk.tokens) and walk.tokens[i + 1].isspace():
+        walk.tokens[i + 1] = ""
+
+
+def _of_member(walk: Walk, i: int) -> bool:
+    """"votre adresse" → "l'adresse du membre" when the noun stands alone (not "votre numéro de
+    contrat", not "votre nouvelle adresse"); False leaves the possessive to the caller."""
+    words = walk.words(i + 1)
+    if not words or not walk.tokens[words[0]].isalpha():
+        return False
+    following = walk.low(words[1]) if len(words) > 1 else ""
+    if following in ("de", "d'", "des", "du") or (following.isalpha() and following.endswith(("é", "ée"))):
+        return False
+    noun = walk.tokens[words[0]]
+    if noun.lower() in _ADJECTIVES:
+        return False
+    article = definite(noun, plural=walk.low(i) == "vos")
+    walk.tokens[i] = article.rstrip()
+    if article.endswith("'") and walk.tokens[i + 1].isspace():
+        walk.tokens[i + 1] = ""
+    walk.tokens[words[0]] += " du membre"
+    return True

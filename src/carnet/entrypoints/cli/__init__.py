@@ -1,0 +1,1 @@
+"""The ``carnet`` command (typer): one module per command group, shared helpers in ``common``."""

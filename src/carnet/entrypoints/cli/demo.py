@@ -1,0 +1,147 @@
+"""The demo: a French call-center story about one member, told through the REST API.
+
+It always runs in a store of its own (``carnet demo``: a temporary one; ``carnet serve --demo`` and
+scripts/run.sh: ./carnet-demo, seeded once), never in the real data dir."""
+
+from __future__ import annotations
+
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+import httpx
+from rich.console import Console
+from rich.panel import Panel
+from rich.table import Table
+
+from carnet.bootstrap.wiring import Container, build
+from carnet.ports import Catalog
+from carnet.services.apikeys import create_key, revoke_key
+from carnet.settings.root import Settings
+
+TENANT = "demo-mutuelle"
+MEMBER = "ADH-0042"
+DEMO_DIR = Path("carnet-demo")  # `carnet serve --demo` (scripts/run.sh): its own store, never the real one
+
+FIRST_CALL: list[dict[str, Any]] = [
+    {"text": "Le membre a un contrat habitation formule Confort depuis 2019.", "importance": 0.7,
+     "occurred_at": "2024-01-15T10:00:00+01:00", "category": "contrat"},
+    {"text": "Le membre habite à Lyon 7e.", "importance": 0.6, "occurred_at": "2024-01-15T10:01:00+01:00",
+     "category": "adresse"},
+    {"text": "Le membre préfère être contacté par email plutôt que par téléphone.", "importance": 0.6,
+     "occurred_at": "2024-01-15T10:02:00+01:00", "category": "preference"},
+    {"text": "Sinistre dégât des eaux déclaré dans la cuisine ; l'expert est passé, indemnisation en attente.",
+     "importance": 0.9, "occurred_at": "2024-03-04T09:30:00+01:00", "category": "sinistre"},
+    {"text": "Budget maximum pour une assurance auto : 600 euros par an.", "importance": 0.5,
+     "occurred_at": "2024-03-04T09:35:00+01:00", "category": "projet"},
+]
+
+SECOND_CALL: list[dict[str, Any]] = [
+    {"text": "Le membre habite maintenant à Villeurbanne.", "importance": 0.6,
+     "occurred_at": "2024-06-10T14:00:00+02:00", "category": "adresse"},
+    {"text": "Budget maximum pour une assurance auto : 750 euros par an.", "importance": 0.5,
+     "occurred_at": "2024-06-10T14:05:00+02:00", "category": "projet"},
+    {"text": "Le membre a un contrat habitation Confort, souscrit en 2019.",
+     "occurred_at": "2024-06-10T14:06:00+02:00"},
+]
+
+
+def tell_story(base_url: str, key: str, console: Console) -> None:
+    h = {"Authorization": f"Bearer {key}"}
+    with httpx.Client(base_url=base_url, headers=h, timeout=30.0) as http:
+        console.rule("[bold]Carnet — démo : un adhérent, deux appels")
+        _call(console, http, "Premier appel (janvier–mars 2024)", FIRST_CALL)
+        _call(console, http, "Second appel (juin 2024) : déménagement, nouveau budget", SECOND_CALL)
+        _search(console, http, "Où habite l'adhérent ?")
+        _search(console, http, "Quel budget pour l'assurance auto ?")
+        r = http.post("/api/v1/context/assemble", json={
+            "subject_id": MEMBER, "query": "L'adhérent appelle au sujet de son sinistre dans la cuisine"})
+        r.raise_for_status()
+        ctx = r.json()
+        console.print(Panel(ctx["prompt"], title="Contexte assemblé pour le LLM", expand=False))
+        console.print(f"stats: {ctx['stats']}")
+        hist = http.get(f"/api/v1/subjects/{MEMBER}/memories", params={"status": "superseded"}).json()
+        console.print(f"Historique conservé : {len(hist['items'])} fait(s) remplacé(s), masqué(s) du rappel.")
+
+
+def _call(console: Console, http: httpx.Client, title: str, memories: list[dict[str, Any]]) -> None:
+    r = http.post(f"/api/v1/subjects/{MEMBER}/memories", json={"memories": memories})
+    r.raise_for_status()
+    table = Table(title=title, show_lines=False)
+    table.add_column("action")
+    table.add_column("mémoire")
+    for res in r.json()["results"]:
+        note = res["action"]
+        if res["superseded"]:
+            note += f" ({len(res['superseded'])} ancien(s))"
+        table.add_row(note, res["memory"]["text"])
+    console.print(table)
+
+
+def _search(console: Console, http: httpx.Client, question: str) -> None:
+    r = http.post(f"/api/v1/subjects/{MEMBER}/search", json={"query": question, "k": 3})
+    r.raise_for_status()
+    console.print(f"[bold]? {question}")
+    for res in r.json()["results"]:
+        console.print(f"   {res['score']:.3f}  {res['memory']['text']}")
+
+
+def demo_settings(settings: Settings, data_dir: Path | None) -> Settings:
+    """The demo's own store: ``data_dir`` when given, else ./carnet-demo, never ``CARNET_DATA_DIR`` (the
+    real store); its keys, backups, audit trail and erasure ledger beside it, not the real ones."""
+    return settings.model_copy(update={"data_dir": data_dir or DEMO_DIR, "key_dir": None, "backup_dir": None,
+                                       "audit_path": None, "erasure_ledger": None})
+
+
+def seed_key(catalog: Catalog, pepper: bytes) -> str | None:
+    """The demo tenant's key, created the first time only (then the story is told); None once seeded,
+    so a restart prints no new key and tells the story once."""
+    if catalog.api_keys(TENANT):
+        return None
+    key, _ = create_key(catalog, pepper, tenant=TENANT, roles=["agent"], name="demo")
+    return key
+
+
+def run_in_process(data_dir: Path | None) -> None:
+    """``carnet demo``: in a temporary store, or in ``data_dir``; its key lives as long as the story."""
+    from carnet.entrypoints.http.app import create_app
+    from carnet.entrypoints.http.server import running
+
+    with tempfile.TemporaryDirectory(prefix="carnet-demo-") as tmp:
+        root = data_dir or Path(tmp) / "data"
+        container = build(Settings(data_dir=root, key_dir=None if data_dir else Path(tmp) / "keys"))
+        try:
+            key, record = create_key(container.deps.catalog, container.pepper, tenant=TENANT, roles=["agent"])
+            try:
+                with running(create_app(container)) as base:
+                    tell_story(base, key, Console())
+            finally:
+                revoke_key(container.deps.catalog, key_id=record.key_id)
+        finally:
+            container.close()
+
+
+def run_against_server_when_ready(container: Container, settings: Settings) -> None:
+    """For ``carnet serve --demo`` (``settings`` from ``demo_settings``): the first time, create the demo
+    key and tell the story in a thread once the server answers; afterwards, say how to get a key."""
+    from carnet.entrypoints.http.server import wait_ready
+
+    key = seed_key(container.deps.catalog, container.pepper)
+    host = "127.0.0.1" if settings.host in ("0.0.0.0", "::") else settings.host
+    base = f"http://{host}:{settings.port}"
+
+    def story() -> None:
+        wait_ready(base)
+        console = Console()
+        if key is not None:
+            tell_story(base, key, console)
+            console.print(f"[green]Carnet écoute sur {base} (Ctrl-C pour arrêter). Clé de démo, locataire {TENANT} "
+                          "(affichée cette fois seulement) :")
+            console.print(key)
+            return
+        console.print(f"[green]Carnet écoute sur {base} avec la démo de {settings.data_dir} (déjà jouée). "
+                      f"Une autre clé : carnet apikey create --tenant {TENANT} --role agent "
+                      f"--data-dir {settings.data_dir}")
+
+    threading.Thread(target=story, name="carnet-demo", daemon=True).start()

@@ -1,0 +1,108 @@
+"""Admission control: a bounded number of ``/api/v1`` requests at work, a bounded waiting room, a deadline.
+
+A request under ``/api/v1`` (but the intake status, a long poll) takes one of ``slots`` before
+anything of its body is read; it gives the slot back when its answer has been sent. When none is
+free it waits, with at most ``max_queue`` others, until ``deadline`` seconds after it arrived (the
+access log stamps ``state["arrived"]``: the time it spent at the authentication gate counts); a
+request that finds the waiting room full, or whose deadline passes, gets ``503 overloaded`` with
+``Retry-After`` at once. Nothing of a refused request ran: its body was never read, so a refused
+write wrote nothing, and any request may be sent again. An admitted one is never cancelled here: a
+write is refused or done.
+
+Why slots and not only the thread pool: sync routes run in Starlette's worker threads (40 by
+default), and a thread pool queues without bound or deadline. The default is two per CPU core, at
+most half the pool (so ``/healthz``, ``/readyz`` and ``/metrics``, never gated and never refused,
+always find a thread): the embedded stack's work (embedding, vector search, sealing) is CPU-bound,
+and more requests at once only lengthen each one's service time. Measured on 2 cores
+(docs/benchmarks.md, "Load"): 20 slots gave p99 4.4 s at 25 requests/s where 4 gave 0.9 s. With
+backends that wait on the network (Qdrant server, Vault, PostgreSQL), raise
+``CARNET_API__MAX_CONCURRENCY``.
+
+The middleware sits behind the authentication gate (``carnet.entrypoints.http.gate``): a flood of bad keys is
+refused there and never takes a slot; a key lookup that cannot get a thread before the deadline is
+refused there the same way (``503 overloaded``), so no request waits unbounded at the door either.
+Refusals are counted in ``carnet_http_overloaded_total{route, reason}`` (``route`` is the path
+template, ``reason`` ``queue_full`` or ``deadline``); ``carnet_http_admission_waiting`` and
+``…_in_flight`` show the state.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+import anyio
+import anyio.to_thread
+from prometheus_client import Counter, Gauge
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from carnet.entrypoints.http.gate import answer
+from carnet.entrypoints.http.overload import route_template, time_left
+from carnet.errors import Overloaded
+
+_ADMITTED = "/api/v1/"
+_INTAKE_STATUS = "/api/v1/intakes/"
+
+
+def _long_poll(scope: Scope) -> bool:
+    """``GET /api/v1/intakes/{id}`` (``?wait=true`` holds it up to a minute, asleep, on no thread):
+    a slot held while it sleeps would refuse work for nothing. Its reads are single-row lookups."""
+    return bool(scope["method"] == "GET" and str(scope["path"]).startswith(_INTAKE_STATUS))
+
+
+class Admission:
+    def __init__(self, app: ASGIApp, *, slots: int | None, max_queue: int, deadline: float, refused: Counter,
+                 waiting: Gauge, in_flight: Gauge) -> None:
+        self.app = app
+        self._slots, self._max_queue, self._deadline = slots, max_queue, deadline
+        self._refused = refused
+        self._sem: anyio.Semaphore | None = None  # made on the server's event loop, at the first request
+        self._waiting = 0
+        self._retry_after = max(1, math.ceil(deadline))
+        waiting.set_function(lambda: self._waiting)
+        in_flight.set_function(self._in_flight)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not scope["path"].startswith(_ADMITTED) or _long_poll(scope):
+            await self.app(scope, receive, send)
+            return
+        sem = self._semaphore()
+        if sem.value == 0 and self._waiting >= self._max_queue:
+            await self._refuse(scope, send, "queue_full")
+            return
+        left = time_left(scope, self._deadline)
+        if left <= 0:
+            await self._refuse(scope, send, "deadline")
+            return
+        self._waiting += 1
+        try:
+            # On a timeout anyio gives a slot handed over at that very moment back to the semaphore.
+            with anyio.move_on_after(left) as waited:
+                await sem.acquire()
+        finally:
+            self._waiting -= 1
+        if waited.cancelled_caught:
+            await self._refuse(scope, send, "deadline")
+            return
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            sem.release()
+
+    def _semaphore(self) -> anyio.Semaphore:
+        if self._sem is None:
+            threads = int(anyio.to_thread.current_default_thread_limiter().total_tokens)
+            n = self._slots or max(1, min(threads // 2, 2 * (os.cpu_count() or 1)))
+            self._sem = anyio.Semaphore(n, max_value=n, fast_acquire=True)
+            self._slots = n
+        return self._sem
+
+    async def _refuse(self, scope: Scope, send: Send, reason: str) -> None:
+        self._refused.labels(route_template(scope), reason).inc()
+        await answer(send, Overloaded(retry_after=self._retry_after))
+
+    def _in_flight(self) -> int:
+        if self._sem is None or self._slots is None:
+            return 0
+        return self._slots - self._sem.value
+

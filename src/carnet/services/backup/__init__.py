@@ -1,0 +1,1 @@
+"""Backups of the store: snapshots, the archive format, restore."""

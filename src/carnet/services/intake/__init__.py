@@ -1,0 +1,1 @@
+"""Messages queued for extraction and the worker that turns them into memories."""

@@ -1,0 +1,1 @@
+"""Upkeep: maintenance, the scheduler, re-embedding, re-hashing, key rotation, evictions."""

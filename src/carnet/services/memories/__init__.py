@@ -1,0 +1,1 @@
+"""Memories: remember, recall (search), assemble and reads, with what they share."""

@@ -1,0 +1,90 @@
+"""The LLM's contradiction judgment, after reconcile's rules: which of the subject's older facts a
+fact just written makes obsolete.
+
+Reconcile's rules (slots, values, overlaps) decide what they can recognise first. A model sees further ("the
+member sold the car" makes "the member drives a 208" obsolete), so when an LLM is configured, each fact
+an intake created, and each explicit memory written through REST or MCP, is shown with the subject's
+nearest live facts to ``ContradictionJudge.obsolete``; those it names are superseded (rule ``llm``).
+The model sees placeholders only (``pseudo_text``), and only ids it was given can come back.
+Rules-only extractors return nothing and this costs nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+import structlog
+
+from carnet.domain.embedding_text import query_text
+from carnet.domain.records import HistoryEntry, Kind, Memory, Scope, Status
+from carnet.errors import ExtractionFailed
+from carnet.ports import ContradictionJudge, RecordFilter
+from carnet.services.deps import Deps
+from carnet.services.memories.remember import NewMemory, Outcome, remember
+from carnet.services.scope import scope_for
+
+NEIGHBOURS = 6
+log = structlog.get_logger(__name__)
+
+
+def remember_judged(deps: Deps, judge: ContradictionJudge, *, tenant: str, subject_id: str,
+                    items: Sequence[NewMemory], actor: str) -> list[Outcome]:
+    """``remember``, then the model's judgment on what was created, under the subject's lock. The
+    judgment refines reconcile's rules: if the model fails, the memories stay written as the rules
+    left them (logged, never raised), and a later write of the subject is judged against them."""
+    scope = scope_for(deps, tenant, subject_id)
+    with deps.locks.for_scope(scope):
+        outcomes = remember(deps, tenant=tenant, subject_id=subject_id, items=items, actor=actor)
+        try:
+            return judge_outcomes(deps, judge, scope, outcomes, actor=actor)
+        except ExtractionFailed as exc:
+            log.warning("contradiction_judgment_failed", path="remember", reason=exc.context.get("reason"))
+            return outcomes
+
+
+def judge_outcomes(deps: Deps, judge: ContradictionJudge, scope: Scope, outcomes: Sequence[Outcome], *,
+                   actor: str) -> list[Outcome]:
+    """Ask about each created fact and supersede what the model names; the outcomes with those ids
+    added to their ``superseded`` (a created fact that closed some becomes ``superseded``). The
+    caller holds the subject's lock."""
+    closed: list[str] = []
+    now = deps.clock.now()
+    batch = {o.memory.id for o in outcomes}  # facts written together are consistent by construction
+    out = []
+    for o in outcomes:  # "unchanged" too: a retry judges again what a failed attempt could not
+        if o.action == "merged" or o.memory.kind is not Kind.FACT or o.memory.status is not Status.ACTIVE:
+            out.append(o)
+            continue
+        neighbours = [m for m in _neighbours(deps, scope, o.memory) if m.id not in closed and m.id not in batch]
+        named = set(judge.obsolete(o.memory.pseudo_text, [(m.id, m.pseudo_text) for m in neighbours],
+                                   locale=deps.locale)) if neighbours else set()
+        gone = [m for m in neighbours if m.id in named]
+        if not gone:
+            out.append(o)
+            continue
+        at = max(o.memory.valid_from, *(m.valid_from for m in gone))
+        deps.index.replace_payload(scope, [m.superseded(by=o.memory.id, at=at) for m in gone])
+        deps.catalog.append_history(scope, [HistoryEntry(m.id, now, "superseded", actor,
+                                                         {"by": o.memory.id, "rule": "llm"}) for m in gone])
+        closed.extend(m.id for m in gone)
+        out.append(replace(o, action="superseded" if o.action == "created" else o.action,
+                           superseded=o.superseded + tuple(m.id for m in gone), reason=o.reason or "llm"))
+    return out
+
+
+def supersede_obsolete(deps: Deps, judge: ContradictionJudge, scope: Scope, outcomes: Sequence[Outcome], *,
+                       actor: str) -> list[str]:
+    """``judge_outcomes``, answering only the ids it superseded (the intake worker's use)."""
+    judged = judge_outcomes(deps, judge, scope, outcomes, actor=actor)
+    return [i for before, after in zip(outcomes, judged, strict=True) for i in after.superseded
+            if i not in before.superseded]
+
+
+def _neighbours(deps: Deps, scope: Scope, fact: Memory) -> list[Memory]:
+    """The subject's live facts nearest to ``fact`` (itself excluded), with their pseudonymised texts."""
+    qvec = deps.embedder.embed_query(query_text(fact.pseudo_text, locale=deps.locale), tenant=scope.tenant)
+    where = RecordFilter(kinds=(Kind.FACT,), statuses=(Status.ACTIVE,), not_expired_at=deps.clock.now())
+    hits = deps.index.hybrid_search(scope, dense=qvec, sparse=None, limit=NEIGHBOURS + 1, where=where)
+    found = [c.memory for c in hits.dense if c.memory.id != fact.id][:NEIGHBOURS]
+    return deps.index.reveal(scope, found, pseudo_text=True)

@@ -1,0 +1,1 @@
+"""The data subject's rights and their rules: erasure, export, rectification, legal hold."""

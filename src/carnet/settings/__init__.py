@@ -1,0 +1,1 @@
+"""Settings: the root ``Settings`` and its groups (pydantic-settings, ``CARNET_`` environment)."""
