@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from carnet.bootstrap.wiring import Container, build
+from carnet.bootstrap.container import Container
+from carnet.bootstrap.wiring import build
 from carnet.ports import Embedder
 from carnet.settings.root import Settings
 from tests.support.bundle_script import bundle_script

@@ -16,7 +16,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from carnet.bootstrap.wiring import Container, build
+from carnet.bootstrap.container import Container
+from carnet.bootstrap.wiring import build
 from carnet.entrypoints.http.app import create_app
 from carnet.entrypoints.http.gate import LOOKUP_THREADS
 from carnet.entrypoints.http.server import running

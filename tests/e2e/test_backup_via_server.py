@@ -11,7 +11,7 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
-from carnet.bootstrap.wiring import build_control_plane
+from carnet.bootstrap.stores import build_control_plane
 from carnet.entrypoints.cli.main import app
 from carnet.services.apikeys import create_key
 from carnet.services.backup.snapshots import list_backups

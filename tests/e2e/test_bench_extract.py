@@ -7,7 +7,7 @@ from typing import Any
 
 from carnet.adapters.extractors.rules import RuleExtractor
 from carnet.bench.extract import evaluate, sessions, turns
-from carnet.bootstrap.wiring import Container
+from carnet.bootstrap.container import Container
 
 SPEC: dict[str, Any] = {
     "tenants": {

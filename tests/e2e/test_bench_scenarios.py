@@ -11,7 +11,8 @@ from carnet.adapters.extractors.rules import RuleExtractor
 from carnet.bench import scenarios_calls
 from carnet.bench.scenarios import Source, evaluate
 from carnet.bench.scenarios_report import Run, summary
-from carnet.bootstrap.wiring import Container, start_workers
+from carnet.bootstrap.container import Container
+from carnet.bootstrap.wiring import start_workers
 from carnet.entrypoints.http.app import create_app
 from carnet.entrypoints.http.server import running
 from carnet.services.apikeys import create_key

@@ -7,7 +7,7 @@ import re
 import pytest
 from typer.testing import CliRunner
 
-from carnet.bootstrap.wiring import Container
+from carnet.bootstrap.container import Container
 from carnet.entrypoints.cli.main import app
 from carnet.services.apikeys import authenticate
 

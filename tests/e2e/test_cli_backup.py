@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from carnet.bootstrap.wiring import Container
+from carnet.bootstrap.container import Container
 from carnet.entrypoints.cli.main import app
 from carnet.services.memories.remember import NewMemory, remember
 

@@ -20,7 +20,8 @@ from typing import Any
 
 import pytest
 
-from carnet.bootstrap.wiring import Container, build
+from carnet.bootstrap.container import Container
+from carnet.bootstrap.wiring import build
 from carnet.domain.intake import Message
 from carnet.entrypoints.http.app import create_app
 from carnet.entrypoints.http.server import running

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from mcp import Client
 from mcp_types import CallToolResult, TextContent
 
-from carnet.bootstrap.wiring import Container
+from carnet.bootstrap.container import Container
 from carnet.domain.reconcile import values
 from carnet.entrypoints.http.app import create_app
 from carnet.entrypoints.http.server import running

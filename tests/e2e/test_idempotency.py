@@ -12,7 +12,7 @@ from carnet_client import NewMemory as SdkMemory
 from hypothesis import given
 from hypothesis import strategies as st
 
-from carnet.bootstrap.wiring import Container
+from carnet.bootstrap.container import Container
 from carnet.domain.idempotency import request_key
 from carnet.entrypoints.http.app import create_app
 from carnet.entrypoints.http.server import running

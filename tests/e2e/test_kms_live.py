@@ -70,7 +70,7 @@ def test_kms_outage_fails_closed_and_recovers(bao: Bao, tmp_path: Path, embedder
 def test_rotation_and_rewrap_while_serving(bao: Bao, tmp_path: Path, embedder: Embedder, key_store: str) -> None:
     """`keys rotate` + `keys rewrap` (another process's keyring on the same KMS and key store) while the
     server answers: reads never stop, and after the old version is retired fresh unwraps still work."""
-    from carnet.bootstrap.wiring import build_keyring, build_kms
+    from carnet.bootstrap.keys import build_keyring, build_kms
     from carnet.crypto.keyring import Keyring
     from carnet.services.lifecycle.keys import rewrap, rotate
 

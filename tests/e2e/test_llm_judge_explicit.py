@@ -13,7 +13,8 @@ import httpx
 import pytest
 from mcp import Client
 
-from carnet.bootstrap.wiring import Container, build
+from carnet.bootstrap.container import Container
+from carnet.bootstrap.wiring import build
 from carnet.entrypoints.http.app import create_app
 from carnet.entrypoints.http.server import running
 from carnet.entrypoints.mcp import build_server

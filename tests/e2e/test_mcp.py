@@ -21,7 +21,8 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, TextContent
 from typer.testing import CliRunner
 
-from carnet.bootstrap.wiring import Container, build_control_plane
+from carnet.bootstrap.container import Container
+from carnet.bootstrap.stores import build_control_plane
 from carnet.entrypoints.cli.main import app as cli
 from carnet.entrypoints.http.app import create_app
 from carnet.entrypoints.http.server import running

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from mcp import Client
 from typer.testing import CliRunner
 
-from carnet.bootstrap.wiring import Container, build
+from carnet.bootstrap.container import Container
+from carnet.bootstrap.wiring import build
 from carnet.domain.audit import AuditEvent
 from carnet.entrypoints.cli.main import app as cli
 from carnet.entrypoints.http.app import create_app

@@ -20,7 +20,8 @@ import schemathesis
 from hypothesis import HealthCheck, given, settings
 from schemathesis.checks import positive_data_acceptance
 
-from carnet.bootstrap.wiring import Container, build
+from carnet.bootstrap.container import Container
+from carnet.bootstrap.wiring import build
 from carnet.entrypoints.http.app import create_app
 from carnet.ports import Embedder
 from carnet.services.apikeys import create_key

@@ -12,7 +12,8 @@ import psycopg
 import pytest
 from pydantic import SecretStr
 
-from carnet.bootstrap.wiring import Container, build, start_workers
+from carnet.bootstrap.container import Container
+from carnet.bootstrap.wiring import build, start_workers
 from carnet.entrypoints.http.app import create_app
 from carnet.entrypoints.http.server import running
 from carnet.ports import Embedder

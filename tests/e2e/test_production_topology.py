@@ -25,7 +25,7 @@ import psycopg
 import pytest
 from qdrant_client import QdrantClient
 
-from carnet.bootstrap.wiring import build_control_plane
+from carnet.bootstrap.stores import build_control_plane
 from carnet.entrypoints.http.server import free_port, wait_ready
 from carnet.services.apikeys import create_key
 from carnet.settings.root import Settings

@@ -34,7 +34,7 @@ from carnet_client import (
 )
 from carnet_client._call import Call, nothing
 
-from carnet.bootstrap.wiring import Container
+from carnet.bootstrap.container import Container
 from carnet.entrypoints.http.app import create_app
 from carnet.entrypoints.http.server import free_port, running
 from carnet.services.apikeys import create_key

@@ -28,7 +28,8 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from carnet.bootstrap.wiring import Container, build, start_workers
+from carnet.bootstrap.container import Container
+from carnet.bootstrap.wiring import build, start_workers
 from carnet.entrypoints.http.app import create_app
 from carnet.ports import Embedder
 from carnet.services.apikeys import create_key

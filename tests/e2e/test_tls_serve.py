@@ -8,7 +8,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from carnet.bootstrap.wiring import build_control_plane
+from carnet.bootstrap.stores import build_control_plane
 from carnet.services.apikeys import create_key
 from carnet.settings.root import Settings
 from tests.support.serve import serve_process

@@ -22,7 +22,8 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
-from carnet.bootstrap.wiring import Container, build
+from carnet.bootstrap.container import Container
+from carnet.bootstrap.wiring import build
 from carnet.domain.intake import IntakeStatus, Message
 from carnet.domain.records import Scope
 from carnet.ports import Embedder

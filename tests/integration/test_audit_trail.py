@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from carnet.adapters.sqlite.audit import SqliteAuditLog
-from carnet.bootstrap.wiring import Container
+from carnet.bootstrap.container import Container
 from carnet.domain.audit import AuditEvent, verify
 from carnet.domain.records import Scope
 from carnet.entrypoints.cli.main import app

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from carnet.bootstrap.container import Container
 from carnet.bootstrap.ops import backup_source, build_rehasher, records_index, restore_target
-from carnet.bootstrap.wiring import Container, build
+from carnet.bootstrap.wiring import build
 from carnet.crypto.tenant_hasher import TENANT_ENTRY
 from carnet.domain.intake import Message
 from carnet.domain.records import Memory

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from carnet.bootstrap.wiring import build_control_plane
+from carnet.bootstrap.stores import build_control_plane
 from carnet.entrypoints.cli.demo import DEMO_DIR, TENANT, demo_settings, seed_key
 from carnet.settings.root import Settings
 

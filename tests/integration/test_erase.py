@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from carnet.bootstrap.wiring import Container, build
+from carnet.bootstrap.container import Container
+from carnet.bootstrap.wiring import build
 from carnet.crypto.errors import KeyDestroyed
 from carnet.entrypoints.cli.main import app
 from carnet.ports import Embedder, RecordFilter

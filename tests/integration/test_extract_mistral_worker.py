@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from carnet.adapters.extractors.mistral import MistralExtractor
-from carnet.bootstrap.wiring import Container
+from carnet.bootstrap.container import Container
 from carnet.domain.intake import IntakeStatus, Message
 from carnet.services.apikeys import Principal
 from carnet.services.intake.worker import Worker

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from carnet.adapters.extractors.rules import RuleExtractor
-from carnet.bootstrap.wiring import Container
+from carnet.bootstrap.container import Container
 from carnet.domain.extraction.model import Extraction
 from carnet.domain.intake import Message
 from carnet.domain.records import Kind, Status

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from carnet.bootstrap.wiring import Container
+from carnet.bootstrap.container import Container
 from carnet.ports import RecordFilter
 from carnet.services.memories import recall
 from carnet.services.memories.remember import NewMemory, insert_new, remember

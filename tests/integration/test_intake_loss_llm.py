@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from carnet.adapters.extractors.mistral import MistralExtractor
-from carnet.bootstrap.wiring import Container
+from carnet.bootstrap.container import Container
 from carnet.domain.intake import IntakeStatus, Message, RetryPolicy
 from carnet.domain.records import Scope
 from carnet.ports import RecordFilter

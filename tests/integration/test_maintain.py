@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from carnet.bootstrap.wiring import Container, build
+from carnet.bootstrap.container import Container
+from carnet.bootstrap.wiring import build
 from carnet.crypto.sealed_index import SealedIndex
 from carnet.domain.records import Scope
 from carnet.domain.retention import SubjectRetention

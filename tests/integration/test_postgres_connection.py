@@ -17,7 +17,7 @@ from carnet.adapters.postgres.audit import PostgresAuditLog
 from carnet.adapters.postgres.catalog import PostgresCatalog
 from carnet.adapters.postgres.intakes import PostgresIntakeStore
 from carnet.adapters.postgres.pool import Pool, conninfo, open_pool
-from carnet.bootstrap.wiring import build_catalog, postgres_conninfo
+from carnet.bootstrap.stores import build_catalog, postgres_conninfo
 from carnet.domain.records import Scope
 from carnet.errors import AuditUnavailable, DependencyUnavailable
 from carnet.settings.root import CatalogBackend, KmsBackend, PostgresSettings, PostgresSslMode, Settings

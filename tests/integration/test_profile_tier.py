@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime
 
-from carnet.bootstrap.wiring import Container
+from carnet.bootstrap.container import Container
 from carnet.domain.budget import TierBudget
 from carnet.services.memories.assemble import Context, assemble, budgets
 from carnet.services.memories.remember import NewMemory, remember

@@ -18,7 +18,7 @@ from qdrant_client import QdrantClient, models
 
 from carnet.adapters.vectors.qdrant_distribution import Distribution
 from carnet.adapters.vectors.qdrant_server import connect
-from carnet.bootstrap.wiring import build_index
+from carnet.bootstrap.stores import build_index
 from carnet.domain.records import Scope
 from carnet.errors import Conflict, DependencyUnavailable
 from carnet.ports import AccessUpdate, SparseVector

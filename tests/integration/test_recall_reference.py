@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from carnet.bootstrap.wiring import Container
+from carnet.bootstrap.container import Container
 from carnet.services import pii
 from carnet.services.memories.recall import Query, exact_identifiers, keyword_query, search
 from carnet.services.memories.remember import NewMemory, remember

@@ -15,7 +15,8 @@ import pytest
 from typer.testing import CliRunner
 
 from carnet.adapters.vectors import edge_layout
-from carnet.bootstrap.wiring import Container, build
+from carnet.bootstrap.container import Container
+from carnet.bootstrap.wiring import build
 from carnet.entrypoints.cli.main import app
 from carnet.errors import Conflict
 from carnet.ports import Embedder, RecordFilter, Vector

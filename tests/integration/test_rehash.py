@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from carnet.bootstrap.container import Container
 from carnet.bootstrap.ops import build_rehasher
-from carnet.bootstrap.wiring import Container, build
+from carnet.bootstrap.wiring import build
 from carnet.crypto.sealed_index import SealedIndex
 from carnet.crypto.tenant_hasher import TENANT_ENTRY
 from carnet.domain.records import Scope

@@ -16,7 +16,8 @@ from uuid import uuid4
 import pytest
 from qdrant_client import QdrantClient
 
-from carnet.bootstrap.wiring import Container, build
+from carnet.bootstrap.container import Container
+from carnet.bootstrap.wiring import build
 from carnet.domain.records import Kind, Status
 from carnet.errors import StoreLocked
 from carnet.ports import Embedder

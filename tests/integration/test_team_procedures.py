@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
-from carnet.bootstrap.wiring import Container, build
+from carnet.bootstrap.container import Container
+from carnet.bootstrap.wiring import build
 from carnet.domain.procedures import Decision, ProcedureStatus
 from carnet.errors import Forbidden, ProcedureHasPersonalData, ProcedureNotFound, ProcedureState
 from carnet.ports import Embedder

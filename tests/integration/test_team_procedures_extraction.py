@@ -5,7 +5,7 @@ a supervisor approves it, proposed once however often it is said, and never when
 from __future__ import annotations
 
 from carnet.adapters.extractors.rules import RuleExtractor
-from carnet.bootstrap.wiring import Container
+from carnet.bootstrap.container import Container
 from carnet.domain.intake import Message
 from carnet.domain.procedures import EXTRACTION, ProcedureStatus, stated_procedures
 from carnet.services.door import operator

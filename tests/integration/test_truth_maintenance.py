@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from carnet.bootstrap.wiring import Container
+from carnet.bootstrap.container import Container
 from carnet.domain.records import Status
 from carnet.services.memories import remember as remember_module
 from carnet.services.memories.remember import NewMemory, remember

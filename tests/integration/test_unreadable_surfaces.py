@@ -7,7 +7,7 @@ from __future__ import annotations
 import httpx
 from carnet_client import CarnetClient
 
-from carnet.bootstrap.wiring import Container
+from carnet.bootstrap.container import Container
 from carnet.entrypoints.http.app import create_app
 from carnet.entrypoints.http.server import running
 from carnet.entrypoints.mcp.tools import TOOLS

@@ -14,7 +14,8 @@ import pytest
 from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 
-from carnet.bootstrap.wiring import Container, build
+from carnet.bootstrap.container import Container
+from carnet.bootstrap.wiring import build
 from carnet.entrypoints.http.app import create_app
 from carnet.entrypoints.http.console import routes_admin, routes_dpo, routes_login, routes_member, routes_procedures
 from carnet.ports import Embedder

@@ -10,7 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from carnet.bootstrap.wiring import Container, build
+from carnet.bootstrap.container import Container
+from carnet.bootstrap.wiring import build
 from carnet.crypto.sealed_index import SealedIndex
 from carnet.ports import Embedder, RecordFilter, Vector
 from carnet.services.memories import reads as memories

@@ -7,7 +7,7 @@ import pytest
 from pydantic import ValidationError
 
 from carnet.adapters.extractors.mistral import MistralExtractor
-from carnet.bootstrap.wiring import build_extractor
+from carnet.bootstrap.models import build_extractor
 from carnet.settings.root import Environment, ExtractorKind, Settings
 
 PRODUCTION = {"environment": Environment.PRODUCTION, "api_key_pepper": "p3pper-of-32-random-bytes-base64",

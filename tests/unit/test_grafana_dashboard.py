@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from carnet.adapters.extractors.mistral_chat import LlmStats
-from carnet.bootstrap.wiring import Container
+from carnet.bootstrap.container import Container
 
 DASHBOARD = Path(__file__).resolve().parents[2] / "deploy" / "grafana" / "carnet-dashboard.json"
 _METRIC = re.compile(r"\bcarnet_[a-z0-9_]+\b")

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from carnet.bootstrap import wiring as bootstrap
+from carnet.bootstrap import keys, models, stores
 from carnet.settings.root import Settings
 from tests.support.tls import MtlsFiles, make_mtls
 
@@ -35,7 +35,7 @@ def test_vault_gets_its_ca_and_client_certificate(files: MtlsFiles, monkeypatch:
     vault = {"auth": "token", "token": "t", **_pair(files)}
     settings = Settings.model_validate({"kms_backend": "vault", "vault": vault})
     with pytest.raises(_Captured) as got:
-        bootstrap.build_kms(settings)
+        keys.build_kms(settings)
     assert got.value.kwargs["ca_cert"] == files.server.ca_cert
     assert got.value.kwargs["client_cert"] == (files.client_cert, files.client_key)
 
@@ -44,7 +44,7 @@ def test_qdrant_gets_its_ca_and_client_certificate(files: MtlsFiles, monkeypatch
     monkeypatch.setattr("carnet.adapters.vectors.qdrant_server.connect", _capture)
     settings = Settings.model_validate({"vector_backend": "server", "qdrant": _pair(files)})
     with pytest.raises(_Captured) as got:
-        bootstrap.build_index(settings, 384)
+        stores.build_index(settings, 384)
     assert got.value.kwargs["ca_cert"] == files.server.ca_cert
     assert got.value.kwargs["client_cert"] == (files.client_cert, files.client_key)
 
@@ -53,7 +53,7 @@ def test_the_llm_gets_its_ca_and_client_certificate(files: MtlsFiles, monkeypatc
     monkeypatch.setattr("carnet.adapters.extractors.mistral.MistralExtractor", _capture)
     settings = Settings.model_validate({"extractor": "mistral", "llm": _pair(files)})
     with pytest.raises(_Captured) as got:
-        bootstrap.build_extractor(settings)
+        models.build_extractor(settings)
     assert got.value.kwargs["ca_cert"] == files.server.ca_cert
     assert got.value.kwargs["client_cert"] == (files.client_cert, files.client_key)
 
@@ -61,5 +61,5 @@ def test_the_llm_gets_its_ca_and_client_certificate(files: MtlsFiles, monkeypatc
 def test_no_client_certificate_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("carnet.adapters.vectors.qdrant_server.connect", _capture)
     with pytest.raises(_Captured) as got:
-        bootstrap.build_index(Settings(vector_backend="server"), 384)  # type: ignore[arg-type]
+        stores.build_index(Settings(vector_backend="server"), 384)  # type: ignore[arg-type]
     assert got.value.kwargs["client_cert"] is None

@@ -71,7 +71,8 @@ class CountingKms:
 
 
 def run(*, memories: int, subjects: int, pairs: int, queries: int, json_out: bool) -> None:
-    from carnet.bootstrap.wiring import build, build_kms
+    from carnet.bootstrap.keys import build_kms
+    from carnet.bootstrap.wiring import build
     from carnet.crypto.sealed_index import SealedIndex
     from carnet.settings.root import Settings
 

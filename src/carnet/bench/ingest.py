@@ -61,7 +61,7 @@ def _auth(key: str) -> dict[str, str]:
 
 
 def _key(root: Path) -> str:
-    from carnet.bootstrap.wiring import build_control_plane
+    from carnet.bootstrap.stores import build_control_plane
     from carnet.services.apikeys import create_key
     from carnet.settings.root import Settings
 

@@ -124,7 +124,8 @@ def _measured(root: Path, memories: int, subjects: int, queries: int, pii: bool,
 
 def _built(root: Path, memories: int, subjects: int, pii: bool, text_pool: int | None) -> None:
     from carnet.bench.crypto import CountingKms
-    from carnet.bootstrap.wiring import build, build_kms
+    from carnet.bootstrap.keys import build_kms
+    from carnet.bootstrap.wiring import build
 
     if reusable(root, memories=memories, subjects=subjects, text_pool=text_pool):
         return
@@ -139,7 +140,8 @@ def _built(root: Path, memories: int, subjects: int, pii: bool, text_pool: int |
 def _service_phase(root: Path, memories: int, subjects: int, queries: int, pii: bool,
                    text_pool: int | None) -> dict[str, Any]:
     from carnet.bench.crypto import CountingKms
-    from carnet.bootstrap.wiring import build, build_kms
+    from carnet.bootstrap.keys import build_kms
+    from carnet.bootstrap.wiring import build
 
     config = settings(root, pii)
     container = build(config, kms=CountingKms(build_kms(config)))

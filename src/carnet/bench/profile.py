@@ -26,7 +26,8 @@ OUTPUTS = ("search_top3", "profile", "assemble")
 
 
 def run(*, data: Path, json_out: bool, compare: bool = False) -> None:
-    from carnet.bootstrap.wiring import build, build_embedder
+    from carnet.bootstrap.models import build_embedder
+    from carnet.bootstrap.wiring import build
     from carnet.settings.root import Settings
 
     spec = json.loads(data.read_text(encoding="utf-8"))

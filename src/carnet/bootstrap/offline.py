@@ -10,8 +10,10 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from carnet.bootstrap.keys import build_sealed_index
 from carnet.bootstrap.ops import records_index
-from carnet.bootstrap.wiring import build, build_audit_log, build_index, build_sealed_index, postgres_conninfo
+from carnet.bootstrap.stores import build_audit_log, build_index, postgres_conninfo
+from carnet.bootstrap.wiring import build
 from carnet.errors import Conflict, InvalidInput, NotFound
 from carnet.ports import AuditLog, Embedder, VectorIndex
 from carnet.services.lifecycle.reembed import ReembedReport, reembed

@@ -9,7 +9,9 @@ from collections.abc import Callable
 import structlog
 
 from carnet.adapters.sqlite.catalog import SqliteCatalog
-from carnet.bootstrap.wiring import Container, build_erasure_ledger, build_keyring, build_kms
+from carnet.bootstrap.container import Container
+from carnet.bootstrap.keys import build_keyring, build_kms
+from carnet.bootstrap.stores import build_erasure_ledger
 from carnet.crypto.subject_ids import KeyringSubjectIdSealer
 from carnet.crypto.tenant_hasher import KmsSubjectHasher
 from carnet.errors import Conflict

@@ -13,7 +13,7 @@ from carnet.entrypoints.cli import values
 from carnet.entrypoints.cli.common import DataDir, audited, configure_logs, reported, settings_for
 
 if TYPE_CHECKING:
-    from carnet.bootstrap.wiring import ControlPlane
+    from carnet.bootstrap.container import ControlPlane
     from carnet.services.admin import Admin
     from carnet.services.audit import AuditTrail
     from carnet.settings.root import Settings
@@ -104,7 +104,8 @@ def _admin(settings: Settings) -> Iterator[Admin]:
 @contextmanager
 def _control_plane(settings: Settings) -> Iterator[tuple[ControlPlane, AuditTrail]]:
     """The catalog and the audit trail, without the vector store (these commands run beside `serve`)."""
-    from carnet.bootstrap.wiring import build_audit, build_control_plane
+    from carnet.bootstrap.stores import build_control_plane
+    from carnet.bootstrap.wiring import build_audit
 
     plane = build_control_plane(settings)
     audit = build_audit(settings)
@@ -117,7 +118,7 @@ def _control_plane(settings: Settings) -> Iterator[tuple[ControlPlane, AuditTrai
 
 
 def _keyring(settings: Settings):  # type: ignore[no-untyped-def]
-    from carnet.bootstrap.wiring import build_keyring, build_kms
+    from carnet.bootstrap.keys import build_keyring, build_kms
 
     kms = build_kms(settings)
     return kms, build_keyring(settings, kms)
@@ -208,7 +209,8 @@ def tenant_shred(
     the tenant becomes unreadable at once, backups included. Needs --confirm with the tenant name."""
     import json
 
-    from carnet.bootstrap.wiring import build_erasure_ledger, build_key_invalidations, build_keyring, build_kms
+    from carnet.bootstrap.keys import build_key_invalidations, build_keyring, build_kms
+    from carnet.bootstrap.stores import build_erasure_ledger
     from carnet.errors import InvalidInput
     from carnet.services.lifecycle.keys import shred_tenant
 

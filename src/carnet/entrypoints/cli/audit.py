@@ -66,7 +66,7 @@ def export(
     """Write entries as JSON lines (tenant, seq, at, actor, action, subject hash, targets, outcome,
     detail, prev_hash, hash), in chain order: a SIEM can re-verify the chain it receives. Each chain
     read gets an ``audit.read`` entry (actor ``cli:audit``) once its entries are written."""
-    from carnet.bootstrap.wiring import SystemClock
+    from carnet.bootstrap.container import SystemClock
     from carnet.entrypoints.cli.common import reported
     from carnet.services.admin import ADMIN
     from carnet.services.audit import AuditTrail

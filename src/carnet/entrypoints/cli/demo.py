@@ -15,7 +15,8 @@ from rich.console import Console
 from rich.panel import Panel
 from rich.table import Table
 
-from carnet.bootstrap.wiring import Container, build
+from carnet.bootstrap.container import Container
+from carnet.bootstrap.wiring import build
 from carnet.ports import Catalog
 from carnet.services.apikeys import create_key, revoke_key
 from carnet.settings.root import Settings

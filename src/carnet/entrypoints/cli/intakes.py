@@ -67,7 +67,8 @@ def retry(
 ) -> None:
     """Send dead intakes back to pending with a fresh attempt count (after fixing what killed them:
     the LLM server, its model name…). Works while the server runs."""
-    from carnet.bootstrap.wiring import build_audit, build_intake_store
+    from carnet.bootstrap.stores import build_intake_store
+    from carnet.bootstrap.wiring import build_audit
     from carnet.entrypoints.cli.common import configure_logs, reported, settings_for
     from carnet.services.audit import SYSTEM_CHAIN
 
@@ -91,7 +92,7 @@ def retry(
 @intakes_app.command("stats")
 def stats(data_dir: DataDir = None) -> None:
     """Pending, processing and dead intakes, and the age of the oldest pending one, as JSON."""
-    from carnet.bootstrap.wiring import build_intake_store
+    from carnet.bootstrap.stores import build_intake_store
     from carnet.entrypoints.cli.common import reported, settings_for
 
     settings = settings_for(data_dir)

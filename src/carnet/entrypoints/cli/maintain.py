@@ -17,7 +17,7 @@ import typer
 from carnet.settings.root import EmbedderKind
 
 if TYPE_CHECKING:
-    from carnet.bootstrap.wiring import Container
+    from carnet.bootstrap.container import Container
     from carnet.ports import Embedder
     from carnet.services.lifecycle.maintain import MaintainReport
     from carnet.settings.root import Settings
@@ -104,8 +104,8 @@ def reembed_command(
     store stays live; an interrupted run leaves it untouched and is started over by the next run.
     Afterwards set CARNET_EMBEDDER (and its path and prefixes) to the new model: a start with the
     old one is refused. Prints a JSON report."""
+    from carnet.bootstrap.models import build_embedder
     from carnet.bootstrap.offline import reembed_edge, reembed_server
-    from carnet.bootstrap.wiring import build_embedder
     from carnet.entrypoints.cli.common import configure_logs, reported, settings_for
     from carnet.errors import StoreLocked
     from carnet.settings.root import VectorBackend

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from carnet import __version__
-from carnet.bootstrap.wiring import Container
+from carnet.bootstrap.container import Container
 from carnet.entrypoints.http import (
     console,
     docs_ui,

@@ -12,7 +12,7 @@ from typing import Annotated
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from carnet.bootstrap.wiring import Container
+from carnet.bootstrap.container import Container
 from carnet.entrypoints.mcp.auth import STATE_KEY
 from carnet.errors import Unauthenticated
 from carnet.services.apikeys import Principal

@@ -40,7 +40,7 @@ import anyio.to_thread
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from carnet.bootstrap.wiring import Container
+from carnet.bootstrap.container import Container
 from carnet.entrypoints.http.client_address import ClientAddress
 from carnet.entrypoints.http.overload import route_template, time_left
 from carnet.entrypoints.mcp.auth import STATE_KEY, bearer

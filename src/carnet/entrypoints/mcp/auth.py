@@ -16,7 +16,7 @@ from typing import Any
 
 from mcp.server import ServerRequestContext
 
-from carnet.bootstrap.wiring import Container
+from carnet.bootstrap.container import Container
 from carnet.errors import Unauthenticated
 from carnet.services.apikeys import Principal, authenticate
 

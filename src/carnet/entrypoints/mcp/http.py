@@ -25,7 +25,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from carnet.bootstrap.wiring import Container
+from carnet.bootstrap.container import Container
 from carnet.entrypoints.mcp.auth import STATE_KEY, from_request
 from carnet.entrypoints.mcp.server import build_server
 from carnet.errors import DependencyUnavailable, Unauthenticated

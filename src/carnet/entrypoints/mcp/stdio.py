@@ -25,7 +25,8 @@ import structlog
 from mcp.server import Server
 from mcp.server.stdio import stdio_server
 
-from carnet.bootstrap.wiring import build, build_control_plane
+from carnet.bootstrap.stores import build_control_plane
+from carnet.bootstrap.wiring import build
 from carnet.entrypoints.mcp.auth import with_key
 from carnet.entrypoints.mcp.server import build_server
 from carnet.errors import Unauthenticated

