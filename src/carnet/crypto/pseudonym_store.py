@@ -19,14 +19,15 @@ from carnet.crypto.keyring import Keyring
 from carnet.domain.pii.pseudonyms import PseudonymMap
 from carnet.domain.records import Scope
 from carnet.errors import Conflict
-from carnet.ports import Catalog
+from carnet.ports import SealedMapStore
 
 _RECORD = "~pseudonyms"
 _FIELD = "map"
 
 
 class SealedPseudonymMaps:
-    def __init__(self, catalog: Catalog, keyring: Keyring, *, cache_size: int = 10_000, ttl: float = 30.0) -> None:
+    def __init__(self, catalog: SealedMapStore, keyring: Keyring, *, cache_size: int = 10_000,
+                 ttl: float = 30.0) -> None:
         self._catalog = catalog
         self._keyring = keyring
         self._cache: OrderedDict[Scope, tuple[float, PseudonymMap]] = OrderedDict()

@@ -7,7 +7,16 @@ so ``from carnet.ports import VectorIndex`` is the way in."""
 from __future__ import annotations
 
 from carnet.ports.audit import AuditLog, ErasureEntry, ErasureLedger
-from carnet.ports.catalog import ApiKeyRecord, Catalog, RegisteredSubject
+from carnet.ports.catalog import (
+    ApiKeyRecord,
+    ApiKeys,
+    Catalog,
+    HashKeyEntries,
+    RecordHistory,
+    RegisteredSubject,
+    SealedMapStore,
+    SubjectDirectory,
+)
 from carnet.ports.embeddings import Embedder, SparseEncoder
 from carnet.ports.intakes import IntakeStore
 from carnet.ports.keys import (
@@ -38,6 +47,7 @@ from carnet.ports.vectors import (
 __all__ = [
     "AccessUpdate",
     "ApiKeyRecord",
+    "ApiKeys",
     "AuditLog",
     "CacheEvictions",
     "Candidate",
@@ -48,6 +58,7 @@ __all__ = [
     "ErasureEntry",
     "ErasureLedger",
     "Extractor",
+    "HashKeyEntries",
     "HybridHits",
     "IndexedMemory",
     "IntakeStore",
@@ -57,10 +68,13 @@ __all__ = [
     "PiiDetector",
     "PseudonymMaps",
     "RecordFilter",
+    "RecordHistory",
     "RegisteredSubject",
+    "SealedMapStore",
     "SparseEncoder",
     "SparseVector",
     "StoredKey",
+    "SubjectDirectory",
     "SubjectHasher",
     "SubjectIdSealer",
     "SubjectKeys",

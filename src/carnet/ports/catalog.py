@@ -33,8 +33,8 @@ class RegisteredSubject:
     sealed_id: bytes  # the subject id, sealed under the subject's data key
 
 
-class Catalog(Protocol):
-    """The control plane: API keys and record history (SQLite embedded, PostgreSQL later)."""
+class ApiKeys(Protocol):
+    """API keys by their peppered hash: what authentication and key administration use."""
 
     def add_api_key(self, *, key_id: str, key_hash: str, tenant: str, roles: Sequence[str],
                     rate_limit: str | None = None, name: str | None = None) -> ApiKeyRecord: ...
@@ -49,6 +49,10 @@ class Catalog(Protocol):
         """Revoke a key (only if it belongs to ``tenant`` when given); False if no such key."""
         ...
 
+
+class RecordHistory(Protocol):
+    """What happened to each record (metadata only), and the write ids merged into another record."""
+
     def append_history(self, scope: Scope, entries: Sequence[HistoryEntry]) -> None: ...
 
     def history(self, scope: Scope, memory_id: str) -> list[HistoryEntry]: ...
@@ -60,6 +64,10 @@ class Catalog(Protocol):
     def resolve_aliases(self, scope: Scope, ids: Sequence[str]) -> dict[str, str]:
         """``{alias: target}`` for those of ``ids`` that were merged into another record."""
         ...
+
+
+class SubjectDirectory(Protocol):
+    """The subjects of a tenant, by hash, with their retention state; erasing one drops its catalog rows."""
 
     def erase_subject(self, scope: Scope) -> int:
         """Delete the subject's history, aliases and registry row, at once; returns how many rows went."""
@@ -93,6 +101,10 @@ class Catalog(Protocol):
         registry row move to ``new`` in one transaction."""
         ...
 
+
+class HashKeyEntries(Protocol):
+    """Which key-store entry holds each tenant's current subject-hashing key."""
+
     def hash_key_entry(self, tenant: str) -> str | None:
         """The key-store entry of the tenant's current hash key (``None``: the first one)."""
         ...
@@ -103,6 +115,10 @@ class Catalog(Protocol):
 
     def set_hash_key_entry(self, tenant: str, entry: str) -> None: ...
 
+
+class SealedMapStore(Protocol):
+    """Each subject's pseudonym map, sealed, with a version for optimistic concurrency."""
+
     def pseudonym_map(self, scope: Scope) -> tuple[bytes, int] | None:
         """The subject's sealed pseudonym map and its version, if it has one."""
         ...
@@ -110,6 +126,11 @@ class Catalog(Protocol):
     def put_pseudonym_map(self, scope: Scope, sealed: bytes, *, version: int) -> bool:
         """Store the map as ``version`` + 1 if the stored version is still ``version`` (0: none yet)."""
         ...
+
+
+class Catalog(ApiKeys, RecordHistory, SubjectDirectory, HashKeyEntries, SealedMapStore, Protocol):
+    """The control plane as one store (SQLite embedded, PostgreSQL in production): every port above in
+    one transactional place, so that a subject's rows move or go together."""
 
     def check(self) -> None: ...
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from carnet.domain.audit import AuditEntry, Verdict
-from carnet.ports import ApiKeyRecord, Catalog
+from carnet.ports import ApiKeyRecord, ApiKeys
 from carnet.services import apikeys
 from carnet.services.apikeys import Principal
 from carnet.services.door import Door
@@ -20,7 +20,7 @@ ADMIN, DPO = "admin", "dpo"
 
 
 class Admin:
-    def __init__(self, door: Door, catalog: Catalog, pepper: bytes) -> None:
+    def __init__(self, door: Door, catalog: ApiKeys, pepper: bytes) -> None:
         self.door = door
         self.catalog = catalog
         self._pepper = pepper

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from carnet.errors import Forbidden, InvalidInput, NotFound, Unauthenticated
-from carnet.ports import ApiKeyRecord, Catalog
+from carnet.ports import ApiKeyRecord, ApiKeys
 from carnet.services.ratelimit import parse_rate
 
 ROLES = ("agent", "dpo", "admin", "supervisor")
@@ -54,7 +54,7 @@ def check_key_request(*, tenant: str, roles: Sequence[str], rate_limit: str | No
         raise InvalidInput("name must be 1-64 characters of letters, digits, '.', '_' and '-'")
 
 
-def create_key(catalog: Catalog, pepper: bytes, *, tenant: str, roles: Sequence[str],
+def create_key(catalog: ApiKeys, pepper: bytes, *, tenant: str, roles: Sequence[str],
                rate_limit: str | None = None, name: str | None = None) -> tuple[str, ApiKeyRecord]:
     check_key_request(tenant=tenant, roles=roles, rate_limit=rate_limit, name=name)
     key_id = secrets.token_hex(6)
@@ -64,21 +64,21 @@ def create_key(catalog: Catalog, pepper: bytes, *, tenant: str, roles: Sequence[
     return key, record
 
 
-def revoke_key(catalog: Catalog, *, key_id: str, tenant: str | None = None) -> None:
+def revoke_key(catalog: ApiKeys, *, key_id: str, tenant: str | None = None) -> None:
     """Revoke at once: the next request with that key gets 401. ``tenant`` confines an admin key to
     its own tenant's keys (another tenant's key is "not found", like an unknown one)."""
     if not re.fullmatch(r"[0-9a-f]{12}", key_id) or not catalog.revoke_api_key(key_id, tenant=tenant):
         raise _no_key(key_id)
 
 
-def key_owner(catalog: Catalog, key_id: str) -> str | None:
+def key_owner(catalog: ApiKeys, key_id: str) -> str | None:
     """The tenant of key ``key_id`` (revoked or not), or None for an unknown (or malformed) id."""
     if not re.fullmatch(r"[0-9a-f]{12}", key_id):
         return None
     return next((k.tenant for k in catalog.api_keys() if k.key_id == key_id), None)
 
 
-def check_key_exists(catalog: Catalog, *, key_id: str, tenant: str) -> None:
+def check_key_exists(catalog: ApiKeys, *, key_id: str, tenant: str) -> None:
     """``NotFound`` unless ``key_id`` is a key of ``tenant`` (another tenant's key is not found either)."""
     if not any(k.key_id == key_id for k in catalog.api_keys(tenant)):
         raise _no_key(key_id)
@@ -93,7 +93,7 @@ def well_formed(key: str | None) -> bool:
     return bool(key) and _KEY.match(key or "") is not None
 
 
-def authenticate(catalog: Catalog, pepper: bytes, key: str | None) -> Principal:
+def authenticate(catalog: ApiKeys, pepper: bytes, key: str | None) -> Principal:
     if not key or not well_formed(key):
         raise Unauthenticated("missing or malformed API key")
     record = catalog.find_api_key(hash_key(pepper, key))
@@ -102,7 +102,7 @@ def authenticate(catalog: Catalog, pepper: bytes, key: str | None) -> Principal:
     return Principal(record.key_id, record.tenant, record.roles, record.rate_limit)
 
 
-def authenticate_hash(catalog: Catalog, key_hash: str) -> Principal:
+def authenticate_hash(catalog: ApiKeys, key_hash: str) -> Principal:
     """The principal of the key whose keyed hash is ``key_hash`` (``hash_key``), as ``authenticate``
     would give it: a console session keeps this hash, never the key, and checks it again on every
     request, so a revoked key (or one whose roles changed) takes effect at the session's next page."""

@@ -1,4 +1,5 @@
-"""The dependencies every use case takes, built once by ``carnet.bootstrap.wiring``."""
+"""The dependencies of the use cases, built once by ``carnet.bootstrap.wiring``. Each use case declares
+what it reads of them as a Protocol in ``carnet.services.needs``, which ``Deps`` satisfies."""
 
 from __future__ import annotations
 

@@ -12,13 +12,13 @@ import threading
 from collections import OrderedDict
 
 from carnet.domain.records import Scope
-from carnet.ports import Catalog, SubjectHasher, SubjectIdSealer
+from carnet.ports import SubjectDirectory, SubjectHasher, SubjectIdSealer
 
 SEALED_PREFIX = "enc1:"
 
 
 class SubjectRegistry:
-    def __init__(self, catalog: Catalog, hasher: SubjectHasher, sealer: SubjectIdSealer, *,
+    def __init__(self, catalog: SubjectDirectory, hasher: SubjectHasher, sealer: SubjectIdSealer, *,
                  remember: int = 100_000) -> None:
         self._catalog = catalog
         self._hasher = hasher

@@ -18,7 +18,7 @@ from carnet.domain.reconcile.values import DATETIME_MESSAGE, TEXT_MESSAGE, in_ra
 from carnet.domain.records import Scope
 from carnet.errors import IdempotencyKeyReused, IntakeNotFound, InvalidInput
 from carnet.ports import IntakeStore
-from carnet.services.deps import Deps
+from carnet.services.needs import QueueNeeds
 from carnet.services.scope import scope_for
 
 MAX_MESSAGES = 200
@@ -41,7 +41,7 @@ class IntakeQueue:
         return replace(intake, session_id=session)
 
 
-def submit(deps: Deps, queue: IntakeQueue, *, tenant: str, subject_id: str, session_id: str | None,
+def submit(deps: QueueNeeds, queue: IntakeQueue, *, tenant: str, subject_id: str, session_id: str | None,
            messages: Sequence[Message], idempotency_key: str | None, actor: str) -> Intake:
     """Store the intake (or, with an idempotency key already used for this subject, return the
     stored one: a retried POST never queues the conversation twice). The same key with another body
@@ -86,7 +86,7 @@ def queue_state(queue: IntakeQueue, *, tenant: str, limit: int = 100) -> QueueSt
     return QueueState(queue.store.stats(tenant), queue.store.dead(tenant, limit=limit))
 
 
-def retry_dead(deps: Deps, queue: IntakeQueue, *, tenant: str, intake_id: str | None = None) -> int:
+def retry_dead(deps: QueueNeeds, queue: IntakeQueue, *, tenant: str, intake_id: str | None = None) -> int:
     """The tenant's dead intakes (or one of them) back to pending with a fresh attempt count; how many.
     Another tenant's intake id matches nothing."""
     return queue.store.retry_dead(tenant=tenant, intake_id=intake_id, now=deps.clock.now())
@@ -100,13 +100,13 @@ def status(queue: IntakeQueue, *, tenant: str, intake_id: str) -> Intake:
     return queue.opened(found)
 
 
-def check_messages(deps: Deps, messages: Sequence[Message]) -> None:
+def check_messages(deps: QueueNeeds, messages: Sequence[Message]) -> None:
     """What ``submit`` refuses (``InvalidInput``), checked without writing anything (the door runs it
     before the audit entry)."""
     _validate(deps, messages)
 
 
-def _validate(deps: Deps, messages: Sequence[Message]) -> None:
+def _validate(deps: QueueNeeds, messages: Sequence[Message]) -> None:
     if not messages:
         raise InvalidInput("no message to take in")
     if len(messages) > MAX_MESSAGES:

@@ -29,7 +29,7 @@ from carnet.domain.retention import doomed
 from carnet.domain.unreadable import Unreadable
 from carnet.ports import RecordFilter
 from carnet.services.audit import AuditTrail
-from carnet.services.deps import Deps
+from carnet.services.needs import MaintainNeeds
 from carnet.services.resilient import error_label
 
 log = structlog.get_logger(__name__)
@@ -77,7 +77,7 @@ class MaintainReport:
         }
 
 
-def maintain(deps: Deps, *, tenant: str | None = None, dry_run: bool = False, compact: bool = True,
+def maintain(deps: MaintainNeeds, *, tenant: str | None = None, dry_run: bool = False, compact: bool = True,
              actor: str = "maintain", progress: Progress | None = None,
              stop: StopFlag | None = None) -> MaintainReport:
     """One pass over every tenant's subjects, or ``tenant``'s only (an admin key acts on its own
@@ -113,7 +113,7 @@ def record_audit(audit: AuditTrail, report: MaintainReport, *, actor: str) -> No
                                  outcome="interrupted" if report.interrupted else "ok", detail=detail))
 
 
-def _tenant_pass(deps: Deps, tenant: str, report: TenantReport, *, dry_run: bool, actor: str,
+def _tenant_pass(deps: MaintainNeeds, tenant: str, report: TenantReport, *, dry_run: bool, actor: str,
                  progress: Progress | None, stop: StopFlag | None) -> bool:
     """``False`` when stopped before the end."""
     try:
@@ -137,7 +137,7 @@ def _tenant_pass(deps: Deps, tenant: str, report: TenantReport, *, dry_run: bool
     return True
 
 
-def _subject_pass(deps: Deps, scope: Scope, classes: Mapping[str, RetentionClass], report: TenantReport, *,
+def _subject_pass(deps: MaintainNeeds, scope: Scope, classes: Mapping[str, RetentionClass], report: TenantReport, *,
                   dry_run: bool, actor: str) -> None:
     with deps.locks.for_scope(scope):
         state = deps.catalog.subject_retention(scope)
@@ -161,7 +161,7 @@ def _subject_pass(deps: Deps, scope: Scope, classes: Mapping[str, RetentionClass
         report.deleted[reason.value] = report.deleted.get(reason.value, 0) + 1
 
 
-def _metadata(deps: Deps, scope: Scope, skipped: list[Unreadable]) -> list[Memory]:
+def _metadata(deps: MaintainNeeds, scope: Scope, skipped: list[Unreadable]) -> list[Memory]:
     """Every record of the subject, any status, texts left sealed; those whose metadata does not decode
     are noted in ``skipped`` (never deleted by retention: their dates cannot be read)."""
     every = RecordFilter(statuses=None)

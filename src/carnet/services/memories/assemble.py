@@ -15,7 +15,6 @@ from carnet.domain.text import estimate_tokens
 from carnet.domain.unreadable import Skipped, Unreadable
 from carnet.errors import InvalidBudget
 from carnet.services import pii
-from carnet.services.deps import Deps
 from carnet.services.memories.profile import profile_tier
 from carnet.services.memories.recall import (
     Query,
@@ -26,6 +25,7 @@ from carnet.services.memories.recall import (
     reveal_ranked,
     validate_query,
 )
+from carnet.services.needs import AssembleNeeds
 from carnet.services.procedures import TeamPick, TeamSource, flag_conflicts, relevant
 from carnet.services.scope import scope_for
 
@@ -51,7 +51,7 @@ class Context:
     team: list[TeamPick] = field(default_factory=list)  # the team's approved procedures the query calls for
 
 
-def budgets(deps: Deps, *, overrides: dict[str, int | float | None]) -> Budgets:
+def budgets(deps: AssembleNeeds, *, overrides: dict[str, int | float | None]) -> Budgets:
     """Request overrides on top of the configured defaults; any budget <= 0 is refused (the profile
     tier is turned off in the settings, not per request)."""
     d = deps.assemble
@@ -80,7 +80,7 @@ def _enabled(tier: TierBudget) -> bool:
     return tier.max_items > 0 and tier.max_tokens > 0
 
 
-def assemble(deps: Deps, *, tenant: str, subject_id: str, query: str, budget: Budgets,
+def assemble(deps: AssembleNeeds, *, tenant: str, subject_id: str, query: str, budget: Budgets,
              hidden_special: tuple[str, ...] = (), team: TeamSource | None = None) -> Context:
     """``team``: where the approved team procedures come from (None: none). They are packed in a
     procedures budget of their own (the same numbers as the member's), so neither pushes the other out."""

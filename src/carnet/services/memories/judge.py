@@ -20,15 +20,15 @@ from carnet.domain.embedding_text import query_text
 from carnet.domain.records import HistoryEntry, Kind, Memory, Scope, Status
 from carnet.errors import ExtractionFailed
 from carnet.ports import ContradictionJudge, RecordFilter
-from carnet.services.deps import Deps
 from carnet.services.memories.remember import NewMemory, Outcome, remember
+from carnet.services.needs import JudgeNeeds
 from carnet.services.scope import scope_for
 
 NEIGHBOURS = 6
 log = structlog.get_logger(__name__)
 
 
-def remember_judged(deps: Deps, judge: ContradictionJudge, *, tenant: str, subject_id: str,
+def remember_judged(deps: JudgeNeeds, judge: ContradictionJudge, *, tenant: str, subject_id: str,
                     items: Sequence[NewMemory], actor: str) -> list[Outcome]:
     """``remember``, then the model's judgment on what was created, under the subject's lock. The
     judgment refines reconcile's rules: if the model fails, the memories stay written as the rules
@@ -43,7 +43,7 @@ def remember_judged(deps: Deps, judge: ContradictionJudge, *, tenant: str, subje
             return outcomes
 
 
-def judge_outcomes(deps: Deps, judge: ContradictionJudge, scope: Scope, outcomes: Sequence[Outcome], *,
+def judge_outcomes(deps: JudgeNeeds, judge: ContradictionJudge, scope: Scope, outcomes: Sequence[Outcome], *,
                    actor: str) -> list[Outcome]:
     """Ask about each created fact and supersede what the model names; the outcomes with those ids
     added to their ``superseded`` (a created fact that closed some becomes ``superseded``). The
@@ -73,7 +73,7 @@ def judge_outcomes(deps: Deps, judge: ContradictionJudge, scope: Scope, outcomes
     return out
 
 
-def supersede_obsolete(deps: Deps, judge: ContradictionJudge, scope: Scope, outcomes: Sequence[Outcome], *,
+def supersede_obsolete(deps: JudgeNeeds, judge: ContradictionJudge, scope: Scope, outcomes: Sequence[Outcome], *,
                        actor: str) -> list[str]:
     """``judge_outcomes``, answering only the ids it superseded (the intake worker's use)."""
     judged = judge_outcomes(deps, judge, scope, outcomes, actor=actor)
@@ -81,7 +81,7 @@ def supersede_obsolete(deps: Deps, judge: ContradictionJudge, scope: Scope, outc
             if i not in before.superseded]
 
 
-def _neighbours(deps: Deps, scope: Scope, fact: Memory) -> list[Memory]:
+def _neighbours(deps: JudgeNeeds, scope: Scope, fact: Memory) -> list[Memory]:
     """The subject's live facts nearest to ``fact`` (itself excluded), with their pseudonymised texts."""
     qvec = deps.embedder.embed_query(query_text(fact.pseudo_text, locale=deps.locale), tenant=scope.tenant)
     where = RecordFilter(kinds=(Kind.FACT,), statuses=(Status.ACTIVE,), not_expired_at=deps.clock.now())

@@ -17,7 +17,7 @@ from carnet.domain.records import Kind, Memory, Scope, Status
 from carnet.domain.text import estimate_tokens
 from carnet.domain.unreadable import Skipped
 from carnet.ports import RecordFilter
-from carnet.services.deps import Deps
+from carnet.services.needs import ProfileNeeds
 
 # Profile facts a subject holds are few; past this many, the newest are the ones looked at.
 CANDIDATES = 64
@@ -29,7 +29,8 @@ def cost(m: Memory) -> int:
 
 
 def profile_tier(
-    deps: Deps, scope: Scope, budget: TierBudget, *, now: datetime, hidden_special: tuple[str, ...], skipped: Skipped
+    deps: ProfileNeeds, scope: Scope, budget: TierBudget, *, now: datetime, hidden_special: tuple[str, ...],
+    skipped: Skipped
 ) -> tuple[list[Memory], int]:
     """The profile records chosen (newest first) and the tokens they use; nothing when the budget is 0."""
     if budget.max_items == 0 or budget.max_tokens == 0:

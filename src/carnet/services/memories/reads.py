@@ -14,7 +14,7 @@ from carnet.domain.unreadable import Found, Skipped, Unreadable
 from carnet.errors import InvalidInput, MemoryNotFound, MemoryUnreadable, SubjectNotFound
 from carnet.ports import RecordFilter
 from carnet.services import pii
-from carnet.services.deps import Deps
+from carnet.services.needs import ReadsNeeds
 from carnet.services.scope import scope_for
 
 
@@ -25,7 +25,7 @@ class Page:
     unreadable: tuple[Unreadable, ...] = ()  # records of this page that could not be read, left out
 
 
-def list_memories(deps: Deps, *, tenant: str, subject_id: str, kind: Kind | None = None,
+def list_memories(deps: ReadsNeeds, *, tenant: str, subject_id: str, kind: Kind | None = None,
                   status: Status | None = Status.ACTIVE, category: str | None = None,
                   limit: int = 50, cursor: str | None = None, hidden_special: tuple[str, ...] = ()) -> Page:
     if not 1 <= limit <= 500:
@@ -40,7 +40,7 @@ def list_memories(deps: Deps, *, tenant: str, subject_id: str, kind: Kind | None
     return Page(items, nxt, deps.unreadable.add("list", skipped))
 
 
-def lookup(deps: Deps, *, tenant: str, subject_id: str, identifier: str, limit: int = 50,
+def lookup(deps: ReadsNeeds, *, tenant: str, subject_id: str, identifier: str, limit: int = 50,
            include_superseded: bool = False, hidden_special: tuple[str, ...] = ()) -> Found[Memory]:
     """The subject's records naming ``identifier`` (a claim or contract reference), found through the
     blind index: one keyed hash is computed and matched, nothing is decrypted to search."""
@@ -61,7 +61,7 @@ def lookup(deps: Deps, *, tenant: str, subject_id: str, identifier: str, limit: 
     return Found(items, deps.unreadable.add("lookup", skipped))
 
 
-def get_memory(deps: Deps, *, tenant: str, subject_id: str, memory_id: str,
+def get_memory(deps: ReadsNeeds, *, tenant: str, subject_id: str, memory_id: str,
                hidden_special: tuple[str, ...] = ()) -> Memory:
     """A record the caller may not read (a special category its key's policy hides) is not found."""
     scope = scope_for(deps, tenant, subject_id)
@@ -75,7 +75,7 @@ def get_memory(deps: Deps, *, tenant: str, subject_id: str, memory_id: str,
     return found[0]
 
 
-def ensure_exists(deps: Deps, scope: Scope, memory_id: str, hidden_special: tuple[str, ...] = ()) -> None:
+def ensure_exists(deps: ReadsNeeds, scope: Scope, memory_id: str, hidden_special: tuple[str, ...] = ()) -> None:
     """``MemoryNotFound`` unless the record is stored (readable or not) and the caller may see it,
     checked without decrypting anything. A record whose payload does not decode at all cannot tell
     its special categories: it counts as existing (forgetting it reveals nothing)."""
@@ -88,7 +88,7 @@ def ensure_exists(deps: Deps, scope: Scope, memory_id: str, hidden_special: tupl
     raise MemoryNotFound(memory_id)
 
 
-def memory_history(deps: Deps, *, tenant: str, subject_id: str, memory_id: str,
+def memory_history(deps: ReadsNeeds, *, tenant: str, subject_id: str, memory_id: str,
                    hidden_special: tuple[str, ...] = ()) -> list[HistoryEntry]:
     """History is metadata: a record that cannot be decrypted still has one."""
     scope = scope_for(deps, tenant, subject_id)

@@ -21,7 +21,7 @@ from carnet.domain.unreadable import Found, Skipped
 from carnet.errors import InvalidInput, SubjectNotFound
 from carnet.ports import HybridHits, RecordFilter, SparseVector, Vector
 from carnet.services import pii
-from carnet.services.deps import Deps
+from carnet.services.needs import RecallNeeds
 from carnet.services.scope import scope_for
 
 
@@ -42,7 +42,7 @@ class Query:
     hidden_special: tuple[str, ...] = ()  # special categories the caller may not read (its key's policy)
 
 
-def search(deps: Deps, *, tenant: str, subject_id: str, query: Query) -> Found[Ranked]:
+def search(deps: RecallNeeds, *, tenant: str, subject_id: str, query: Query) -> Found[Ranked]:
     scope = scope_for(deps, tenant, subject_id)
     validate_query(deps, query)
     now = deps.clock.now()
@@ -56,7 +56,7 @@ def search(deps: Deps, *, tenant: str, subject_id: str, query: Query) -> Found[R
     return Found(ranked, deps.unreadable.add("search", skipped))
 
 
-def validate_query(deps: Deps, query: Query) -> None:
+def validate_query(deps: RecallNeeds, query: Query) -> None:
     if not query.text.strip():
         raise InvalidInput("query is empty")
     if len(query.text) > deps.limits.max_query_chars:
@@ -67,13 +67,13 @@ def validate_query(deps: Deps, query: Query) -> None:
         raise InvalidInput("min_relevance must be between 0 and 1")
 
 
-def ensure_subject_exists(deps: Deps, scope: Scope) -> None:
+def ensure_subject_exists(deps: RecallNeeds, scope: Scope) -> None:
     """Only called when nothing matched, so a known subject costs nothing on the hot path."""
     if deps.index.count(scope, where=RecordFilter(statuses=None)) == 0:
         raise SubjectNotFound()
 
 
-def rank(deps: Deps, scope: Scope, query: Query, qvec: Vector, now: datetime,
+def rank(deps: RecallNeeds, scope: Scope, query: Query, qvec: Vector, now: datetime,
          candidates: int | None = None, *, prepared: pii.Prepared | None = None, reveal: bool = True,
          skipped: Skipped | None = None, sparse: SparseVector | None = None) -> list[Ranked]:
     """``candidates``: how many records each retriever returns before ranking (settings by default).
@@ -113,7 +113,7 @@ def rank(deps: Deps, scope: Scope, query: Query, qvec: Vector, now: datetime,
 EXACT_LOOKUP = 20  # records read per identifier named in a query, before they are ranked
 
 
-def keyword_vector(deps: Deps, scope: Scope, prepared: pii.Prepared) -> SparseVector:
+def keyword_vector(deps: RecallNeeds, scope: Scope, prepared: pii.Prepared) -> SparseVector:
     """The keyword retriever's query vector for a pseudonymised question (``keyword_query``)."""
     return deps.sparse.encode_query(scope, keyword_query(prepared.pseudo_text))
 
@@ -133,7 +133,7 @@ def exact_identifiers(question: str, prepared: pii.Prepared) -> tuple[str, ...]:
     return (*prepared.identifiers, *refs)
 
 
-def exact_matches(deps: Deps, scope: Scope, where: RecordFilter, identifiers: Sequence[str],
+def exact_matches(deps: RecallNeeds, scope: Scope, where: RecordFilter, identifiers: Sequence[str],
                   scored: dict[str, Ranked], now: datetime, *, limit: int,
                   skipped: Skipped | None = None, weights: Weights | None = None) -> list[Ranked]:
     """Records whose blind index holds one of ``identifiers`` (an IBAN, a phone, a claim number named
@@ -153,7 +153,7 @@ def exact_matches(deps: Deps, scope: Scope, where: RecordFilter, identifiers: Se
     return sorted(found.values(), key=lambda r: r.score, reverse=True)
 
 
-def reveal_ranked(deps: Deps, scope: Scope, ranked: Sequence[Ranked],
+def reveal_ranked(deps: RecallNeeds, scope: Scope, ranked: Sequence[Ranked],
                   skipped: Skipped | None = None) -> list[Ranked]:
     """The records opened, in rank order; one that does not open is left out (noted in ``skipped``)."""
     shown = {m.id: m for m in deps.index.reveal(scope, [r.memory for r in ranked], skipped=skipped)}
@@ -182,7 +182,7 @@ def above_floor(ranked: list[Ranked], floor: float) -> list[Ranked]:
     return bring_linked_up(pool, lambda r: r.memory.blind_index)
 
 
-def score_hits(deps: Deps, hits: HybridHits, qvec: Vector, now: datetime,
+def score_hits(deps: RecallNeeds, hits: HybridHits, qvec: Vector, now: datetime,
                weights: Weights | None = None) -> list[Ranked]:
     """Union of both retrievers. Every candidate gets a real cosine (computed from its vector when only
     the keyword retriever found it) and a keyword score normalised by the best keyword score.

@@ -26,7 +26,7 @@ from carnet.domain.text import normalize
 from carnet.errors import IdempotencyKeyReused, InvalidInput
 from carnet.ports import IndexedMemory, RecordFilter, SubjectHasher, Vector
 from carnet.services import pii
-from carnet.services.deps import Deps
+from carnet.services.needs import RememberNeeds
 from carnet.services.scope import scope_for
 
 RECONCILE_CANDIDATES = 8
@@ -75,7 +75,8 @@ class _Batch:
     readings: Memo = field(default_factory=dict)  # reconcile's parsed texts, for this call only
 
 
-def remember(deps: Deps, *, tenant: str, subject_id: str, items: Sequence[NewMemory], actor: str) -> list[Outcome]:
+def remember(deps: RememberNeeds, *, tenant: str, subject_id: str, items: Sequence[NewMemory],
+             actor: str) -> list[Outcome]:
     _validate(deps, tenant, items)
     scope = scope_for(deps, tenant, subject_id)
     now = deps.clock.now()
@@ -105,7 +106,7 @@ def remember(deps: Deps, *, tenant: str, subject_id: str, items: Sequence[NewMem
     return [outcomes.get(i) or Outcome("unchanged", stored[aliases.get(i, i)]) for i in ids]
 
 
-def insert_new(deps: Deps, *, tenant: str, subject_id: str, items: Sequence[NewMemory], actor: str) -> int:
+def insert_new(deps: RememberNeeds, *, tenant: str, subject_id: str, items: Sequence[NewMemory], actor: str) -> int:
     """Store ``items`` as ``remember`` creates a record that has no neighbour: the same validation, id,
     pseudonymisation (the subject's map), embedding, record, keyword vector, sealing, upsert and
     ``created`` history entry, but no reconcile (no neighbour is searched, nothing merges or supersedes)
@@ -133,13 +134,13 @@ def insert_new(deps: Deps, *, tenant: str, subject_id: str, items: Sequence[NewM
     return len(batch.new)
 
 
-def check_items(deps: Deps, tenant: str, items: Sequence[NewMemory]) -> None:
+def check_items(deps: RememberNeeds, tenant: str, items: Sequence[NewMemory]) -> None:
     """What ``remember`` refuses (``InvalidInput``), checked without writing anything: the facade's
     door runs it before the write's audit entry."""
     _validate(deps, tenant, items)
 
 
-def _validate(deps: Deps, tenant: str, items: Sequence[NewMemory]) -> None:
+def _validate(deps: RememberNeeds, tenant: str, items: Sequence[NewMemory]) -> None:
     if not items:
         raise InvalidInput("no memory to remember")
     if len(items) > deps.limits.max_batch:
@@ -159,7 +160,7 @@ def _validate(deps: Deps, tenant: str, items: Sequence[NewMemory]) -> None:
             raise InvalidInput(f"memory {n}: unknown retention class", index=n)
 
 
-def _id_for(deps: Deps, scope: Scope, item: NewMemory) -> str:
+def _id_for(deps: RememberNeeds, scope: Scope, item: NewMemory) -> str:
     """The record id, from a keyed hash of the idempotency key (namespaced by its entrypoint, see
     ``domain/idempotency``) or of the text: an id on disk never lets a key or a text be guessed back."""
     if item.idempotency_key:
@@ -173,7 +174,7 @@ def keyed_id(hasher: SubjectHasher, scope: Scope, idempotency_key: str) -> str:
     return point_id(scope, "key:" + hasher.request_token(scope.tenant, "id-key:" + idempotency_key))
 
 
-def _fingerprint(deps: Deps, tenant: str, item: NewMemory) -> str | None:
+def _fingerprint(deps: RememberNeeds, tenant: str, item: NewMemory) -> str | None:
     """Keyed hash of the item as asked (canonical JSON), for items whose key must not be reused."""
     if not (item.refuse_reuse and item.idempotency_key):
         return None
@@ -204,7 +205,7 @@ class _Prepared:
     context: str | None  # the context, pseudonymised too: it is embedded with the text
 
 
-def _pseudonymize(deps: Deps, scope: Scope, fresh: list[tuple[str, NewMemory]]) -> dict[str, _Prepared]:
+def _pseudonymize(deps: RememberNeeds, scope: Scope, fresh: list[tuple[str, NewMemory]]) -> dict[str, _Prepared]:
     """Texts and their contexts in one batch through the detector, with the subject's map."""
     texts = [item.text for _, item in fresh]
     contexts = [item.context for _, item in fresh if item.context]
@@ -214,20 +215,21 @@ def _pseudonymize(deps: Deps, scope: Scope, fresh: list[tuple[str, NewMemory]]) 
             for (mid, item), p in zip(fresh, done[: len(texts)], strict=True)}
 
 
-def _embed(deps: Deps, fresh: list[tuple[str, NewMemory]], prepared: dict[str, _Prepared], now: datetime) -> Vector:
+def _embed(deps: RememberNeeds, fresh: list[tuple[str, NewMemory]], prepared: dict[str, _Prepared],
+           now: datetime) -> Vector:
     texts = [passage_text(deps, item, prepared[mid].text.pseudo_text, prepared[mid].context, now)
              for mid, item in fresh]
     return deps.embedder.embed_passages(texts)
 
 
-def passage_text(deps: Deps, item: NewMemory, pseudo_text: str, context: str | None, now: datetime) -> str:
+def passage_text(deps: RememberNeeds, item: NewMemory, pseudo_text: str, context: str | None, now: datetime) -> str:
     """What is embedded for ``item``: its pseudonymised text (never the original), its date, its
     (pseudonymised) context."""
     return embedding_text(pseudo_text, at=(item.occurred_at or now) if deps.embed_dates else None,
                           locale=deps.locale, context=context)
 
 
-def _build(deps: Deps, scope: Scope, mid: str, item: NewMemory, prepared: _Prepared, now: datetime) -> Memory:
+def _build(deps: RememberNeeds, scope: Scope, mid: str, item: NewMemory, prepared: _Prepared, now: datetime) -> Memory:
     valid_from = item.occurred_at or now
     retention = deps.retention.classes(scope.tenant)[item.retention or "default"]
     special = special_categories(item.text)
@@ -254,7 +256,7 @@ def _build(deps: Deps, scope: Scope, mid: str, item: NewMemory, prepared: _Prepa
     )
 
 
-def _candidates(deps: Deps, scope: Scope, batch: _Batch, record: Memory, vec: Vector,
+def _candidates(deps: RememberNeeds, scope: Scope, batch: _Batch, record: Memory, vec: Vector,
                 now: datetime) -> list[tuple[Memory, float]]:
     """The subject's live records of the same kind nearest to ``vec``, stored or pending in this batch,
     and those naming one of the note's identifiers (a file reference, a phone: its blind-index tokens),
@@ -282,7 +284,7 @@ def _candidates(deps: Deps, scope: Scope, batch: _Batch, record: Memory, vec: Ve
     return ranked[: RECONCILE_CANDIDATES + LINKED_TOKENS * LINKED_CANDIDATES]
 
 
-def _reconcile_one(deps: Deps, scope: Scope, batch: _Batch, mid: str, item: NewMemory, prepared: _Prepared,
+def _reconcile_one(deps: RememberNeeds, scope: Scope, batch: _Batch, mid: str, item: NewMemory, prepared: _Prepared,
                    vec: Vector, now: datetime, actor: str) -> Outcome:
     record = _build(deps, scope, mid, item, prepared, now)
     candidates = _candidates(deps, scope, batch, record, vec, now)
@@ -309,7 +311,7 @@ def _reconcile_one(deps: Deps, scope: Scope, batch: _Batch, mid: str, item: NewM
     return Outcome("superseded" if closed else "created", record, superseded=closed, reason=decision.reason)
 
 
-def _stage_new(deps: Deps, scope: Scope, batch: _Batch, record: Memory, vec: Vector, now: datetime, actor: str,
+def _stage_new(deps: RememberNeeds, scope: Scope, batch: _Batch, record: Memory, vec: Vector, now: datetime, actor: str,
                rule: str) -> None:
     """A created record: its keyword vector (from ``pseudo_text``) and its history entry."""
     sparse = deps.sparse.encode_document(scope, keyword_text(record.pseudo_text))
@@ -330,7 +332,7 @@ def _supersede(batch: _Batch, ids: Sequence[str], candidates: Sequence[tuple[Mem
     return tuple(closed)
 
 
-def _thresholds_for(deps: Deps, item: NewMemory) -> ReconcileThresholds:
+def _thresholds_for(deps: RememberNeeds, item: NewMemory) -> ReconcileThresholds:
     """Cosines are calibrated between records embedded alike. A record embedded with context (its
     neighbouring turns) resembles those neighbours, not the facts they state: for it, only the
     word-level rules (slot/value, Jaccard, exact) judge, and cosine never merges or supersedes."""
@@ -358,7 +360,7 @@ def _stage_change(batch: _Batch, memory: Memory) -> None:
         batch.changed[memory.id] = memory
 
 
-def _write(deps: Deps, scope: Scope, batch: _Batch) -> None:
+def _write(deps: RememberNeeds, scope: Scope, batch: _Batch) -> None:
     if batch.new:
         deps.index.upsert(scope, list(batch.new.values()))
     if batch.changed:

@@ -30,7 +30,7 @@ from carnet.domain.records import Scope
 from carnet.domain.unreadable import Skipped
 from carnet.errors import CarnetError
 from carnet.ports import ErasureEntry, RecordFilter, VectorIndex
-from carnet.services.deps import Deps
+from carnet.services.needs import EraseNeeds
 from carnet.services.scope import scope_for
 
 log = structlog.get_logger(__name__)
@@ -71,7 +71,7 @@ class Deleted:
     residue: tuple[str, ...]  # ids still found after deletion
 
 
-def erase_subject(deps: Deps, *, tenant: str, subject_id: str,
+def erase_subject(deps: EraseNeeds, *, tenant: str, subject_id: str,
                   still_erasable: Callable[[], object] | None = None) -> ErasureReceipt:
     """``still_erasable`` re-checks the caller's rules (legal hold) under the subject's lock, which a
     legal hold also takes: a hold placed between the caller's first check and here is never missed."""
@@ -92,7 +92,7 @@ def erase_subject(deps: Deps, *, tenant: str, subject_id: str,
                           residue=key_residue + deleted.residue, unreadable_deleted=deleted.unreadable)
 
 
-def _destroy_key(deps: Deps, scope: Scope) -> tuple[bool, tuple[str, ...]]:
+def _destroy_key(deps: EraseNeeds, scope: Scope) -> tuple[bool, tuple[str, ...]]:
     """Shred first. If the key store refuses, the records are deleted all the same and the receipt
     lists the key as residue (the ledger line gets the erasure applied again later)."""
     try:
@@ -120,7 +120,7 @@ def delete_records(index: VectorIndex, scope: Scope) -> Deleted:
         unreadable += len(skipped)
 
 
-def _verify(deps: Deps, scope: Scope) -> dict[str, bool]:
+def _verify(deps: EraseNeeds, scope: Scope) -> dict[str, bool]:
     every = RecordFilter(statuses=None)
     probe = np.full(deps.embedder.dim, 1.0 / np.sqrt(deps.embedder.dim), dtype=np.float32)
     skipped: Skipped = []  # a hit that does not decode is still a hit
@@ -132,7 +132,7 @@ def _verify(deps: Deps, scope: Scope) -> dict[str, bool]:
     }
 
 
-def _key_exists(deps: Deps, scope: Scope) -> bool:
+def _key_exists(deps: EraseNeeds, scope: Scope) -> bool:
     try:
         return deps.keys.exists(scope.tenant, scope.subject)
     except CarnetError:  # an entry that cannot be read back is still there

@@ -14,7 +14,7 @@ from carnet.domain.records import HistoryEntry, Memory, Scope
 from carnet.domain.unreadable import Skipped, Unreadable
 from carnet.errors import SubjectNotFound
 from carnet.ports import RecordFilter
-from carnet.services.deps import Deps
+from carnet.services.needs import ExportNeeds
 from carnet.services.scope import scope_for
 
 __all__ = ["Exported", "NotExported", "SubjectExport", "Unreadable", "export_subject"]
@@ -54,7 +54,7 @@ class SubjectExport:
 OnUnreadable = Callable[[Scope, tuple[Unreadable, ...]], None]
 
 
-def export_subject(deps: Deps, *, tenant: str, subject_id: str, on_unreadable: OnUnreadable | None = None
+def export_subject(deps: ExportNeeds, *, tenant: str, subject_id: str, on_unreadable: OnUnreadable | None = None
                    ) -> SubjectExport:
     """Checks the subject exists before anything streams (an unknown subject is a 404, not an empty
     200 that started), then reads lazily. ``on_unreadable`` hears of each page's unreadable records
@@ -66,7 +66,7 @@ def export_subject(deps: Deps, *, tenant: str, subject_id: str, on_unreadable: O
     return SubjectExport(scope, count, _records(deps, scope, on_unreadable or (lambda scope, found: None)))
 
 
-def _records(deps: Deps, scope: Scope, on_unreadable: OnUnreadable) -> Iterator[Exported | NotExported]:
+def _records(deps: ExportNeeds, scope: Scope, on_unreadable: OnUnreadable) -> Iterator[Exported | NotExported]:
     every = RecordFilter(statuses=None)
     cursor: str | None = None
     while True:

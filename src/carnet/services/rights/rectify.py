@@ -23,8 +23,8 @@ from carnet.domain.unreadable import Skipped
 from carnet.errors import InvalidInput, MemoryNotFound, MemoryUnreadable
 from carnet.ports import IndexedMemory
 from carnet.services import pii
-from carnet.services.deps import Deps
 from carnet.services.memories import reads as memories
+from carnet.services.needs import RectifyNeeds
 from carnet.services.scope import scope_for
 
 
@@ -44,7 +44,7 @@ class Correction:
                      if getattr(self, name) is not None)
 
 
-def rectify(deps: Deps, *, tenant: str, subject_id: str, memory_id: str, correction: Correction,
+def rectify(deps: RectifyNeeds, *, tenant: str, subject_id: str, memory_id: str, correction: Correction,
             actor: str) -> Memory:
     changed = correction.fields()
     if not changed:
@@ -64,7 +64,8 @@ def rectify(deps: Deps, *, tenant: str, subject_id: str, memory_id: str, correct
     return new
 
 
-def forget(deps: Deps, *, tenant: str, subject_id: str, memory_id: str, actor: str, reason: str = "request") -> None:
+def forget(deps: RectifyNeeds, *, tenant: str, subject_id: str, memory_id: str, actor: str,
+           reason: str = "request") -> None:
     """Delete one record physically; history keeps that it was deleted, by whom and why."""
     scope = scope_for(deps, tenant, subject_id)
     with deps.locks.for_scope(scope):
@@ -75,7 +76,7 @@ def forget(deps: Deps, *, tenant: str, subject_id: str, memory_id: str, actor: s
     deps.embedder.clear(scope.tenant)  # a cached query embedding may hold words of the deleted text
 
 
-def _stored(deps: Deps, scope: Scope, memory_id: str) -> Memory:
+def _stored(deps: RectifyNeeds, scope: Scope, memory_id: str) -> Memory:
     skipped: Skipped = []
     found = deps.index.get(scope, [memory_id], skipped=skipped)
     if not found and skipped:
@@ -85,7 +86,7 @@ def _stored(deps: Deps, scope: Scope, memory_id: str) -> Memory:
     return found[0]
 
 
-def check_correction(deps: Deps, tenant: str, c: Correction) -> None:
+def check_correction(deps: RectifyNeeds, tenant: str, c: Correction) -> None:
     """What ``rectify`` refuses in the correction itself, checked without writing anything (the door
     runs it before the audit entry)."""
     if not c.fields():
@@ -93,7 +94,7 @@ def check_correction(deps: Deps, tenant: str, c: Correction) -> None:
     _validate(deps, tenant, c)
 
 
-def _validate(deps: Deps, tenant: str, c: Correction) -> None:
+def _validate(deps: RectifyNeeds, tenant: str, c: Correction) -> None:
     if c.text is not None and not c.text.strip():
         raise InvalidInput("text is empty")
     if c.text is not None and len(c.text) > deps.limits.max_text_chars:
@@ -108,7 +109,7 @@ def _validate(deps: Deps, tenant: str, c: Correction) -> None:
         raise InvalidInput("unknown retention class")
 
 
-def _corrected(deps: Deps, old: Memory, c: Correction, now: datetime) -> Memory:
+def _corrected(deps: RectifyNeeds, old: Memory, c: Correction, now: datetime) -> Memory:
     new = replace(
         old,
         category=old.category if c.category is None else c.category,
@@ -132,7 +133,7 @@ def _corrected(deps: Deps, old: Memory, c: Correction, now: datetime) -> Memory:
     return new
 
 
-def _indexed(deps: Deps, scope: Scope, m: Memory) -> IndexedMemory:
+def _indexed(deps: RectifyNeeds, scope: Scope, m: Memory) -> IndexedMemory:
     text = embedding_text(m.pseudo_text, at=m.valid_from if deps.embed_dates else None, locale=deps.locale)
     vector = deps.embedder.embed_passages([text])[0]
     return IndexedMemory(m, vector, deps.sparse.encode_document(scope, keyword_text(m.pseudo_text)))

@@ -23,11 +23,11 @@ from datetime import datetime
 
 from carnet.domain.records import Scope
 from carnet.ports import (
-    Catalog,
     ErasureEntry,
     ErasureLedger,
     IntakeStore,
     RecordFilter,
+    SubjectDirectory,
     SubjectKeys,
     VectorIndex,
 )
@@ -52,7 +52,7 @@ class ReerasureReport:
                 "data_keys_destroyed": self.data_keys_destroyed, "verified": self.verified}
 
 
-def reapply_erasures(*, ledger: ErasureLedger, index: VectorIndex, catalog: Catalog, keys: SubjectKeys,
+def reapply_erasures(*, ledger: ErasureLedger, index: VectorIndex, catalog: SubjectDirectory, keys: SubjectKeys,
                      intakes: IntakeStore, since: datetime | None) -> ReerasureReport:
     """Every ledger entry made at or after ``since`` (every entry when ``None``) applied to the stores."""
     entries = ledger.entries()
@@ -71,7 +71,7 @@ def reapply_erasures(*, ledger: ErasureLedger, index: VectorIndex, catalog: Cata
     return ReerasureReport(len(entries), len(due), erased, records, rows, destroyed, verified)
 
 
-def _scopes(entry: ErasureEntry, catalog: Catalog) -> list[Scope]:
+def _scopes(entry: ErasureEntry, catalog: SubjectDirectory) -> list[Scope]:
     """The subject of the entry, or every subject the restored registry knows for a shredded tenant."""
     if entry.subject is not None:
         return [Scope(entry.tenant, entry.subject)]

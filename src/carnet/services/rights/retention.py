@@ -23,7 +23,7 @@ from carnet.domain.reconcile.values import DATETIME_MESSAGE, in_range
 from carnet.domain.records import Scope
 from carnet.domain.retention import SubjectRetention
 from carnet.errors import InvalidInput, SubjectNotFound
-from carnet.services.deps import Deps
+from carnet.services.needs import RetentionNeeds
 from carnet.services.scope import scope_for
 
 # A case or matter reference ("LIT-2026-014"), not free text: it must not carry personal data.
@@ -33,11 +33,11 @@ _REFERENCE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/-]{0,63}$")
 _HOLD_REFERENCE = "hold_reference"
 
 
-def retention_status(deps: Deps, *, tenant: str, subject_id: str) -> SubjectRetention:
+def retention_status(deps: RetentionNeeds, *, tenant: str, subject_id: str) -> SubjectRetention:
     return _status(deps, _known(deps, tenant, subject_id))
 
 
-def _status(deps: Deps, scope: Scope) -> SubjectRetention:
+def _status(deps: RetentionNeeds, scope: Scope) -> SubjectRetention:
     """The catalog's row, the hold's reference opened (it is stored sealed under the subject's data key:
     a case reference may name a person, and erasure must leave it unreadable)."""
     found = deps.catalog.subject_retention(scope)
@@ -53,7 +53,8 @@ def check_reference(reference: str | None) -> None:
                            "never personal data)")
 
 
-def set_legal_hold(deps: Deps, *, tenant: str, subject_id: str, reference: str | None = None) -> SubjectRetention:
+def set_legal_hold(deps: RetentionNeeds, *, tenant: str, subject_id: str,
+                   reference: str | None = None) -> SubjectRetention:
     """Place (or re-place, with a new reference) a legal hold on the subject."""
     check_reference(reference)
     scope = _known(deps, tenant, subject_id)
@@ -63,7 +64,7 @@ def set_legal_hold(deps: Deps, *, tenant: str, subject_id: str, reference: str |
     return _status(deps, scope)
 
 
-def clear_legal_hold(deps: Deps, *, tenant: str, subject_id: str) -> SubjectRetention:
+def clear_legal_hold(deps: RetentionNeeds, *, tenant: str, subject_id: str) -> SubjectRetention:
     """Lift the hold: the next maintenance pass applies retention and decay again (what expired
     meanwhile goes then)."""
     scope = _known(deps, tenant, subject_id)
@@ -72,7 +73,7 @@ def clear_legal_hold(deps: Deps, *, tenant: str, subject_id: str) -> SubjectRete
     return _status(deps, scope)
 
 
-def set_relationship_end(deps: Deps, *, tenant: str, subject_id: str,
+def set_relationship_end(deps: RetentionNeeds, *, tenant: str, subject_id: str,
                          ended_at: datetime | None) -> SubjectRetention:
     """Record when the relationship ended (a date in the future is allowed: a contract ending at the
     end of the month); ``None`` reopens it."""
@@ -84,7 +85,7 @@ def set_relationship_end(deps: Deps, *, tenant: str, subject_id: str,
     return _status(deps, scope)
 
 
-def _known(deps: Deps, tenant: str, subject_id: str) -> Scope:
+def _known(deps: RetentionNeeds, tenant: str, subject_id: str) -> Scope:
     scope = scope_for(deps, tenant, subject_id)
     if not deps.catalog.is_registered(scope):
         raise SubjectNotFound()
