@@ -1,6 +1,6 @@
 """Truth maintenance through the real write path (embedder, shard, reconcile): a file's newer status
 supersedes its older one even when many other notes read closer to it, because the records naming the
-same reference are always reconcile's candidates (``services/remember._candidates``)."""
+same reference are always reconcile's candidates (``services/memories/remember._candidates``)."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ A map names the subject's people and identifiers in clear (that is its job), so 
 record, bound to (tenant, subject hash, ``~pseudonyms``, ``map``), and dies with the subject's key.
 Saves are compare-and-swap on a version, so two writers never number two people alike. Decoded maps
 are cached briefly (reads need one per query); a save or an erasure drops the cached copy, and an
-erasure in another process drops it here too (``services/evictions.py``), since a cached map names
+erasure in another process drops it here too (``services/lifecycle/evictions.py``), since a cached map names
 the erased subject's people in clear.
 """
 

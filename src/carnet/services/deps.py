@@ -61,7 +61,7 @@ class Deps:
     weights: Weights
     subjects: SubjectRegistry
     pii: Pii
-    ledger: ErasureLedger  # every erasure, kept outside the data and its backups (see services/erase.py)
+    ledger: ErasureLedger  # every erasure, kept outside the data and its backups (see services/rights/erase.py)
     intakes: IntakeStore  # queued messages (sealed), deleted with their subject
     special: SpecialPolicy = field(default_factory=SpecialPolicy)
     assemble: AssembleDefaults = field(default_factory=AssembleDefaults)

@@ -7,7 +7,7 @@ wrapped data keys (``<key dir>/erasure-ledger.jsonl``). In production put it on 
 backed up with the data (the key store's volume, for instance).
 
 A line names the erasure by keyed hashes only (the subject id never reaches this file): its format is
-``adapters/erasure_line.py``'s. With the PostgreSQL control plane the ledger is a table instead
+``adapters/local/erasure_line.py``'s. With the PostgreSQL control plane the ledger is a table instead
 (``adapters/postgres/erasure_ledger.py``), which takes over an existing file once (``hand_over``).
 
 Appends hold an exclusive ``flock`` (a CLI erasure and the server may append at once). A crash in the

@@ -1,7 +1,7 @@
 """``ErasureLedger`` on PostgreSQL (schema ``carnet_erasures``, migration 0003): one ledger for every
 API and ``carnet worker`` process of every node, instead of a file per node.
 
-An entry is a row holding the erasure's canonical JSON line (``adapters/erasure_line.py``: keyed
+An entry is a row holding the erasure's canonical JSON line (``adapters/local/erasure_line.py``: keyed
 hashes only, never a subject id) and its time. ``append`` commits durably (``synchronous_commit``
 on) before it returns, so an erasure never starts unrecorded; ``entries`` reads them oldest first
 (erasure time, then append order) and a row that does not decode raises ``LedgerCorrupt``. The

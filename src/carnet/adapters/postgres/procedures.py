@@ -1,5 +1,5 @@
 """``TeamProcedures`` on PostgreSQL (table ``carnet.team_procedures``, migration 0004); the SQLite
-adapter (``adapters/sqlite_procedures.py``) is the reference it matches, in the same contract tests."""
+adapter (``adapters/sqlite/procedures.py``) is the reference it matches, in the same contract tests."""
 
 from __future__ import annotations
 

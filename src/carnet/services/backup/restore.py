@@ -3,7 +3,7 @@
 ``restore_backup`` is offline: it holds the shard's owner lock (``StoreLocked`` while ``carnet serve``
 runs), extracts the archive into a staging directory inside the data dir, checks every checksum,
 refuses a backup older than a hash-key rotation of one of its tenants, applies again every erasure
-the ledger records from the backup's time on (``services/reerase.py``) to the staged stores, and only
+the ledger records from the backup's time on (``services/rights/reerase.py``) to the staged stores, and only
 then swaps them in, one rename each, moving the current ones aside (reported: delete them once
 checked). Nothing in the data dir changes before the staged copy is verified and re-erased.
 """

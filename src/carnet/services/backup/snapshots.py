@@ -9,7 +9,7 @@ its own container, through ``bootstrap_ops.backup_source``.
 
 What a backup holds: sealed texts, vectors, keyed hashes and metadata. Never a key: data keys stay
 wrapped in the key store, tenant keys in the KMS (the manifest says so). Nor the audit trail, nor the
-erasure ledger: a restore must rewind neither (``services/restore.py``).
+erasure ledger: a restore must rewind neither (``services/backup/restore.py``).
 """
 
 from __future__ import annotations

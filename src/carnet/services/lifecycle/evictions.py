@@ -1,6 +1,6 @@
 """What this process drops when another one destroyed keys (``CacheEvictions``, called by the
 ``KeyInvalidations`` listener): the same caches an erasure drops in the process that runs it
-(``services/erase.py``), so a subject erased on one node is not served from another node's memory.
+(``services/rights/erase.py``), so a subject erased on one node is not served from another node's memory.
 
 - the data key (``Keyring.evict``: after any load in flight, so none puts it back);
 - the pseudonym map (it names the subject's people in clear);
