@@ -19,6 +19,7 @@ from carnet.domain.intake import Intake, Message
 from carnet.domain.procedures import Decision, ProcedureStatus, Stated, TeamProcedure, dedup_key
 from carnet.domain.records import HistoryEntry, Kind, Memory, RetentionClass, Scope, Status
 from carnet.domain.retention import SubjectRetention
+from carnet.domain.scoring import Weights
 from carnet.domain.unreadable import Found, Unreadable
 from carnet.errors import Forbidden, InvalidInput, LegalHold, MemoryUnreadable, ProcedureNotFound, SubjectNotFound
 from carnet.ports import ContradictionJudge, RecordFilter, TeamProcedures
@@ -34,7 +35,7 @@ from carnet.services.intake.queue import IntakeQueue
 from carnet.services.lifecycle.maintain import MaintainReport, Progress, StopFlag, maintain, record_audit
 from carnet.services.memories import reads as memories
 from carnet.services.memories import recall
-from carnet.services.memories.assemble import Budgets, Context, assemble
+from carnet.services.memories.assemble import Budgets, Context, assemble, budgets
 from carnet.services.memories.judge import remember_judged
 from carnet.services.memories.remember import NewMemory, Outcome, check_items, remember
 from carnet.services.rights import export as export_service
@@ -66,6 +67,15 @@ class Facade:
         self.wait_max_seconds = 10.0  # seconds a `wait=true` status request may hold
         self._observe: Observe = observe or (lambda tenant, operation, scores: None)
         self.store_backup: Callable[[], BackupReport] | None = None  # the server's own (bootstrap_ops.backup_now)
+
+    def budgets(self, overrides: dict[str, int | float | None]) -> Budgets:
+        """A request's assemble budgets: its overrides on the configured defaults."""
+        return budgets(self.deps, overrides=overrides)
+
+    @property
+    def weights(self) -> Weights:
+        """The ranking weights, for an entrypoint that explains a score."""
+        return self.deps.weights
 
     def _scope(self, who: Principal, subject_id: str) -> Scope:
         return scope_for(self.deps, who.tenant, subject_id)

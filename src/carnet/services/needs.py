@@ -1,6 +1,6 @@
-"""What each use case needs of ``Deps``: one Protocol per use-case module, so that a use case
-declares, and mypy checks, exactly the dependencies it reads. ``Deps`` (built once by the wiring) satisfies
-every one of them; a test may pass anything narrower that does."""
+"""What each use case needs of ``Deps``: one Protocol per use-case module, made of one-field Protocols
+(``HasIndex``, ``HasClock``…), so that a use case declares, and mypy checks, exactly the dependencies it
+reads. ``Deps`` (built once by the wiring) satisfies every one; a test may pass anything narrower that does."""
 
 from __future__ import annotations
 
@@ -31,244 +31,207 @@ from carnet.services.pii import Pii
 from carnet.services.subjects import SubjectRegistry
 
 
-class RetentionNeeds(Protocol):
-    """What legal holds and relationship ends reads."""
-
-    @property
-    def catalog(self) -> SubjectDirectory: ...
-    @property
-    def clock(self) -> Clock: ...
-    @property
-    def hasher(self) -> SubjectHasher: ...
-    @property
-    def locks(self) -> SubjectLock: ...
-    @property
-    def subjects(self) -> SubjectRegistry: ...
-
-
-class ExportNeeds(Protocol):
-    """What a subject's export reads."""
-
-    @property
-    def catalog(self) -> RecordHistory: ...
-    @property
-    def hasher(self) -> SubjectHasher: ...
-    @property
-    def index(self) -> VectorIndex: ...
-    @property
-    def unreadable(self) -> UnreadableTally: ...
-
-
-class ReadsNeeds(Protocol):
-    """What listing, reading and a record's history reads."""
-
-    @property
-    def catalog(self) -> RecordHistory: ...
-    @property
-    def hasher(self) -> SubjectHasher: ...
-    @property
-    def index(self) -> VectorIndex: ...
-    @property
-    def pii(self) -> Pii: ...
-    @property
-    def unreadable(self) -> UnreadableTally: ...
-
-
-class ProfileNeeds(Protocol):
-    """What assemble's profile tier reads."""
-
-    @property
-    def index(self) -> VectorIndex: ...
-
-
-class ReembedNeeds(Protocol):
-    """What re-embedding every record reads."""
-
-    @property
-    def catalog(self) -> SubjectDirectory: ...
-    @property
-    def embed_dates(self) -> bool: ...
-    @property
-    def embedder(self) -> CachedEmbedder: ...
-    @property
-    def index(self) -> VectorIndex: ...
-    @property
-    def locale(self) -> str: ...
-    @property
-    def sparse(self) -> SparseEncoder: ...
-
-
-class QueueNeeds(Protocol):
-    """What queueing messages reads."""
-
-    @property
-    def clock(self) -> Clock: ...
-    @property
-    def hasher(self) -> SubjectHasher: ...
-    @property
-    def limits(self) -> Limits: ...
-    @property
-    def subjects(self) -> SubjectRegistry: ...
-
-
-class RecallNeeds(Protocol):
-    """What search reads."""
-
+class HasAccess(Protocol):
     @property
     def access(self) -> AccessRecorder: ...
-    @property
-    def candidates(self) -> int: ...
-    @property
-    def clock(self) -> Clock: ...
-    @property
-    def embedder(self) -> CachedEmbedder: ...
-    @property
-    def hasher(self) -> SubjectHasher: ...
-    @property
-    def index(self) -> VectorIndex: ...
-    @property
-    def limits(self) -> Limits: ...
-    @property
-    def locale(self) -> str: ...
-    @property
-    def pii(self) -> Pii: ...
-    @property
-    def scale(self) -> CosineScale: ...
-    @property
-    def search_min_relevance(self) -> float: ...
-    @property
-    def sparse(self) -> SparseEncoder: ...
-    @property
-    def unreadable(self) -> UnreadableTally: ...
-    @property
-    def weights(self) -> Weights: ...
 
 
-class AssembleNeeds(RecallNeeds, ProfileNeeds, Protocol):
-    """What assemble reads."""
-
+class HasAssemble(Protocol):
     @property
     def assemble(self) -> AssembleDefaults: ...
 
 
-class RememberNeeds(Protocol):
-    """What remember reads."""
+class HasCandidates(Protocol):
+    @property
+    def candidates(self) -> int: ...
 
+
+class HasCatalog(Protocol):
+    @property
+    def catalog(self) -> Catalog: ...
+
+
+class HasRecordHistory(Protocol):
     @property
     def catalog(self) -> RecordHistory: ...
+
+
+class HasSubjectDirectory(Protocol):
+    @property
+    def catalog(self) -> SubjectDirectory: ...
+
+
+class HasClock(Protocol):
     @property
     def clock(self) -> Clock: ...
+
+
+class HasDecay(Protocol):
+    @property
+    def decay(self) -> DecayRule: ...
+
+
+class HasEmbedDates(Protocol):
     @property
     def embed_dates(self) -> bool: ...
+
+
+class HasEmbedder(Protocol):
     @property
     def embedder(self) -> CachedEmbedder: ...
+
+
+class HasHasher(Protocol):
     @property
     def hasher(self) -> SubjectHasher: ...
+
+
+class HasIndex(Protocol):
     @property
     def index(self) -> VectorIndex: ...
+
+
+class HasIntakes(Protocol):
+    @property
+    def intakes(self) -> IntakeStore: ...
+
+
+class HasKeys(Protocol):
+    @property
+    def keys(self) -> SubjectKeys: ...
+
+
+class HasLedger(Protocol):
+    @property
+    def ledger(self) -> ErasureLedger: ...
+
+
+class HasLimits(Protocol):
     @property
     def limits(self) -> Limits: ...
+
+
+class HasLocale(Protocol):
     @property
     def locale(self) -> str: ...
+
+
+class HasLocks(Protocol):
     @property
     def locks(self) -> SubjectLock: ...
+
+
+class HasPii(Protocol):
     @property
     def pii(self) -> Pii: ...
+
+
+class HasRetention(Protocol):
     @property
     def retention(self) -> RetentionPolicy: ...
+
+
+class HasScale(Protocol):
+    @property
+    def scale(self) -> CosineScale: ...
+
+
+class HasSearchMinRelevance(Protocol):
+    @property
+    def search_min_relevance(self) -> float: ...
+
+
+class HasSparse(Protocol):
     @property
     def sparse(self) -> SparseEncoder: ...
+
+
+class HasSpecial(Protocol):
     @property
     def special(self) -> SpecialPolicy: ...
+
+
+class HasSubjects(Protocol):
     @property
     def subjects(self) -> SubjectRegistry: ...
+
+
+class HasThresholds(Protocol):
     @property
     def thresholds(self) -> ReconcileThresholds: ...
+
+
+class HasUnreadable(Protocol):
+    @property
+    def unreadable(self) -> UnreadableTally: ...
+
+
+class HasWeights(Protocol):
+    @property
+    def weights(self) -> Weights: ...
+
+
+class RetentionNeeds(HasSubjectDirectory, HasClock, HasHasher, HasLocks, HasSubjects, Protocol):
+    """What legal holds and relationship ends reads."""
+
+
+class ExportNeeds(HasRecordHistory, HasHasher, HasIndex, HasUnreadable, Protocol):
+    """What a subject's export reads."""
+
+
+class ReadsNeeds(HasRecordHistory, HasHasher, HasIndex, HasPii, HasUnreadable, Protocol):
+    """What listing, reading and a record's history reads."""
+
+
+class ProfileNeeds(HasIndex, Protocol):
+    """What assemble's profile tier reads."""
+
+
+class ReembedNeeds(HasSubjectDirectory, HasEmbedDates, HasEmbedder, HasIndex, HasLocale, HasSparse, Protocol):
+    """What re-embedding every record reads."""
+
+
+class QueueNeeds(HasClock, HasHasher, HasLimits, HasSubjects, Protocol):
+    """What queueing messages reads."""
+
+
+class RecallNeeds(
+    HasAccess, HasCandidates, HasClock, HasEmbedder, HasHasher, HasIndex, HasLimits, HasLocale, HasPii, HasScale,
+    HasSearchMinRelevance, HasSparse, HasUnreadable, HasWeights, Protocol
+):
+    """What search reads."""
+
+
+class AssembleNeeds(RecallNeeds, ProfileNeeds, HasAssemble, Protocol):
+    """What assemble reads."""
+
+
+class RememberNeeds(
+    HasRecordHistory, HasClock, HasEmbedDates, HasEmbedder, HasHasher, HasIndex, HasLimits, HasLocale, HasLocks,
+    HasPii, HasRetention, HasSparse, HasSpecial, HasSubjects, HasThresholds, Protocol
+):
+    """What remember reads."""
 
 
 class JudgeNeeds(RememberNeeds, Protocol):
     """What the LLM's contradiction judgment reads."""
 
-    @property
-    def catalog(self) -> RecordHistory: ...
 
-
-class RectifyNeeds(Protocol):
+class RectifyNeeds(
+    HasRecordHistory, HasClock, HasEmbedDates, HasEmbedder, HasHasher, HasIndex, HasLimits, HasLocale, HasLocks,
+    HasPii, HasRetention, HasSparse, HasSpecial, HasUnreadable, Protocol
+):
     """What rectification and deletion of one record reads."""
 
-    @property
-    def catalog(self) -> RecordHistory: ...
-    @property
-    def clock(self) -> Clock: ...
-    @property
-    def embed_dates(self) -> bool: ...
-    @property
-    def embedder(self) -> CachedEmbedder: ...
-    @property
-    def hasher(self) -> SubjectHasher: ...
-    @property
-    def index(self) -> VectorIndex: ...
-    @property
-    def limits(self) -> Limits: ...
-    @property
-    def locale(self) -> str: ...
-    @property
-    def locks(self) -> SubjectLock: ...
-    @property
-    def pii(self) -> Pii: ...
-    @property
-    def retention(self) -> RetentionPolicy: ...
-    @property
-    def sparse(self) -> SparseEncoder: ...
-    @property
-    def special(self) -> SpecialPolicy: ...
-    @property
-    def unreadable(self) -> UnreadableTally: ...
 
-
-class EraseNeeds(Protocol):
+class EraseNeeds(
+    HasSubjectDirectory, HasClock, HasEmbedder, HasHasher, HasIndex, HasIntakes, HasKeys, HasLedger, HasLocks,
+    HasPii, HasSubjects, Protocol
+):
     """What a subject's erasure reads."""
 
-    @property
-    def catalog(self) -> SubjectDirectory: ...
-    @property
-    def clock(self) -> Clock: ...
-    @property
-    def embedder(self) -> CachedEmbedder: ...
-    @property
-    def hasher(self) -> SubjectHasher: ...
-    @property
-    def index(self) -> VectorIndex: ...
-    @property
-    def intakes(self) -> IntakeStore: ...
-    @property
-    def keys(self) -> SubjectKeys: ...
-    @property
-    def ledger(self) -> ErasureLedger: ...
-    @property
-    def locks(self) -> SubjectLock: ...
-    @property
-    def pii(self) -> Pii: ...
-    @property
-    def subjects(self) -> SubjectRegistry: ...
 
-
-class MaintainNeeds(Protocol):
+class MaintainNeeds(
+    HasCatalog, HasClock, HasDecay, HasEmbedder, HasIndex, HasLocks, HasRetention, HasUnreadable, Protocol
+):
     """What retention, decay and compaction reads."""
-
-    @property
-    def catalog(self) -> Catalog: ...
-    @property
-    def clock(self) -> Clock: ...
-    @property
-    def decay(self) -> DecayRule: ...
-    @property
-    def embedder(self) -> CachedEmbedder: ...
-    @property
-    def index(self) -> VectorIndex: ...
-    @property
-    def locks(self) -> SubjectLock: ...
-    @property
-    def retention(self) -> RetentionPolicy: ...
-    @property
-    def unreadable(self) -> UnreadableTally: ...

@@ -8,14 +8,13 @@ from fastapi.responses import JSONResponse
 from carnet.entrypoints.http.auth import Api, Who
 from carnet.entrypoints.http.responses import ContextOut
 from carnet.entrypoints.http.schemas import AssembleBody, context_json
-from carnet.services.memories.assemble import budgets
 
 router = APIRouter(prefix="/api/v1/context", tags=["context"])
 
 
 @router.post("/assemble", response_model=ContextOut)
 def assemble_context(body: AssembleBody, who: Who, api: Api) -> JSONResponse:
-    b = budgets(api.deps, overrides=body.budgets.model_dump() if body.budgets else {})
+    b = api.budgets(body.budgets.model_dump() if body.budgets else {})
     ctx = api.assemble(who, subject_id=body.subject_id, query=body.query, budget=b, agent_id=body.agent_id,
                        queue=body.queue)
     # A ready JSONResponse skips FastAPI's generic encoder: this is the hot path.

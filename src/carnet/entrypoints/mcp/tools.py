@@ -30,7 +30,6 @@ from carnet.entrypoints.mcp.compact import compact_context, compact_memory, comp
 from carnet.services.apikeys import Principal
 from carnet.services.facade import Facade
 from carnet.services.memories import recall
-from carnet.services.memories.assemble import budgets
 from carnet.services.memories.remember import NewMemory
 from carnet.services.procedures import Proposal
 from carnet.services.scope import SUBJECT_ID
@@ -136,7 +135,7 @@ def _recall(api: Facade, who: Principal, a: RecallArgs) -> Json:
 
 
 def _assemble(api: Facade, who: Principal, a: AssembleArgs) -> Json:
-    b = budgets(api.deps, overrides={"max_memories": a.max_memories, "max_episodes": a.max_episodes,
+    b = api.budgets({"max_memories": a.max_memories, "max_episodes": a.max_episodes,
                                      "max_procedures": a.max_procedures, "min_relevance": a.min_relevance})
     ctx = api.assemble(who, subject_id=a.subject_id, query=a.query, budget=b, agent_id=a.agent_id, queue=a.queue)
     return context_json(ctx) if a.format == "full" else compact_context(ctx)

@@ -17,7 +17,6 @@ from carnet.entrypoints.http.console import views
 from carnet.entrypoints.http.console.web import PREFIX, ConsoleRoute, FormText, Posted, Seen, facade_of, render
 from carnet.errors import InvalidInput
 from carnet.services.memories import recall
-from carnet.services.memories.assemble import budgets
 
 router = APIRouter(prefix=f"{PREFIX}/member", route_class=ConsoleRoute, include_in_schema=False)
 
@@ -48,15 +47,15 @@ def search(request: Request, v: Posted, subject_id: FormText = "", query: FormTe
     found = api.search(v.who, subject_id=subject, query=recall.Query(query, k=10,
                                                                         include_superseded=include_superseded))
     return render(request, "member.html", v=v, subject=subject, query=query, include_superseded=include_superseded,
-                  results=views.whys(found, api.deps.weights), unreadable=len(found.unreadable))
+                  results=views.whys(found, api.weights), unreadable=len(found.unreadable))
 
 
 @router.post("/assemble")
 def assemble(request: Request, v: Posted, subject_id: FormText = "", query: FormText = "") -> Response:
     subject = views.subject_id(subject_id)
     api = facade_of(request)
-    ctx = api.assemble(v.who, subject_id=subject, query=query, budget=budgets(api.deps, overrides={}))
-    w = api.deps.weights
+    ctx = api.assemble(v.who, subject_id=subject, query=query, budget=api.budgets({}))
+    w = api.weights
     tiers = {"memories": views.whys(ctx.memories, w), "episodes": views.whys(ctx.episodes, w),
              "procedures": views.whys(ctx.procedures, w)}
     return render(request, "member.html", v=v, subject=subject, query=query, context=ctx, tiers=tiers,
