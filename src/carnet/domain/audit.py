@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -121,3 +121,12 @@ def verify(tenant: str, entries: Iterable[AuditEntry], head: tuple[int, str] | N
         elif head[1] != prev_hash:
             problems.append(Problem(last, "altered"))
     return Verdict(tenant, count, tuple(problems))
+
+
+def in_pages(read_after: Callable[[int], list[AuditEntry]], after_seq: int) -> Iterator[AuditEntry]:
+    """Every entry after ``after_seq``, one page at a time (``read_after(seq)``: the next page, empty at
+    the end): a store never holds the whole trail in memory."""
+    last = after_seq
+    while page := read_after(last):
+        yield from page
+        last = page[-1].seq

@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import quote
 
 from carnet.crypto.errors import KeyStoreCorrupt
+from carnet.fileio import fsync_dir
 from carnet.ports import KeyStore, StoredKey, WrappedKey
 
 __all__ = ["FileKeyStore", "KeyStore", "StoredKey", "entry_doc", "entry_from_doc"]
@@ -83,7 +84,7 @@ class FileKeyStore:
             finally:
                 os.close(fd)
             path.unlink()
-            _fsync_dir(path.parent)
+            fsync_dir(path.parent)
             return True
 
     def scan(self, tenant: str) -> Iterator[StoredKey]:
@@ -110,7 +111,7 @@ class FileKeyStore:
         except BaseException:
             tmp.unlink(missing_ok=True)
             raise
-        _fsync_dir(path.parent)
+        fsync_dir(path.parent)
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
@@ -166,11 +167,3 @@ def _decode(raw: bytes, where: str) -> StoredKey:
     if not isinstance(doc, dict):
         raise KeyStoreCorrupt(where, "malformed entry")
     return entry_from_doc(doc, where)
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -16,7 +16,7 @@ from typing import Any
 import psycopg
 
 from carnet.adapters.postgres.pool import DURABLE, UNAVAILABLE, Pool, connection, utc
-from carnet.domain.audit import GENESIS, AuditEntry, AuditEvent, link
+from carnet.domain.audit import GENESIS, AuditEntry, AuditEvent, in_pages, link
 from carnet.errors import AuditUnavailable
 
 _COLUMNS = "tenant, seq, at, actor, action, subject, targets, outcome, detail, prev_hash, hash"
@@ -71,16 +71,13 @@ class PostgresAuditLog:
 
     def entries(self, tenant: str, *, after_seq: int = 0, page: int = 1000) -> Iterator[AuditEntry]:
         """Every entry of ``tenant`` in sequence order, read in pages (never the whole log in memory)."""
-        last = after_seq
-        while True:
+        def read_after(seq: int) -> list[AuditEntry]:
             with connection(self._pool, _read_failed, catch=_ERRORS) as db:
                 rows = db.execute(f"SELECT {_COLUMNS} FROM carnet_audit.entries WHERE tenant = %s AND seq > %s"
-                                  " ORDER BY seq LIMIT %s", (tenant, last, page)).fetchall()
-            if not rows:
-                return
-            for r in rows:
-                yield _entry(r)
-            last = int(rows[-1][1])
+                                  " ORDER BY seq LIMIT %s", (tenant, seq, page)).fetchall()
+            return [_entry(r) for r in rows]
+
+        return in_pages(read_after, after_seq)
 
     def tenants(self) -> list[str]:
         with connection(self._pool, _read_failed, catch=_ERRORS) as db:

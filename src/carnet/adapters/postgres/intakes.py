@@ -23,17 +23,14 @@ order, so no older intake can appear after a newer one was leased."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
-import psycopg
-
-from carnet.adapters.postgres.pool import DURABLE, UNAVAILABLE, Connection, Pool, connection, utc
+from carnet.adapters.postgres.pool import DURABLE, Connection, Pool, store_connection, utc
 from carnet.domain.intake import Intake, IntakeStatus, QueueStats
-from carnet.errors import DependencyUnavailable
 
 # pg_advisory_xact_lock(int4, int4) keyspace of "a subject of the intake queue" ("CRNT").
 _SUBJECT_LOCKS = 0x43524E54
@@ -66,9 +63,6 @@ def _intake(r: Sequence[Any]) -> Intake:
     )
 
 
-def _unavailable() -> DependencyUnavailable:
-    return DependencyUnavailable("the intake queue is unavailable")
-
 
 class PostgresIntakeStore:
     """``IntakeStore`` over a pool of connections; any number of workers on any number of nodes."""
@@ -76,11 +70,8 @@ class PostgresIntakeStore:
     def __init__(self, pool: Pool) -> None:
         self._pool = pool
 
-    @contextmanager
-    def _tx(self, *, transaction: bool = True) -> Iterator[Connection]:
-        with connection(self._pool, _unavailable, transaction=transaction,
-                        catch=(psycopg.Error, *UNAVAILABLE)) as db:
-            yield db
+    def _tx(self, *, transaction: bool = True) -> AbstractContextManager[Connection]:
+        return store_connection(self._pool, "the intake queue", transaction=transaction)
 
     def add(self, intake: Intake) -> Intake:
         """Under the subject's advisory lock: the stored intake for a used idempotency key, else INSERT."""
@@ -177,9 +168,9 @@ class PostgresIntakeStore:
     def stats(self, tenant: str | None = None) -> QueueStats:
         mine = {"tenant": tenant}
         with self._tx() as db:
-            counts = dict(db.execute("SELECT status, count(*) FROM carnet.intakes WHERE status <> 'done'"
-                                     " AND (%(tenant)s::text IS NULL OR tenant = %(tenant)s) GROUP BY status",
-                                     mine).fetchall())
+            rows = db.execute("SELECT status, count(*) FROM carnet.intakes WHERE status <> 'done'"
+                              " AND (%(tenant)s::text IS NULL OR tenant = %(tenant)s) GROUP BY status", mine).fetchall()
+            counts: dict[str, int] = dict(rows)
             oldest = db.execute("SELECT min(created_at) FROM carnet.intakes WHERE status = 'pending'"
                                 " AND (%(tenant)s::text IS NULL OR tenant = %(tenant)s)", mine).fetchone()
         return QueueStats(pending=int(counts.get("pending", 0)), processing=int(counts.get("processing", 0)),

@@ -89,3 +89,11 @@ def connection(pool: Pool, error: Callable[[], CarnetError], *, transaction: boo
                 yield conn
     except catch as exc:
         raise error() from exc
+
+
+def store_connection(pool: Pool, what: str, *,
+                     transaction: bool = True) -> contextlib.AbstractContextManager[Connection]:
+    """A store's connection: any PostgreSQL failure (or the pool's timeout) raised as
+    ``DependencyUnavailable`` naming ``what``."""
+    return connection(pool, lambda: DependencyUnavailable(f"{what} is unavailable"), transaction=transaction,
+                      catch=(psycopg.Error, *UNAVAILABLE))

@@ -4,16 +4,13 @@ adapter (``adapters/sqlite/procedures.py``) is the reference it matches, in the 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any
 
-import psycopg
-
-from carnet.adapters.postgres.pool import UNAVAILABLE, Connection, Pool, connection, utc
+from carnet.adapters.postgres.pool import Connection, Pool, store_connection, utc
 from carnet.domain.procedures import ProcedureStatus, TeamProcedure, dedup_key
-from carnet.errors import DependencyUnavailable
 
 _COLUMNS = "id, tenant, text, status, proposed_by, created_at, updated_at, agent_id, queue, applies_when, decided_by"
 _LIVE = "status IN ('proposed', 'approved')"
@@ -25,19 +22,13 @@ def _procedure(r: Sequence[Any]) -> TeamProcedure:
                          applies_when=tuple(json.loads(r[9])), decided_by=r[10])
 
 
-def _unavailable() -> DependencyUnavailable:
-    return DependencyUnavailable("the team procedures are unavailable")
-
 
 class PostgresTeamProcedures:
     def __init__(self, pool: Pool) -> None:
         self._pool = pool
 
-    @contextmanager
-    def _tx(self, *, transaction: bool = True) -> Iterator[Connection]:
-        with connection(self._pool, _unavailable, transaction=transaction,
-                        catch=(psycopg.Error, *UNAVAILABLE)) as db:
-            yield db
+    def _tx(self, *, transaction: bool = True) -> AbstractContextManager[Connection]:
+        return store_connection(self._pool, "the team procedures", transaction=transaction)
 
     def add(self, procedure: TeamProcedure) -> TeamProcedure:
         """``INSERT … ON CONFLICT (tenant, dedup_key) WHERE live DO NOTHING``, then the stored row."""

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from carnet.adapters.sqlite.db import immediate, open_db
-from carnet.domain.audit import AuditEntry, AuditEvent, link
+from carnet.domain.audit import AuditEntry, AuditEvent, in_pages, link
 from carnet.errors import AuditUnavailable
 
 _SCHEMA = """
@@ -82,16 +82,13 @@ class SqliteAuditLog:
 
     def entries(self, tenant: str, *, after_seq: int = 0, page: int = 1000) -> Iterator[AuditEntry]:
         """Every entry of ``tenant`` in sequence order, read in pages (never the whole log in memory)."""
-        last = after_seq
-        while True:
+        def read_after(seq: int) -> list[AuditEntry]:
             with self._lock:
                 rows = self._db.execute(f"SELECT {_COLUMNS} FROM audit WHERE tenant = ? AND seq > ?"
-                                        " ORDER BY seq LIMIT ?", (tenant, last, page)).fetchall()
-            if not rows:
-                return
-            for r in rows:
-                yield _entry(r)
-            last = int(rows[-1][1])
+                                        " ORDER BY seq LIMIT ?", (tenant, seq, page)).fetchall()
+            return [_entry(r) for r in rows]
+
+        return in_pages(read_after, after_seq)
 
     def tenants(self) -> list[str]:
         with self._lock:

@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal
 
+from carnet.errors import DependencyUnavailable
 from carnet.private_fs import private_dir, private_file, tighten_existing
 
 
@@ -39,3 +40,14 @@ def immediate(db: sqlite3.Connection, lock: threading.Lock) -> Iterator[sqlite3.
             db.execute("ROLLBACK")
             raise
         db.execute("COMMIT")
+
+
+@contextmanager
+def guarded(db: sqlite3.Connection, lock: threading.Lock, what: str) -> Iterator[sqlite3.Connection]:
+    """``immediate``, with any SQLite failure raised as ``DependencyUnavailable`` naming ``what``
+    (a locked or corrupt file is the store being unavailable, never a 500 with SQL in it)."""
+    try:
+        with immediate(db, lock) as conn:
+            yield conn
+    except sqlite3.Error as exc:
+        raise DependencyUnavailable(f"{what} is unavailable") from exc

@@ -10,14 +10,13 @@ import contextlib
 import json
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from carnet.adapters.sqlite.db import immediate, open_db
+from carnet.adapters.sqlite.db import guarded, open_db
 from carnet.domain.intake import Intake, IntakeStatus, QueueStats
-from carnet.errors import DependencyUnavailable
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS intakes (
@@ -81,13 +80,8 @@ class SqliteIntakeStore:
         if "request_fingerprint" not in have:  # a queue created by an older Carnet
             self._db.execute("ALTER TABLE intakes ADD COLUMN request_fingerprint TEXT")
 
-    @contextlib.contextmanager
-    def _tx(self) -> Iterator[sqlite3.Connection]:
-        try:
-            with immediate(self._db, self._lock) as db:
-                yield db
-        except sqlite3.Error as exc:
-            raise DependencyUnavailable("the intake queue is unavailable") from exc
+    def _tx(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
+        return guarded(self._db, self._lock, "the intake queue")
 
     def add(self, intake: Intake) -> Intake:
         with self._tx() as db:

@@ -10,13 +10,12 @@ import contextlib
 import json
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from carnet.adapters.sqlite.db import immediate, open_db
+from carnet.adapters.sqlite.db import guarded, open_db
 from carnet.domain.procedures import ProcedureStatus, TeamProcedure, dedup_key
-from carnet.errors import DependencyUnavailable
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS team_procedures (
@@ -56,13 +55,8 @@ class SqliteTeamProcedures:
         self._db = open_db(path, schema=_SCHEMA, synchronous="FULL")
         self._lock = threading.Lock()
 
-    @contextlib.contextmanager
-    def _tx(self) -> Iterator[sqlite3.Connection]:
-        try:
-            with immediate(self._db, self._lock) as db:
-                yield db
-        except sqlite3.Error as exc:
-            raise DependencyUnavailable("the team procedures are unavailable") from exc
+    def _tx(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
+        return guarded(self._db, self._lock, "the team procedures")
 
     def add(self, procedure: TeamProcedure) -> TeamProcedure:
         """``INSERT … ON CONFLICT DO NOTHING`` on the live index, then the stored row."""
