@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from carnet.entrypoints.http.console import i18n
 from carnet.entrypoints.http.console.sessions import SessionStore
-from carnet.settings.groups import ConsoleSettings
+from carnet.settings.console import ConsoleSettings
 
 
 class Clock:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from carnet.bench.locomo import (
+from carnet.bench.locomo_data import (
     Turn,
     UnknownConversation,
     load,

@@ -12,7 +12,9 @@ import numpy as np
 import pytest
 
 from carnet.adapters.local.calibration_file import calibration_path, load_calibration, load_thresholds
-from carnet.bench.calibrate import LabelledPair, calibrate, load_pairs, write_calibration
+from carnet.bench.calibrate import calibrate
+from carnet.bench.calibrate_pairs import LabelledPair, load_pairs
+from carnet.bench.calibrate_report import write_calibration
 from carnet.domain.reconcile.decide import Action, Decision, Incoming, ReconcileThresholds, Rule, decide
 from carnet.domain.records import Kind, Memory, Scope, Source, Status
 from carnet.ports import Embedder, Vector

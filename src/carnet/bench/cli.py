@@ -32,7 +32,8 @@ def locomo(
 ) -> None:
     """Recall@k of LoCoMo questions (categories 1-4) over one memory per dialog turn, overall, per
     category and per conversation."""
-    from carnet.bench.locomo import UnknownConversation, run
+    from carnet.bench.locomo import run
+    from carnet.bench.locomo_data import UnknownConversation
 
     wanted = [c.strip() for c in conversations.split(",") if c.strip()] if conversations else None
     try:

@@ -9,7 +9,7 @@ from typing import Annotated, Self
 
 from pydantic import BaseModel, Field, SecretStr, model_validator
 
-from carnet.settings.groups import cert_pair
+from carnet.settings.tls import cert_pair
 
 
 class WriteOrdering(StrEnum):

@@ -7,45 +7,37 @@ from __future__ import annotations
 
 import ipaddress
 import os
+from enum import StrEnum
 from pathlib import Path
 from typing import Self
 
 from pydantic import BaseModel, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from carnet.settings.groups import (
-    ApiSettings,
-    AssembleSettings,
-    CatalogBackend,
-    ConsoleSettings,
-    DecaySettings,
-    EmbedderKind,
-    Environment,
-    ExtractorKind,
+from carnet.settings.api import ApiSettings
+from carnet.settings.console import ConsoleSettings
+from carnet.settings.keys import (
     KeyStoreBackend,
     KeyStoreVaultSettings,
     KmsBackend,
-    LlmSettings,
-    MaintenanceSettings,
-    PiiEngine,
-    PiiSettings,
     Pkcs11Settings,
-    PostgresSettings,
-    PostgresSslMode,
+    VaultAuth,
+    VaultSettings,
+)
+from carnet.settings.models import EmbedderKind, ExtractorKind, LlmSettings
+from carnet.settings.pii import PiiEngine, PiiSettings, SpecialCategoryPolicy
+from carnet.settings.qdrant import QdrantServerSettings, QdrantSharding
+from carnet.settings.recall import AssembleSettings, ScoringSettings
+from carnet.settings.retention import (
+    DecaySettings,
     RetentionAfter,
     RetentionClassName,
     RetentionClassSettings,
-    ScoringSettings,
-    SpecialCategoryPolicy,
     TenantKey,
-    TlsSettings,
-    TlsVersion,
-    VaultAuth,
-    VaultSettings,
-    VectorBackend,
-    WorkerSettings,
 )
-from carnet.settings.qdrant import QdrantServerSettings, QdrantSharding
+from carnet.settings.stores import CatalogBackend, PostgresSettings, PostgresSslMode, VectorBackend
+from carnet.settings.tls import TlsSettings, TlsVersion
+from carnet.settings.workers import MaintenanceSettings, WorkerSettings
 
 __all__ = [
     "CLIENT_VARIABLES",
@@ -89,6 +81,11 @@ __all__ = [
 CLIENT_VARIABLES = frozenset({"CARNET_API_KEY", "CARNET_URL"})
 # The API-key pepper is an HMAC key: production wants as many bytes as the hash gives (SHA-256).
 MIN_PEPPER_BYTES = 32
+
+
+class Environment(StrEnum):
+    DEVELOPMENT = "development"
+    PRODUCTION = "production"
 
 
 def _loopback(host: str) -> bool:

@@ -39,7 +39,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
 
-from carnet.domain.reconcile.slot_rules import CHANGE_MARKERS, NEGATION
+from carnet.domain.reconcile.slot_cues import CHANGE_MARKERS, NEGATION
 from carnet.domain.reconcile.slots import Comparison, Reading, Relation, compare, is_negated, read, uncovered
 from carnet.domain.reconcile.topics import TopicReading, may_close, read_topics, supersedes
 from carnet.domain.records import Kind, Memory, Source, Status

@@ -25,18 +25,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import IntEnum
 
-from carnet.domain.reconcile.slot_rules import (
-    BOUNDARY,
-    CHANGE_MARKERS,
-    FRAME_WORDS,
-    HOLDER,
-    HOLDERS,
-    NEGATION,
-    RAW,
-    RULES,
-    SlotRule,
-    ValueKind,
-)
+from carnet.domain.reconcile.slot_cues import BOUNDARY, CHANGE_MARKERS, FRAME_WORDS, HOLDER, HOLDERS, NEGATION
+from carnet.domain.reconcile.slot_rule import RAW, SlotRule, ValueKind
+from carnet.domain.reconcile.slot_rules import RULES
 from carnet.domain.text import ENGLISH_STOPWORDS, FRENCH_STOPWORDS, fold, tokenize
 
 _PLACE_NOISE = frozenset({"arrondissement", "arr", "ville", "commune", "centre", "centre-ville"})

@@ -1,0 +1,52 @@
+"""The HTTP API's limits (``CARNET_API__*``): sizes, rate limits, admission, trusted proxies."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field, field_validator
+
+
+class ApiSettings(BaseModel):
+    max_text_chars: int = Field(8000, ge=1)
+    max_batch: int = Field(500, ge=1)
+    max_query_chars: int = Field(2000, ge=1)
+    max_k: int = Field(100, ge=1)
+    # Request bodies over this size get 413 before they are read (chunked bodies are counted too).
+    max_body_bytes: int = Field(5 * 1024 * 1024, ge=1024)
+    # Each key's request budget when the key has none of its own ("N/second", "N/minute"); "" = unlimited.
+    rate_limit: str = "300/second"
+    # Each client address's budget of requests that fail authentication (401), then 429; "" = unlimited.
+    unauthenticated_rate_limit: str = "60/minute"
+    # Admission (carnet.entrypoints.http.admission): requests under /api/v1 waiting for a slot beyond those at work;
+    # one more gets 503 overloaded at once.
+    max_queue: int = Field(64, ge=0)
+    # The longest a request waits for a slot before 503 overloaded (its work never started).
+    request_deadline_ms: int = Field(500, ge=1, le=60_000)
+    # Requests at work at once; None: two per CPU core, at most half the worker-thread pool (the rest
+    # keeps /healthz, /readyz and /metrics from waiting behind them). Raise it for network-bound backends.
+    max_concurrency: int | None = Field(None, ge=1)
+    # Proxies (addresses or networks) whose X-Forwarded-For names the client; none by default.
+    trusted_proxies: list[str] = Field(default_factory=list)
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _proxies(cls, v: list[str]) -> list[str]:
+        import ipaddress
+
+        for net in v:
+            try:
+                ipaddress.ip_network(net, strict=False)
+            except ValueError as exc:
+                raise ValueError("trusted_proxies must be IP addresses or networks like 10.0.0.0/8") from exc
+        return v
+
+    @field_validator("rate_limit", "unauthenticated_rate_limit")
+    @classmethod
+    def _rate(cls, v: str) -> str:
+        if v:
+            from carnet.domain.reconcile.values import check_rate
+
+            try:
+                check_rate(v)
+            except ValueError:
+                raise ValueError("rate_limit must look like '300/second' or '6000/minute'") from None
+        return v
