@@ -34,7 +34,7 @@ def mcp(
     `carnet serve` (REST and MCP on one port); each request carries `Authorization: Bearer <key>`.
     """
     if transport is Transport.HTTP:
-        from carnet.entrypoints.cli.main import serve
+        from carnet.entrypoints.cli.serving import serve
 
         serve(data_dir=data_dir, host=host, port=port, demo=False)
         return
