@@ -66,7 +66,7 @@ class Facade:
         self.on_intake: Callable[[], None] = lambda: None  # wakes in-process workers
         self.wait_max_seconds = 10.0  # seconds a `wait=true` status request may hold
         self._observe: Observe = observe or (lambda tenant, operation, scores: None)
-        self.store_backup: Callable[[], BackupReport] | None = None  # the server's own (bootstrap_ops.backup_now)
+        self.store_backup: Callable[[], BackupReport] | None = None  # the server's own (bootstrap.ops.backup_now)
 
     def budgets(self, overrides: dict[str, int | float | None]) -> Budgets:
         """A request's assemble budgets: its overrides on the configured defaults."""

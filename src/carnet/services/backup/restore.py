@@ -43,7 +43,7 @@ class CompactableIndex(VectorIndex, Protocol):
 
 @dataclass(frozen=True, slots=True)
 class RestoreTarget:
-    """What a restore works on besides the archive; ``bootstrap_ops.restore_target`` builds it."""
+    """What a restore works on besides the archive; ``bootstrap.ops.restore_target`` builds it."""
 
     data_dir: Path
     hold: Callable[[Path], AbstractContextManager[None]]  # the shard's owner lock; StoreLocked when taken

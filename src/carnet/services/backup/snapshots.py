@@ -5,7 +5,7 @@ flushes and copies the shard's files, takes SQLite's online backup of the catalo
 and lets writes resume; the archive is then checksummed and compressed from that private copy,
 writes flowing meanwhile. The pause lasts as long as the two local copies (0.4 s at 20k records).
 ``carnet backup create`` calls it on a store it opened itself; the server's scheduler calls it with
-its own container, through ``bootstrap_ops.backup_source``.
+its own container, through ``bootstrap.ops.backup_source``.
 
 What a backup holds: sealed texts, vectors, keyed hashes and metadata. Never a key: data keys stay
 wrapped in the key store, tenant keys in the KMS (the manifest says so). Nor the audit trail, nor the
@@ -37,7 +37,7 @@ SUFFIXES = (".tar.gz", ".tar")
 
 @dataclass(frozen=True, slots=True)
 class BackupSource:
-    """What a backup reads, from a running server or a store just opened; ``bootstrap_ops.backup_source``
+    """What a backup reads, from a running server or a store just opened; ``bootstrap.ops.backup_source``
     builds it from a container."""
 
     data_dir: Path
