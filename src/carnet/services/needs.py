@@ -17,7 +17,6 @@ from carnet.ports import (
     RecordHistory,
     SparseEncoder,
     SubjectDirectory,
-    SubjectHasher,
     SubjectKeys,
     SubjectLock,
     VectorIndex,
@@ -28,6 +27,7 @@ from carnet.services.memories.access import AccessRecorder
 from carnet.services.memories.query_cache import CachedEmbedder
 from carnet.services.memories.special import SpecialPolicy
 from carnet.services.pii import Pii
+from carnet.services.scope import HasHasher
 from carnet.services.subjects import SubjectRegistry
 
 
@@ -79,11 +79,6 @@ class HasEmbedDates(Protocol):
 class HasEmbedder(Protocol):
     @property
     def embedder(self) -> CachedEmbedder: ...
-
-
-class HasHasher(Protocol):
-    @property
-    def hasher(self) -> SubjectHasher: ...
 
 
 class HasIndex(Protocol):
