@@ -11,18 +11,17 @@ import jsonschema
 import pytest
 from pydantic import BaseModel
 
-from carnet.adapters.extractors.answers import (
-    AnswerRejected,
+from carnet.adapters.extractors.answers import AnswerRejected, facts, parse
+from carnet.domain.extraction import transcript
+from carnet.domain.extraction.prompts import EXAMPLES, facts_prompt, obsolete_prompt, summary_prompt, system_prompt
+from carnet.domain.extraction.schemas import (
+    SCHEMAS,
     FactAnswer,
     FactsAnswer,
     ObsoleteAnswer,
     SummaryAnswer,
-    facts,
-    parse,
+    importance_score,
 )
-from carnet.domain.extraction import transcript
-from carnet.domain.extraction.prompts import EXAMPLES, facts_prompt, obsolete_prompt, summary_prompt, system_prompt
-from carnet.domain.extraction.schemas import SCHEMAS, importance_score
 from carnet.domain.intake import Message
 
 MODELS: dict[str, type[BaseModel]] = {"facts": FactsAnswer, "obsolete": ObsoleteAnswer, "summary": SummaryAnswer}

@@ -1,32 +1,25 @@
 """The LLM's answers, checked again on arrival: vLLM's guided decoding should make them follow the
-schemas of ``carnet.domain.extraction.schemas``, but a server started without a structured-output
-backend, a proxy that drops ``response_format``, or a cut-off answer would not. Nothing is repaired
+schemas generated from the answer models of ``carnet.domain.extraction.schemas``, but a server
+started without a structured-output backend, a proxy that drops ``response_format``, or a cut-off
+answer would not. Nothing is repaired
 and nothing is dropped in silence: an answer that is not JSON raises ``AnswerRejected("malformed_json")``,
 one that is JSON but out of schema ``AnswerRejected("schema_violation")``, and neither carries the
 answer's text (it is derived from a customer's words).
 
-The pydantic models below mirror the JSON schemas (a unit test holds them together) and are strict:
-no coercion of ``"3"`` into 3, no extra fields.
+An answer is validated with the very model its schema was generated from (strict: no coercion of
+``"3"`` into 3, no extra fields), then turned into the domain's ``ExtractedFact``.
 """
 
 from __future__ import annotations
 
 import json
 from datetime import UTC, date, datetime
-from typing import Annotated, TypeVar
+from typing import TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ValidationError
 
 from carnet.domain.extraction.model import ExtractedFact
-from carnet.domain.extraction.schemas import (
-    CATEGORIES,
-    DATE_PATTERN,
-    IMPORTANCE_LEVELS,
-    MAX_FACT_CHARS,
-    MAX_FACTS,
-    MAX_SUMMARY_CHARS,
-    importance_score,
-)
+from carnet.domain.extraction.schemas import FactsAnswer, importance_score
 
 _M = TypeVar("_M", bound=BaseModel)
 
@@ -37,52 +30,6 @@ class AnswerRejected(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
-
-
-class FactAnswer(_Strict):
-    text: Annotated[str, Field(min_length=1, max_length=MAX_FACT_CHARS)]
-    category: str
-    importance: int
-    valid_from: Annotated[str, Field(pattern=DATE_PATTERN)] | None
-    worth_remembering: bool
-
-    @field_validator("category")
-    @classmethod
-    def _category(cls, v: str) -> str:
-        if v not in CATEGORIES:
-            raise ValueError("unknown category")
-        return v
-
-    @field_validator("importance")
-    @classmethod
-    def _importance(cls, v: int) -> int:
-        if v not in IMPORTANCE_LEVELS:
-            raise ValueError("importance out of range")
-        return v
-
-    @field_validator("valid_from")
-    @classmethod
-    def _date(cls, v: str | None) -> str | None:
-        if v is not None:
-            date.fromisoformat(v)  # 2025-02-30 matches the pattern but is no date
-        return v
-
-
-class FactsAnswer(_Strict):
-    facts: Annotated[list[FactAnswer], Field(max_length=MAX_FACTS)]
-    summary: Annotated[str, Field(max_length=MAX_SUMMARY_CHARS)]
-
-
-class ObsoleteAnswer(_Strict):
-    obsolete_ids: list[Annotated[str, Field(max_length=8)]]
-
-
-class SummaryAnswer(_Strict):
-    summary: Annotated[str, Field(max_length=MAX_SUMMARY_CHARS)]
 
 
 def parse(content: str, model: type[_M]) -> _M:

@@ -1,7 +1,8 @@
 """The ``Extractor`` port on Mistral served by vLLM (``CARNET_EXTRACTOR=mistral``).
 
 Three tasks, each one structured chat completion (``carnet.adapters.extractors.mistral_chat``) with its prompt
-(``carnet.domain.extraction.prompts``) and its JSON schema (``carnet.domain.extraction.schemas``):
+(``carnet.domain.extraction.prompts``) and its answer model (``carnet.domain.extraction.schemas``), whose
+generated JSON schema is the request's ``response_format`` and which validates the answer:
 
 - ``extract``: the facts worth remembering and a summary (kept as the episode when there is a
   session). Long sessions are summarized, then forgotten: when the transcript exceeds
@@ -29,24 +30,23 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import structlog
 from pydantic import BaseModel
 
-from carnet.adapters.extractors.answers import (
-    AnswerRejected,
-    FactsAnswer,
-    ObsoleteAnswer,
-    SummaryAnswer,
-    facts,
-    parse,
-)
+from carnet.adapters.extractors.answers import AnswerRejected, facts, parse
 from carnet.adapters.extractors.mistral_chat import CallRetry, LlmStats, MistralChat, Observe
 from carnet.domain.extraction import transcript
 from carnet.domain.extraction.model import ExtractedFact, Extraction
 from carnet.domain.extraction.prompts import Prompt, facts_prompt, obsolete_prompt, summary_prompt
-from carnet.domain.extraction.schemas import SCHEMA_NAMES, SCHEMAS
+from carnet.domain.extraction.schemas import (
+    SCHEMA_NAMES,
+    FactsAnswer,
+    ObsoleteAnswer,
+    SummaryAnswer,
+    answer_schema,
+)
 from carnet.domain.intake import Message
 from carnet.domain.pii.pseudonyms import PLACEHOLDER
 from carnet.errors import ExtractionFailed
@@ -123,9 +123,9 @@ class MistralExtractor:
         self._chat.close()
 
     def _ask(self, task: str, prompt: Prompt, model: type[_M], spent: list[int]) -> _M:
-        """One call for ``task``, its answer checked against the task's schema; tokens added to ``spent``."""
-        schema: dict[str, Any] = SCHEMAS[task]
-        done = self._chat.complete(task, prompt, schema_name=SCHEMA_NAMES[task], schema=schema)
+        """One call for ``task``: the schema sent is generated from ``model``, and the answer is validated
+        with that same model; tokens added to ``spent``."""
+        done = self._chat.complete(task, prompt, schema_name=SCHEMA_NAMES[task], schema=answer_schema(model))
         spent[0] += done.tokens_in
         spent[1] += done.tokens_out
         try:

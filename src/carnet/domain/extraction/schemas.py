@@ -1,25 +1,34 @@
-"""The JSON schemas an LLM extractor's answers must follow (vLLM enforces them by guided decoding).
+"""The answers an LLM extractor must give, as pydantic models: the one definition of each answer's
+shape. The JSON schema vLLM enforces by guided decoding (``response_format``) is generated from the
+model (``answer_schema``), and the adapter validates the answer with the same model on arrival, so
+what the model is told and what Carnet accepts cannot drift apart.
 
-Three tasks, one schema each:
+Three tasks, one answer each:
 
-- ``FACTS``: the facts worth remembering in a stretch of conversation, and a summary of it;
-- ``OBSOLETE``: which known facts a new fact makes obsolete (reconcile's contradiction judgment);
-- ``SUMMARY``: a summary of the older part of a long session (summarize-then-forget).
+- ``FactsAnswer``: the facts worth remembering in a stretch of conversation, and a summary of it;
+- ``ObsoleteAnswer``: which known facts a new fact makes obsolete (reconcile's contradiction judgment);
+- ``SummaryAnswer``: a summary of the older part of a long session (summarize-then-forget).
 
-The schemas are written in the strict subset every structured-output backend of vLLM (xgrammar,
-guidance, outlines) compiles: every property required, ``additionalProperties: false``, enums and
-simple types. Importance is an enum 1..5 rather than a number in [0, 1]: enums are enforced by every
-backend (numeric bounds are not, everywhere), and a model grades a short scale more consistently.
-The adapter validates each answer again (pydantic) and maps importance onto [0, 1]
-(``importance_score``). Pure data: no I/O.
+The models stay in the strict subset every structured-output backend of vLLM (xgrammar, guidance,
+outlines) compiles: every field required (no defaults), no extra field (``additionalProperties:
+false``), enums (``Literal``) and simple types; ``answer_schema`` inlines nested models and drops the
+titles, so the schema has no ``$ref``. Importance is an enum 1..5 rather than a number in [0, 1]:
+enums are enforced by every backend (numeric bounds are not, everywhere), and a model grades a short
+scale more consistently; it is mapped onto [0, 1] by ``importance_score``. The models are strict: no
+coercion of ``"3"``, ``3.0`` or ``true`` into 3, no extra fields. Pure data: no I/O.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import copy
+import functools
+from datetime import date
+from typing import Annotated, Any, Literal, get_args
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
 # What a fact is about. Codes, not labels: the same in every locale, stored as the record's category.
-CATEGORIES = (
+Category = Literal[
     "contrat",  # a contract, product, option, guarantee, its terms or its end
     "sinistre",  # a claim: damage, accident, theft, its file and its state
     "paiement",  # payments, debits, refunds, arrears, amounts owed
@@ -29,13 +38,24 @@ CATEGORIES = (
     "demande",  # a pending request, complaint or question
     "decision",  # what was decided or promised, by whom, for when
     "autre",
-)
+]
+CATEGORIES: tuple[str, ...] = get_args(Category)
 
 MAX_FACTS = 20
 MAX_FACT_CHARS = 400
 MAX_SUMMARY_CHARS = 1200
-IMPORTANCE_LEVELS = (1, 2, 3, 4, 5)
 DATE_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
+
+
+def _exact_int(value: object) -> object:
+    """A ``Literal`` of ints accepts ``true`` and ``3.0`` even in strict mode: the answer must say 3."""
+    if type(value) is not int:
+        raise ValueError("importance must be an integer")
+    return value
+
+
+Importance = Annotated[Literal[1, 2, 3, 4, 5], BeforeValidator(_exact_int)]
+IMPORTANCE_LEVELS: tuple[int, ...] = get_args(get_args(Importance)[0])
 
 
 def importance_score(level: int) -> float:
@@ -43,33 +63,75 @@ def importance_score(level: int) -> float:
     return round(level / len(IMPORTANCE_LEVELS), 2)
 
 
-def _object(properties: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "object", "additionalProperties": False, "required": list(properties), "properties": properties}
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
-FACTS: dict[str, Any] = _object({
-    "facts": {
-        "type": "array",
-        "maxItems": MAX_FACTS,
-        "items": _object({
-            "text": {"type": "string", "minLength": 1, "maxLength": MAX_FACT_CHARS},
-            "category": {"enum": list(CATEGORIES)},
-            "importance": {"enum": list(IMPORTANCE_LEVELS)},
-            "valid_from": {"anyOf": [{"type": "string", "pattern": DATE_PATTERN}, {"type": "null"}]},
-            "worth_remembering": {"type": "boolean"},
-        }),
-    },
-    "summary": {"type": "string", "maxLength": MAX_SUMMARY_CHARS},
-})
+class FactAnswer(_Strict):
+    text: Annotated[str, Field(min_length=1, max_length=MAX_FACT_CHARS)]
+    category: Category
+    importance: Importance
+    valid_from: Annotated[str, Field(pattern=DATE_PATTERN)] | None
+    worth_remembering: bool
 
-OBSOLETE: dict[str, Any] = _object({
-    "obsolete_ids": {"type": "array", "items": {"type": "string", "maxLength": 8}},
-})
+    @field_validator("valid_from")
+    @classmethod
+    def _date(cls, v: str | None) -> str | None:
+        if v is not None:
+            date.fromisoformat(v)  # 2025-02-30 matches the pattern but is no date
+        return v
 
-SUMMARY: dict[str, Any] = _object({
-    "summary": {"type": "string", "maxLength": MAX_SUMMARY_CHARS},
-})
 
-# The ``name`` vLLM and the OpenAI shape want beside each schema.
+class FactsAnswer(_Strict):
+    facts: Annotated[list[FactAnswer], Field(max_length=MAX_FACTS)]
+    summary: Annotated[str, Field(max_length=MAX_SUMMARY_CHARS)]
+
+
+class ObsoleteAnswer(_Strict):
+    obsolete_ids: list[Annotated[str, Field(max_length=8)]]
+
+
+class SummaryAnswer(_Strict):
+    summary: Annotated[str, Field(max_length=MAX_SUMMARY_CHARS)]
+
+
+# Per task: the ``name`` vLLM and the OpenAI shape want beside the schema, and the answer's model.
 SCHEMA_NAMES = {"facts": "carnet_facts", "obsolete": "carnet_obsolete", "summary": "carnet_summary"}
-SCHEMAS = {"facts": FACTS, "obsolete": OBSOLETE, "summary": SUMMARY}
+ANSWERS: dict[str, type[BaseModel]] = {"facts": FactsAnswer, "obsolete": ObsoleteAnswer, "summary": SummaryAnswer}
+
+
+def answer_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """``model.model_json_schema()`` as sent to vLLM: nested models inlined, titles left out (the
+    model reads field names, not pydantic's title-cased copies of them). A copy: callers may keep it."""
+    return copy.deepcopy(_generated(model))
+
+
+@functools.cache
+def _generated(model: type[BaseModel]) -> dict[str, Any]:
+    generated = model.model_json_schema()
+    return _plain(generated, generated.get("$defs", {}))
+
+
+def _plain(node: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    ref = node.get("$ref")
+    if isinstance(ref, str):
+        return _plain(defs[ref.removeprefix("#/$defs/")], defs)
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in ("title", "$defs"):
+            continue
+        if key == "properties":
+            out[key] = {name: _plain(sub, defs) for name, sub in value.items()}
+        elif key == "items":
+            out[key] = _plain(value, defs)
+        elif key == "anyOf":
+            out[key] = [_plain(sub, defs) for sub in value]
+        else:
+            out[key] = value
+    return out
+
+
+FACTS = answer_schema(FactsAnswer)
+OBSOLETE = answer_schema(ObsoleteAnswer)
+SUMMARY = answer_schema(SummaryAnswer)
+SCHEMAS = {task: answer_schema(model) for task, model in ANSWERS.items()}

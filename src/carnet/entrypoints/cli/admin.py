@@ -82,12 +82,13 @@ def apikey_list(
     """The keys (never the secrets): id, tenant, roles, created, revoked, rate limit, name."""
     import json
 
+    from carnet.entrypoints.presenters.admin import api_key_out
+    from carnet.entrypoints.presenters.plain import as_json
+
     settings = settings_for(data_dir)
     with reported(), _control_plane(settings) as (plane, _):
         for k in plane.catalog.api_keys(tenant):
-            typer.echo(json.dumps({"key_id": k.key_id, "tenant": k.tenant, "roles": list(k.roles),
-                                   "created_at": k.created_at.isoformat(), "revoked": k.revoked,
-                                   "rate_limit": k.rate_limit, "name": k.name}))
+            typer.echo(json.dumps(as_json(api_key_out(k))))  # the REST API's shape
 
 
 @contextmanager

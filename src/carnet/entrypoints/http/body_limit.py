@@ -11,6 +11,8 @@ import json
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from carnet.entrypoints.presenters.errors import error_body
+
 
 class BodyLimit:
     def __init__(self, app: ASGIApp, *, max_bytes: int) -> None:
@@ -44,8 +46,7 @@ class BodyLimit:
         await self.app(scope, _replay(b"".join(chunks), receive), send)
 
     async def _refuse(self, send: Send) -> None:
-        body = json.dumps({"error": {"code": "payload_too_large",
-                                     "message": f"body over {self.max_bytes} bytes"}}).encode()
+        body = json.dumps(error_body("payload_too_large", f"body over {self.max_bytes} bytes")).encode()
         await send({"type": "http.response.start", "status": 413,
                     "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
         await send({"type": "http.response.body", "body": body})

@@ -13,14 +13,11 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from carnet.domain.reconcile.values import error_fields
+from carnet.entrypoints.presenters.errors import error_body
 from carnet.errors import AuthError, CarnetError, Forbidden
 from carnet.services.audit import SYSTEM_CHAIN
 
 log = structlog.get_logger(__name__)
-
-
-def _body(code: str, message: str, **extra: object) -> dict[str, object]:
-    return {"error": {"code": code, "message": message, **extra}}
 
 
 def _audit_denial(request: Request, exc: AuthError) -> None:
@@ -47,7 +44,7 @@ async def _carnet_error(request: Request, exc: Exception) -> JSONResponse:
     headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
     if "retry_after" in exc.context:
         headers = {"Retry-After": str(exc.context["retry_after"])}
-    return JSONResponse(_body(exc.code, exc.message, **safe), status_code=exc.status, headers=headers)
+    return JSONResponse(error_body(exc.code, exc.message, **safe), status_code=exc.status, headers=headers)
 
 
 def _known_names(app: FastAPI) -> frozenset[str]:
@@ -81,18 +78,18 @@ def _collect(node: object, names: set[str]) -> None:
 async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
     fields = error_fields(exc.errors(), _known_names(request.app))
-    return JSONResponse(_body("invalid_request", "the request is malformed", fields=fields), status_code=400)
+    return JSONResponse(error_body("invalid_request", "the request is malformed", fields=fields), status_code=400)
 
 
 async def _http_error(_: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
     code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
-    return JSONResponse(_body(code, str(exc.detail)), status_code=exc.status_code)
+    return JSONResponse(error_body(code, str(exc.detail)), status_code=exc.status_code)
 
 
 async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
     log.error("unhandled_error", error_type=type(exc).__name__)
-    return JSONResponse(_body("internal_error", "internal error"), status_code=500)
+    return JSONResponse(error_body("internal_error", "internal error"), status_code=500)
 
 
 def install(app: FastAPI) -> None:

@@ -44,6 +44,7 @@ from carnet.bootstrap.container import Container
 from carnet.entrypoints.http.client_address import ClientAddress
 from carnet.entrypoints.http.overload import route_template, time_left
 from carnet.entrypoints.mcp.auth import STATE_KEY, bearer
+from carnet.entrypoints.presenters.errors import error_body
 from carnet.errors import CarnetError, Overloaded, RateLimited, Unauthenticated
 from carnet.services.apikeys import Principal, authenticate, well_formed
 from carnet.services.ratelimit import RateLimiter
@@ -124,15 +125,15 @@ class AuthGate:
 
 
 async def answer(send: Send, exc: CarnetError) -> None:
-    """The error in the REST shape (``{"error": {"code", "message"}}``), as ``carnet.entrypoints.http.errors`` does."""
-    error: dict[str, object] = {"code": exc.code, "message": exc.message}
+    """The error in the REST shape (``error_body``), as ``carnet.entrypoints.http.errors`` does."""
+    extra: dict[str, object] = {}
     headers = [(b"content-type", b"application/json")]
     if exc.status == 401:
         headers.append((b"www-authenticate", b"Bearer"))
     if "retry_after" in exc.context:
-        error["retry_after"] = exc.context["retry_after"]
+        extra["retry_after"] = exc.context["retry_after"]
         headers.append((b"retry-after", str(exc.context["retry_after"]).encode()))
-    body = json.dumps({"error": error}).encode()
+    body = json.dumps(error_body(exc.code, exc.message, **extra)).encode()
     headers.append((b"content-length", str(len(body)).encode()))
     await send({"type": "http.response.start", "status": exc.status, "headers": headers})
     await send({"type": "http.response.body", "body": body})

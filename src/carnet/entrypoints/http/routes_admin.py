@@ -5,15 +5,23 @@ for every other route: nothing is checked or recorded here."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Path, Response
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from carnet.domain.reconcile.values import Label, RateLimit
 from carnet.entrypoints.http.auth import Api, Who
-from carnet.entrypoints.http.responses import ApiKeysOut, BackupOut, MaintainOut, NewApiKeyOut
-from carnet.ports import ApiKeyRecord
+from carnet.entrypoints.presenters.admin import (
+    ApiKeysOut,
+    BackupOut,
+    MaintainOut,
+    NewApiKeyOut,
+    api_keys_out,
+    backup_out,
+    maintain_out,
+    new_api_key_out,
+)
 
 router = APIRouter(prefix="/api/v1/admin", tags=["admin"])
 
@@ -26,11 +34,6 @@ class NewKey(BaseModel):
     name: Annotated[Label, Field(max_length=64)] | None = Field(None, examples=["ivr-bot"])
 
 
-def _key_json(r: ApiKeyRecord) -> dict[str, Any]:
-    return {"key_id": r.key_id, "tenant": r.tenant, "roles": list(r.roles), "created_at": r.created_at.isoformat(),
-            "revoked": r.revoked, "rate_limit": r.rate_limit, "name": r.name}
-
-
 class MaintainBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -38,30 +41,29 @@ class MaintainBody(BaseModel):
 
 
 @router.post("/maintain", response_model=MaintainOut)
-def maintain(who: Who, api: Api, body: MaintainBody | None = None) -> dict[str, object]:
+def maintain(who: Who, api: Api, body: MaintainBody | None = None) -> MaintainOut:
     """Retention and decay for the key's tenant now (the scheduler and `carnet maintain` also compact)."""
-    return api.maintain(who, dry_run=body.dry_run if body else False).as_dict()
+    return maintain_out(api.maintain(who, dry_run=body.dry_run if body else False))
 
 
 @router.post("/backup", response_model=BackupOut)
-def backup(who: Who, api: Api) -> dict[str, object]:
+def backup(who: Who, api: Api) -> BackupOut:
     """A backup of the whole embedded store now (what the server's scheduler does daily), written by the
     server into its backup dir and pruned to ``CARNET_MAINTENANCE__BACKUP_KEEP``; `carnet backup create`
     asks for one while the server holds the store. The answer names the archive, not where it is."""
-    report = api.backup(who)
-    return {"file": report.path.name, **{k: v for k, v in report.as_dict().items() if k != "path"}}
+    return backup_out(api.backup(who))
 
 
 @router.get("/apikeys", response_model=ApiKeysOut)
-def list_keys(who: Who, api: Api) -> dict[str, Any]:
-    return {"items": [_key_json(r) for r in api.admin.list_keys(who)]}
+def list_keys(who: Who, api: Api) -> ApiKeysOut:
+    return api_keys_out(api.admin.list_keys(who))
 
 
 @router.post("/apikeys", status_code=201, response_model=NewApiKeyOut)
-def new_key(body: NewKey, who: Who, api: Api) -> dict[str, Any]:
+def new_key(body: NewKey, who: Who, api: Api) -> NewApiKeyOut:
     """A new key of the caller's tenant. The key is in this answer only: store it now."""
     key, record = api.admin.create_key(who, roles=body.roles, rate_limit=body.rate_limit, name=body.name)
-    return {**_key_json(record), "key": key}
+    return new_api_key_out(key, record)
 
 
 @router.delete("/apikeys/{key_id}", status_code=204)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Query
 from fastapi.responses import StreamingResponse
@@ -13,7 +13,7 @@ from fastapi.responses import StreamingResponse
 from carnet.domain.audit import AuditEntry
 from carnet.domain.reconcile.values import MAX_SAFE_INT
 from carnet.entrypoints.http.auth import Api, Who
-from carnet.entrypoints.http.responses import VerdictOut
+from carnet.entrypoints.presenters.audit import VerdictOut, verdict_out
 
 router = APIRouter(prefix="/api/v1/audit", tags=["audit"])
 
@@ -39,6 +39,6 @@ def _lines(entries: Iterator[AuditEntry], limit: int) -> Iterator[bytes]:
 
 
 @router.get("/verify", response_model=VerdictOut)
-def verify(who: Who, api: Api) -> dict[str, Any]:
+def verify(who: Who, api: Api) -> VerdictOut:
     """Walks the tenant's chain; ``problems`` names every altered, missing or reordered entry."""
-    return api.admin.audit_verify(who).as_dict()
+    return verdict_out(api.admin.audit_verify(who))

@@ -6,8 +6,9 @@ from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
 from carnet.entrypoints.http.auth import Api, Who
-from carnet.entrypoints.http.responses import ContextOut
-from carnet.entrypoints.http.schemas import AssembleBody, context_json
+from carnet.entrypoints.http.schemas import AssembleBody
+from carnet.entrypoints.presenters.context import ContextOut, context_out
+from carnet.entrypoints.presenters.plain import as_json
 
 router = APIRouter(prefix="/api/v1/context", tags=["context"])
 
@@ -18,4 +19,4 @@ def assemble_context(body: AssembleBody, who: Who, api: Api) -> JSONResponse:
     ctx = api.assemble(who, subject_id=body.subject_id, query=body.query, budget=b, agent_id=body.agent_id,
                        queue=body.queue)
     # A ready JSONResponse skips FastAPI's generic encoder: this is the hot path.
-    return JSONResponse(context_json(ctx))
+    return JSONResponse(as_json(context_out(ctx)))

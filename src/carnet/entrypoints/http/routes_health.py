@@ -7,7 +7,8 @@ from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
 from carnet.entrypoints.http.auth import Ctr
-from carnet.entrypoints.http.responses import ReadyOut
+from carnet.entrypoints.presenters.health import ReadyOut, ready_out
+from carnet.entrypoints.presenters.plain import as_json
 from carnet.errors import CarnetError
 
 router = APIRouter(tags=["health"])
@@ -30,6 +31,5 @@ def readyz(c: Ctr) -> JSONResponse:
             checks[name] = "ok"
         except CarnetError as exc:
             checks[name] = exc.code
-    ready = all(v == "ok" for v in checks.values())
-    return JSONResponse({"status": "ready" if ready else "not_ready", "checks": checks},
-                        status_code=200 if ready else 503)
+    out = ready_out(checks)
+    return JSONResponse(as_json(out), status_code=200 if out.status == "ready" else 503)

@@ -7,7 +7,7 @@ done or dead, for callers that want to read their own writes."""
 from __future__ import annotations
 
 import time
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 from uuid import UUID
 
 import anyio
@@ -19,6 +19,7 @@ from carnet.domain.reconcile.values import Instant, Seconds, Text
 from carnet.entrypoints.http.auth import Api, Who
 from carnet.entrypoints.http.routes_memories import IdempotencyHeader, SubjectId
 from carnet.entrypoints.http.schemas import SessionId
+from carnet.entrypoints.presenters.intakes import Accepted, IntakeOut, accepted_out, intake_out
 from carnet.services.apikeys import Principal
 from carnet.services.facade import Facade
 
@@ -48,42 +49,20 @@ class MessagesBody(BaseModel):
     messages: list[MessageIn] = Field(min_length=1, max_length=200)
 
 
-class Accepted(BaseModel):
-    intake_id: str
-    status: IntakeStatus
-
-
-class IntakeOut(BaseModel):
-    intake_id: str
-    status: IntakeStatus
-    reason: str | None = Field(description="Why it is dead, or why the last attempt failed (a code).")
-    memory_ids: list[str]
-    attempts: int
-    session_id: str | None
-    created_at: str
-    updated_at: str
-
-
-def intake_json(i: Intake) -> dict[str, Any]:
-    return {"intake_id": i.id, "status": i.status.value, "reason": i.reason, "memory_ids": list(i.memory_ids),
-            "attempts": i.attempts, "session_id": i.session_id, "created_at": i.created_at.isoformat(),
-            "updated_at": i.updated_at.isoformat()}
-
-
 @router.post("/subjects/{subject_id}/messages", status_code=202, response_model=Accepted)
 def submit_messages(subject_id: SubjectId, body: MessagesBody, who: Who, api: Api,
-                    idempotency_key: IdempotencyHeader = None) -> dict[str, Any]:
+                    idempotency_key: IdempotencyHeader = None) -> Accepted:
     """Queue messages for extraction (role ``agent``). The same ``Idempotency-Key`` for the same
     subject returns the intake already queued instead of a second one."""
     found = api.submit_messages(who, subject_id=subject_id, session_id=body.session_id,
                                 messages=[Message(m.role, m.content, m.at) for m in body.messages],
                                 idempotency_key=idempotency_key)
-    return {"intake_id": found.id, "status": found.status.value}
+    return accepted_out(found)
 
 
 @router.get("/intakes/{intake_id}", response_model=IntakeOut)
 async def intake_status(intake_id: UUID, who: Who, api: Api, wait: bool = False,
-                        timeout: Annotated[Seconds | None, Query(le=60)] = None) -> dict[str, Any]:
+                        timeout: Annotated[Seconds | None, Query(le=60)] = None) -> IntakeOut:
     """pending, processing, done (with the memory ids) or dead (with a reason). With ``wait=true``,
     answers once it is done or dead, or after ``timeout`` seconds (bounded by the server)."""
     current = await anyio.to_thread.run_sync(_status, api, who, str(intake_id))
@@ -93,7 +72,7 @@ async def intake_status(intake_id: UUID, who: Who, api: Api, wait: bool = False,
         while current.status in (IntakeStatus.PENDING, IntakeStatus.PROCESSING) and time.monotonic() < deadline:
             await anyio.sleep(_POLL_SECONDS)
             current = await anyio.to_thread.run_sync(_status, api, who, str(intake_id))
-    return intake_json(current)
+    return intake_out(current)
 
 
 def _status(api: Facade, who: Principal, intake_id: str) -> Intake:

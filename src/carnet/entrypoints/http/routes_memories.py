@@ -4,7 +4,7 @@ Every route goes through the facade (roles, special-category policy, audit)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 from uuid import UUID
 
 from fastapi import APIRouter, Header, Path, Query, Response
@@ -14,18 +14,20 @@ from carnet.domain.idempotency import request_key
 from carnet.domain.reconcile.values import IdempotencyKey, Label
 from carnet.domain.records import Kind, Source, Status
 from carnet.entrypoints.http.auth import Api, Who
-from carnet.entrypoints.http.responses import HistoryOut, ItemsOut, MemoryOut, PageOut, RememberOut, SearchOut
-from carnet.entrypoints.http.schemas import (
-    LookupBody,
-    RectifyBody,
-    RememberBatch,
-    RememberOne,
-    SearchBody,
-    history_json,
-    memory_json,
-    outcome_json,
-    ranked_json,
+from carnet.entrypoints.http.schemas import LookupBody, RectifyBody, RememberBatch, RememberOne, SearchBody
+from carnet.entrypoints.presenters.memories import (
+    HistoryOut,
+    ItemsOut,
+    MemoryOut,
+    PageOut,
+    history_out,
+    items_out,
+    memory_out,
+    page_out,
 )
+from carnet.entrypoints.presenters.plain import as_json
+from carnet.entrypoints.presenters.remember import RememberOut, remember_out
+from carnet.entrypoints.presenters.search import SearchOut, search_out
 from carnet.services.memories import recall
 from carnet.services.memories.remember import NewMemory
 from carnet.services.rights.rectify import Correction
@@ -60,7 +62,7 @@ def remember_memories(
     who: Who,
     api: Api,
     idempotency_key: IdempotencyHeader = None,
-) -> dict[str, Any]:
+) -> RememberOut:
     """Store one memory or a batch; reconcile says what happened to each (created, merged, superseded).
     The same ``Idempotency-Key`` with the same body replays (``unchanged``); with another body it is
     refused, 422 ``idempotency_key_reused``, and nothing is written."""
@@ -69,16 +71,7 @@ def remember_memories(
     else:
         news = [_new(body, idempotency_key, None)]
     outcomes = api.remember(who, subject_id=subject_id, items=news)
-    results = [outcome_json(o) for o in outcomes]
-    reply: dict[str, Any] = {
-        "results": results,
-        "created": [o.memory.id for o in outcomes if o.action in ("created", "superseded")],
-        "merged": [o.merged_into for o in outcomes if o.merged_into],
-        "superseded": [s for o in outcomes for s in o.superseded],
-    }
-    if isinstance(body, RememberOne):
-        reply.update(results[0])
-    return reply
+    return remember_out(outcomes, single=isinstance(body, RememberOne))
 
 
 @router.get("/memories", response_model=PageOut)
@@ -91,36 +84,35 @@ def list_memories(
     category: Annotated[Label | None, Query(max_length=64)] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     cursor: Annotated[UUID | None, Query()] = None,
-) -> dict[str, Any]:
+) -> PageOut:
     page = api.list_memories(who, subject_id=subject_id, kind=kind, status=None if status == "any" else status,
                              category=category, limit=limit,
                              cursor=str(cursor) if cursor else None)
-    return {"items": [memory_json(m) for m in page.items], "next_cursor": page.next_cursor,
-            "unreadable": len(page.unreadable)}
+    return page_out(page)
 
 
 @router.post("/memories/lookup", response_model=ItemsOut)
-def lookup(subject_id: SubjectId, body: LookupBody, who: Who, api: Api) -> dict[str, Any]:
+def lookup(subject_id: SubjectId, body: LookupBody, who: Who, api: Api) -> ItemsOut:
     """Exact lookup by identifier through the blind index. A POST so the identifier never sits in a URL
     (proxies and access logs keep URLs)."""
     found = api.lookup(who, subject_id=subject_id, identifier=body.identifier, limit=body.limit,
                        include_superseded=body.include_superseded)
-    return {"items": [memory_json(m) for m in found], "unreadable": len(found.unreadable)}
+    return items_out(found)
 
 
 @router.get("/memories/{memory_id}", response_model=MemoryOut)
-def get_memory(subject_id: SubjectId, memory_id: UUID, who: Who, api: Api) -> dict[str, Any]:
-    return memory_json(api.get_memory(who, subject_id=subject_id, memory_id=str(memory_id)))
+def get_memory(subject_id: SubjectId, memory_id: UUID, who: Who, api: Api) -> MemoryOut:
+    return memory_out(api.get_memory(who, subject_id=subject_id, memory_id=str(memory_id)))
 
 
 @router.patch("/memories/{memory_id}", response_model=MemoryOut)
-def rectify_memory(subject_id: SubjectId, memory_id: UUID, body: RectifyBody, who: Who, api: Api) -> dict[str, Any]:
+def rectify_memory(subject_id: SubjectId, memory_id: UUID, body: RectifyBody, who: Who, api: Api) -> MemoryOut:
     """Rectification (GDPR art. 16, role ``dpo``): a new text is pseudonymised, embedded and sealed
     again; history records which fields changed, never their values."""
     correction = Correction(text=body.text, category=body.category, importance=body.importance,
                             tags=tuple(body.tags) if body.tags is not None else None,
                             occurred_at=body.occurred_at, retention=body.retention)
-    return memory_json(api.rectify(who, subject_id=subject_id, memory_id=str(memory_id), correction=correction))
+    return memory_out(api.rectify(who, subject_id=subject_id, memory_id=str(memory_id), correction=correction))
 
 
 @router.delete("/memories/{memory_id}", status_code=204)
@@ -131,10 +123,10 @@ def forget_memory(subject_id: SubjectId, memory_id: UUID, who: Who, api: Api) ->
 
 
 @router.get("/memories/{memory_id}/history", response_model=HistoryOut)
-def get_history(subject_id: SubjectId, memory_id: UUID, who: Who, api: Api) -> dict[str, Any]:
+def get_history(subject_id: SubjectId, memory_id: UUID, who: Who, api: Api) -> HistoryOut:
     """What happened to a record (role ``dpo``): created, merged, superseded, rectified… with who and when."""
     entries = api.history(who, subject_id=subject_id, memory_id=str(memory_id))
-    return {"history": [history_json(e) for e in entries]}
+    return history_out(entries)
 
 
 @router.post("/search", response_model=SearchOut)
@@ -142,5 +134,5 @@ def search(subject_id: SubjectId, body: SearchBody, who: Who, api: Api) -> JSONR
     q = recall.Query(text=body.query, k=body.k, kinds=tuple(body.kinds) if body.kinds else None,
                      include_superseded=body.include_superseded, min_relevance=body.min_relevance)
     ranked = api.search(who, subject_id=subject_id, query=q)
-    return JSONResponse({"results": [ranked_json(r) for r in ranked],
-                         "unreadable": len(ranked.unreadable)})
+    # A ready JSONResponse skips FastAPI's validation of the answer: this is a hot path.
+    return JSONResponse(as_json(search_out(ranked)))

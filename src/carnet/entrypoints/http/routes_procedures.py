@@ -4,16 +4,17 @@ audit entries are the facade's (``Facade.*_procedure``): nothing is checked or r
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 from uuid import UUID
 
 from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict, Field
 
-from carnet.domain.procedures import MAX_KEYWORDS, MAX_TEXT, Decision, ProcedureStatus, TeamProcedure
+from carnet.domain.procedures import MAX_KEYWORDS, MAX_TEXT, Decision, ProcedureStatus
 from carnet.domain.reconcile.values import Label, Text
 from carnet.entrypoints.http.auth import Api, Who
 from carnet.entrypoints.http.schemas import Identifier
+from carnet.entrypoints.presenters.procedures import ProcedureOut, ProceduresOut, procedure_out, procedures_out
 from carnet.services.procedures import Proposal
 
 router = APIRouter(prefix="/api/v1/procedures", tags=["procedures"])
@@ -32,54 +33,31 @@ class ProposalBody(BaseModel):
         description="Keywords of the cases it is about: a query naming one always gets the procedure.")
 
 
-class ProcedureOut(BaseModel):
-    id: str
-    text: str
-    status: ProcedureStatus
-    agent_id: str | None
-    queue: str | None
-    applies_when: list[str]
-    proposed_by: str = Field(description='The proposing key id, or "extraction" (read from calls).')
-    decided_by: str | None = Field(description="The supervisor key that approved, rejected or retired it last.")
-    created_at: str
-    updated_at: str
-
-
-class ProceduresOut(BaseModel):
-    items: list[ProcedureOut]
-
-
-def procedure_json(p: TeamProcedure) -> dict[str, Any]:
-    return {"id": p.id, "text": p.text, "status": p.status.value, "agent_id": p.agent_id, "queue": p.queue,
-            "applies_when": list(p.applies_when), "proposed_by": p.proposed_by, "decided_by": p.decided_by,
-            "created_at": p.created_at.isoformat(), "updated_at": p.updated_at.isoformat()}
-
-
 @router.get("", response_model=ProceduresOut)
 def list_procedures(who: Who, api: Api, status: Annotated[ProcedureStatus | None, Query()] = None
-                    ) -> dict[str, Any]:
+                    ) -> ProceduresOut:
     """The tenant's procedures, oldest first. A supervisor sees every status (``status`` filters);
     an agent sees the approved ones only (another ``status`` is 403)."""
-    return {"items": [procedure_json(p) for p in api.list_procedures(who, status=status)]}
+    return procedures_out(api.list_procedures(who, status=status))
 
 
 @router.post("", status_code=201, response_model=ProcedureOut)
-def propose(body: ProposalBody, who: Who, api: Api) -> dict[str, Any]:
+def propose(body: ProposalBody, who: Who, api: Api) -> ProcedureOut:
     """Propose a procedure (role ``agent`` or ``supervisor``); it is ``proposed`` and never used by
     ``assemble`` until a supervisor approves it. The same text while still proposed or approved returns
     the existing one. A text with personal data is 400 ``procedure_personal_data``."""
     p = api.propose_procedure(who, proposal=Proposal(body.text, body.agent_id, body.queue, tuple(body.applies_when)))
-    return procedure_json(p)
+    return procedure_out(p)
 
 
 @router.get("/{procedure_id}", response_model=ProcedureOut)
-def get_procedure(procedure_id: UUID, who: Who, api: Api) -> dict[str, Any]:
-    return procedure_json(api.get_procedure(who, procedure_id=str(procedure_id)))
+def get_procedure(procedure_id: UUID, who: Who, api: Api) -> ProcedureOut:
+    return procedure_out(api.get_procedure(who, procedure_id=str(procedure_id)))
 
 
 def _decide(decision: Decision, doc: str) -> None:
-    def route(procedure_id: UUID, who: Who, api: Api) -> dict[str, Any]:
-        return procedure_json(api.decide_procedure(who, procedure_id=str(procedure_id), decision=decision))
+    def route(procedure_id: UUID, who: Who, api: Api) -> ProcedureOut:
+        return procedure_out(api.decide_procedure(who, procedure_id=str(procedure_id), decision=decision))
 
     route.__doc__ = doc
     router.add_api_route(f"/{{procedure_id}}/{decision.value}", route, methods=["POST"], response_model=ProcedureOut,

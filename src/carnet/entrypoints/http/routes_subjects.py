@@ -15,9 +15,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from carnet.domain.reconcile.values import Instant, Label
 from carnet.entrypoints.http.auth import Api, Who
-from carnet.entrypoints.http.responses import ReceiptOut, RetentionOut
 from carnet.entrypoints.http.routes_memories import SubjectId
-from carnet.entrypoints.http.schemas import history_json, memory_json
+from carnet.entrypoints.presenters.memories import history_entry_out, memory_out
+from carnet.entrypoints.presenters.plain import as_json
+from carnet.entrypoints.presenters.rights import ReceiptOut, RetentionOut, receipt_out, retention_out
 from carnet.errors import CarnetError
 from carnet.services.rights.export import Exported, NotExported, SubjectExport
 
@@ -70,11 +71,11 @@ def _stream(subject_id: str, found: SubjectExport) -> Iterator[bytes]:
 
 
 def _record_json(record: Exported | NotExported, tail: dict[str, Any]) -> dict[str, Any]:
-    history = [history_json(e) for e in record.history]
+    history = [as_json(history_entry_out(e)) for e in record.history]
     if isinstance(record, NotExported):
         tail["unreadable"] += 1
         return {"id": record.id, "unreadable": record.reason, "history": history}
-    return {"memory": memory_json(record.memory), "history": history}
+    return {"memory": as_json(memory_out(record.memory)), "history": history}
 
 
 @router.delete("", response_model=ReceiptOut, responses={200: {
@@ -83,10 +84,10 @@ def _record_json(record: Exported | NotExported, tail: dict[str, Any]) -> dict[s
                 "records_deleted": 42, "catalog_rows_deleted": 57, "data_key_destroyed": True,
                 "verified": {"count_is_zero": True, "search_returns_nothing": True, "data_key_gone": True},
                 "complete": True}}}}})
-def erase_subject(subject_id: SubjectId, who: Who, api: Api) -> dict[str, Any]:
+def erase_subject(subject_id: SubjectId, who: Who, api: Api) -> ReceiptOut:
     """Erasure (art. 17): records, history, pseudonym map, then the subject's data key; the receipt
     names the subject only by its keyed hash and says what was verified afterwards."""
-    return api.erase(who, subject_id=subject_id).as_dict()
+    return receipt_out(api.erase(who, subject_id=subject_id))
 
 
 class HoldBody(BaseModel):
@@ -103,23 +104,23 @@ class RelationshipBody(BaseModel):
 
 
 @router.get("/retention", response_model=RetentionOut)
-def retention_status(subject_id: SubjectId, who: Who, api: Api) -> dict[str, object]:
+def retention_status(subject_id: SubjectId, who: Who, api: Api) -> RetentionOut:
     """The subject's legal hold and end of relationship (role ``dpo``)."""
-    return api.retention(who, subject_id=subject_id).as_dict()
+    return retention_out(api.retention(who, subject_id=subject_id))
 
 
 @router.put("/legal-hold", response_model=RetentionOut)
-def put_legal_hold(subject_id: SubjectId, body: HoldBody, who: Who, api: Api) -> dict[str, object]:
+def put_legal_hold(subject_id: SubjectId, body: HoldBody, who: Who, api: Api) -> RetentionOut:
     """Hold everything of the subject: retention, decay and erasure (409 ``legal_hold``) stop until lifted."""
-    return api.legal_hold(who, subject_id=subject_id, hold=True, reference=body.reference).as_dict()
+    return retention_out(api.legal_hold(who, subject_id=subject_id, hold=True, reference=body.reference))
 
 
 @router.delete("/legal-hold", response_model=RetentionOut)
-def lift_legal_hold(subject_id: SubjectId, who: Who, api: Api) -> dict[str, object]:
-    return api.legal_hold(who, subject_id=subject_id, hold=False).as_dict()
+def lift_legal_hold(subject_id: SubjectId, who: Who, api: Api) -> RetentionOut:
+    return retention_out(api.legal_hold(who, subject_id=subject_id, hold=False))
 
 
 @router.put("/relationship-end", response_model=RetentionOut)
-def put_relationship_end(subject_id: SubjectId, body: RelationshipBody, who: Who, api: Api) -> dict[str, object]:
+def put_relationship_end(subject_id: SubjectId, body: RelationshipBody, who: Who, api: Api) -> RetentionOut:
     """Starts the clock of retention classes counted from the end of the relationship (AML records)."""
-    return api.relationship_end(who, subject_id=subject_id, ended_at=body.ended_at).as_dict()
+    return retention_out(api.relationship_end(who, subject_id=subject_id, ended_at=body.ended_at))

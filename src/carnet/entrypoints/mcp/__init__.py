@@ -1,7 +1,8 @@
 """The MCP edge: Carnet's memory tools for LLM agents, over stdio and streamable HTTP.
 
-    tools.py    the five tools: argument models (their JSON schemas are what the LLM reads), the facade
-                call, a result in the REST API's shape
+    tools.py    the seven tools: argument models (their JSON schemas are what the LLM reads), the facade
+                call, a result in the REST API's shape (``carnet.entrypoints.presenters``) or a compact one
+    compact.py  the compact results (what a model needs to read a record and act on it)
     results.py  tool results and tool errors: ``{"error": {"code", "message"}}``, never a traceback
     server.py   the MCP server (the SDK's low-level ``Server``): list and call the tools
     auth.py     who is calling: the key from the environment (stdio) or the request's bearer key (HTTP)

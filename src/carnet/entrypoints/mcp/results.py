@@ -16,6 +16,7 @@ from mcp_types import CallToolResult, TextContent
 from pydantic import ValidationError
 
 from carnet.domain.reconcile.values import error_fields
+from carnet.entrypoints.presenters.errors import error_body
 from carnet.errors import CarnetError
 
 Json = dict[str, Any]
@@ -40,7 +41,7 @@ def invalid_arguments(exc: ValidationError, known: Collection[str]) -> CallToolR
 
 
 def error(code: str, message: str, **extra: object) -> CallToolResult:
-    return _result({"error": {"code": code, "message": message, **extra}}, is_error=True)
+    return _result(error_body(code, message, **extra), is_error=True)
 
 
 def _result(data: Json, *, is_error: bool) -> CallToolResult:

@@ -8,7 +8,7 @@ Each tool is an argument model, whose JSON schema is the tool's input schema (so
 are written for the model reading them), and a function of the facade. A result lands in the model's
 context, so the reading tools answer compactly by default: ``assemble_context`` the rendered prompt and
 the ids of the records in it, ``recall`` and ``list_memories`` each record's id, text and date (and score);
-``"format": "full"`` gives the REST API's shape (``context_json``, ``ranked_json``, ``memory_json``).
+``"format": "full"`` gives the REST API's shape, from the same presenters (``carnet.entrypoints.presenters``).
 Arguments are checked by the model before the call, and again by the services, which own the limits
 (text length, ``k``...).
 """
@@ -25,8 +25,19 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from carnet.domain.reconcile.values import Fraction, Instant, Int, Label, Text
 from carnet.domain.records import Kind
-from carnet.entrypoints.http.schemas import context_json, memory_json, outcome_json, ranked_json
-from carnet.entrypoints.mcp.compact import compact_context, compact_memory, compact_ranked
+from carnet.entrypoints.mcp.compact import (
+    compact_context,
+    compact_page,
+    compact_procedures,
+    compact_results,
+    forgotten,
+    proposed,
+)
+from carnet.entrypoints.presenters.context import context_out
+from carnet.entrypoints.presenters.memories import page_out
+from carnet.entrypoints.presenters.plain import as_json
+from carnet.entrypoints.presenters.remember import outcome_out
+from carnet.entrypoints.presenters.search import search_out
 from carnet.services.apikeys import Principal
 from carnet.services.facade import Facade
 from carnet.services.memories import recall
@@ -125,43 +136,39 @@ def _remember(api: Facade, who: Principal, a: RememberArgs) -> Json:
     item = NewMemory(text=a.text, kind=a.kind, occurred_at=a.occurred_at, importance=a.importance,
                      category=a.category)
     (outcome,) = api.remember(who, subject_id=a.subject_id, items=[item])
-    return outcome_json(outcome)
+    return as_json(outcome_out(outcome))
 
 
 def _recall(api: Facade, who: Principal, a: RecallArgs) -> Json:
     ranked = api.search(who, subject_id=a.subject_id, query=recall.Query(text=a.query, k=a.k))
-    return {"results": [ranked_json(r) if a.format == "full" else compact_ranked(r) for r in ranked],
-            "unreadable": len(ranked.unreadable)}  # records left out because they cannot be read
+    return as_json(search_out(ranked)) if a.format == "full" else compact_results(ranked)
 
 
 def _assemble(api: Facade, who: Principal, a: AssembleArgs) -> Json:
     b = api.budgets({"max_memories": a.max_memories, "max_episodes": a.max_episodes,
                                      "max_procedures": a.max_procedures, "min_relevance": a.min_relevance})
     ctx = api.assemble(who, subject_id=a.subject_id, query=a.query, budget=b, agent_id=a.agent_id, queue=a.queue)
-    return context_json(ctx) if a.format == "full" else compact_context(ctx)
+    return as_json(context_out(ctx)) if a.format == "full" else compact_context(ctx)
 
 
 def _list_procedures(api: Facade, who: Principal, a: ListProceduresArgs) -> Json:
-    return {"items": [{"id": p.id, "text": p.text, "status": p.status.value, "agent_id": p.agent_id,
-                       "queue": p.queue} for p in api.list_procedures(who)]}
+    return compact_procedures(api.list_procedures(who))
 
 
 def _propose(api: Facade, who: Principal, a: ProposeArgs) -> Json:
     p = api.propose_procedure(who, proposal=Proposal(a.text, applies_when=tuple(a.applies_when)))
-    return {"id": p.id, "status": p.status.value}
+    return proposed(p)
 
 
 def _forget(api: Facade, who: Principal, a: ForgetArgs) -> Json:
     api.forget(who, subject_id=a.subject_id, memory_id=str(a.memory_id))
-    return {"forgotten": str(a.memory_id)}
+    return forgotten(str(a.memory_id))
 
 
 def _list(api: Facade, who: Principal, a: ListArgs) -> Json:
     page = api.list_memories(who, subject_id=a.subject_id, kind=a.kind, limit=a.limit,
                              cursor=str(a.cursor) if a.cursor else None)
-    shown = memory_json if a.format == "full" else compact_memory
-    return {"items": [shown(m) for m in page.items], "next_cursor": page.next_cursor,
-            "unreadable": len(page.unreadable)}
+    return as_json(page_out(page)) if a.format == "full" else compact_page(page)
 
 
 @dataclass(frozen=True, slots=True)
