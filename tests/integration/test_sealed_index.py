@@ -60,7 +60,8 @@ def test_fields_are_sealed_in_the_store_and_open_through_the_decorator(parts: tu
     assert shown[0].text == "habite à Lyon 7e" and shown[0].pseudo_text.startswith(PREFIX)
     both = sealed.reveal(S, [c.memory for c in hits.dense], pseudo_text=True)
     assert [(m.text, m.pseudo_text) for m in both] == [("habite à Lyon 7e", "habite à Lyon 7e")]
-    assert inner.reveal(S, [raw]) == [raw]  # the bare store has nothing to reveal
+    assert sealed.reveal(S, both) == both  # a record already readable comes back as it is
+    assert not hasattr(inner, "reveal")  # the bare store has nothing to reveal: records come as stored
 
 
 def test_a_ciphertext_moved_to_another_record_fails(parts: tuple[SealedIndex, EdgeVectorIndex, Keyring]) -> None:

@@ -26,7 +26,8 @@ from qdrant_edge import UpdateOperation
 
 from carnet.adapters.keystores.files import FileKeyStore
 from carnet.adapters.kms.dev import DevKms
-from carnet.adapters.vectors.qdrant_edge import EdgeVectorIndex, scoped_filter
+from carnet.adapters.vectors.edge_requests import scoped_filter
+from carnet.adapters.vectors.qdrant_edge import EdgeVectorIndex
 from carnet.bootstrap.container import Container
 from carnet.crypto.keyring import Keyring
 from carnet.crypto.sealed_index import PREFIX, SealedIndex

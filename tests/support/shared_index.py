@@ -88,8 +88,8 @@ class Hooked:
         self._inner.upsert(scope, items)
 
     def scroll(self, scope: Scope, *, where: RecordFilter, limit: int, offset: str | None = None,
-               reveal: bool = True, skipped: Skipped | None = None) -> tuple[list[Memory], str | None]:
-        found = self._inner.scroll(scope, where=where, limit=limit, offset=offset, reveal=reveal, skipped=skipped)
+               skipped: Skipped | None = None) -> tuple[list[Memory], str | None]:
+        found = self._inner.scroll(scope, where=where, limit=limit, offset=offset, skipped=skipped)
         if self._slow_scroll is not None and not found[0]:
             self._slow_scroll.touch()
             time.sleep(self._seconds)

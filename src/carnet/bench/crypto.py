@@ -20,6 +20,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from carnet.bench.records import TimedOpening
 from carnet.bench.report import emit_json, machine, percentiles, progress
 from carnet.bench.synthetic import fact, question
 from carnet.ports import Kms, WrappedKey
@@ -71,6 +72,7 @@ class CountingKms:
 
 
 def run(*, memories: int, subjects: int, pairs: int, queries: int, json_out: bool) -> None:
+    from carnet.bench.records import PlainRecords
     from carnet.bootstrap.keys import build_kms
     from carnet.bootstrap.wiring import build
     from carnet.crypto.sealed_index import SealedIndex
@@ -85,11 +87,13 @@ def run(*, memories: int, subjects: int, pairs: int, queries: int, json_out: boo
         plain_c = build(settings["plain"], embedder=sealed.deps.embedder.inner)
         try:
             assert isinstance(sealed.deps.index, SealedIndex) and isinstance(plain_c.deps.index, SealedIndex)
-            arms = {"sealed": sealed.deps, "plain": dataclasses.replace(plain_c.deps, index=plain_c.deps.index.inner)}
+            timed = TimedOpening(sealed.deps.index)
+            arms = {"sealed": dataclasses.replace(sealed.deps, index=timed),
+                    "plain": dataclasses.replace(plain_c.deps, index=PlainRecords(plain_c.deps.index.inner))}
             for name, deps in arms.items():
                 progress(f"ingesting {memories} memories into the {name} store")
                 _ingest(deps, memories, subjects)
-            summary = _measure(arms, sealed.deps.index, kms, subjects=subjects, pairs=pairs, queries=queries)
+            summary = _measure(arms, timed, kms, subjects=subjects, pairs=pairs, queries=queries)
         finally:
             sealed.close()
             plain_c.close()
@@ -113,7 +117,7 @@ def _ingest(deps: Any, memories: int, subjects: int) -> None:
             remember(deps, tenant=TENANT, subject_id=f"sub-{s:05d}", items=items, actor="bench")
 
 
-def _measure(arms: dict[str, Any], sealed_index: Any, kms: CountingKms, *, subjects: int, pairs: int,
+def _measure(arms: dict[str, Any], sealed_index: TimedOpening, kms: CountingKms, *, subjects: int, pairs: int,
              queries: int) -> dict[str, Any]:
     from carnet.services.memories.assemble import assemble, budgets
 

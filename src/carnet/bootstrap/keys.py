@@ -13,6 +13,7 @@ from carnet.ports import (
     KeyInvalidations,
     KeyStore,
     Kms,
+    RecordStore,
     VectorIndex,
 )
 from carnet.settings.root import (
@@ -70,7 +71,7 @@ def _vault_auth(settings: Settings) -> Auth:
 
 
 def build_sealed_index(settings: Settings, inner: VectorIndex, kms: Kms | None = None, *,
-                       invalidations: KeyInvalidations | None = None) -> tuple[VectorIndex, Keyring, Kms]:
+                       invalidations: KeyInvalidations | None = None) -> tuple[RecordStore, Keyring, Kms]:
     """Every record's text is sealed under its subject's data key before it reaches the store; the
     wrapped data keys live in the key store beside (never inside) the data dir."""
     from carnet.crypto.sealed_index import SealedIndex

@@ -1,4 +1,4 @@
-"""A ``VectorIndex`` that never lets a record's text reach the store in clear.
+"""The ``RecordStore`` over a ``VectorIndex``: a record's text never reaches the store in clear.
 
 It wraps the real index (qdrant-edge or Qdrant server): on the way in, ``text`` and ``pseudo_text``
 are sealed with AES-256-GCM under the subject's data key, bound to (tenant, subject hash, record id,
@@ -30,7 +30,6 @@ import hashlib
 import hmac
 import json
 import threading
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
@@ -84,15 +83,10 @@ def category_token(data_key: bytes, category: str) -> str:
 
 
 class SealedIndex:
-    """``VectorIndex`` decorator: seals on write, opens on read, delegates everything else.
-
-    ``open_seconds`` / ``opened`` count the time spent opening fields (key lookup included), for the
-    crypto benchmark; a float add per field is all they cost."""
+    """``RecordStore`` over a ``VectorIndex``: seals on write, opens on read, delegates everything else."""
 
     def __init__(self, inner: VectorIndex, keyring: Keyring, kms: Kms) -> None:
         self._inner = inner
-        self.open_seconds = 0.0
-        self.opened = 0
         self._keyring = keyring
         self._kms = kms
         self._tenants: set[str] = set()
@@ -172,7 +166,6 @@ class SealedIndex:
             return open_value(m, name, value)
 
         def open_memory(m: Memory) -> Memory | None:
-            started = time.perf_counter()
             try:
                 pseudo = open_field(m, "pseudo_text") if pseudo_text else m.pseudo_text
                 out = m.with_texts(open_field(m, "text"), pseudo)
@@ -186,9 +179,6 @@ class SealedIndex:
             except DECODE_ERRORS:  # base64 that does not decode, a field of the wrong type, bad metadata
                 note(skipped, m.id, EnvelopeError.code)
                 return None
-            finally:
-                self.open_seconds += time.perf_counter() - started
-            self.opened += 2 if pseudo_text else 1
             return out
 
         return open_memory
@@ -200,10 +190,11 @@ class SealedIndex:
 
     @property
     def inner(self) -> VectorIndex:
-        """The store underneath, records as stored (sealed). For tests and benchmarks only."""
+        """The store underneath, records as stored (sealed): re-erasure reads it (an erased subject's
+        records open with no key), and so do tests checking what is on disk."""
         return self._inner
 
-    # -- the VectorIndex port -------------------------------------------------------------------
+    # -- the RecordStore port -------------------------------------------------------------------
 
     def upsert(self, scope: Scope, items: Sequence[IndexedMemory]) -> None:
         sealed = self._seal(scope, [i.memory for i in items])

@@ -2,7 +2,7 @@
 
 Adapters in ``carnet.adapters`` implement them; ``carnet.bootstrap`` is the one place that chooses and
 wires the adapters. Tests use fakes or the real adapters through the same ports. Every port is named here,
-so ``from carnet.ports import VectorIndex`` is the way in."""
+so ``from carnet.ports import RecordStore`` is the way in."""
 
 from __future__ import annotations
 
@@ -32,6 +32,7 @@ from carnet.ports.keys import (
 from carnet.ports.llm import ContradictionJudge, Extractor
 from carnet.ports.pii import PiiDetector, PseudonymMaps, SubjectIdSealer
 from carnet.ports.procedures import TeamProcedures
+from carnet.ports.records import RecordStore
 from carnet.ports.runtime import Clock, SubjectLock
 from carnet.ports.vectors import (
     AccessUpdate,
@@ -69,6 +70,7 @@ __all__ = [
     "PseudonymMaps",
     "RecordFilter",
     "RecordHistory",
+    "RecordStore",
     "RegisteredSubject",
     "SealedMapStore",
     "SparseEncoder",

@@ -1,4 +1,4 @@
-"""The vector store: records with their dense and keyword vectors, searched within one scope."""
+"""The vector store: records with their dense and keyword vectors, searched within one scope, as stored."""
 
 from __future__ import annotations
 
@@ -67,7 +67,16 @@ class AccessUpdate:
 
 
 class VectorIndex(Protocol):
-    """Records and their vectors. Every method takes a ``Scope``; there is no unscoped query."""
+    """Records and their vectors, as stored. Every method takes a ``Scope``; there is no unscoped query.
+
+    Storage only: what is written is what is read back. Sealing record texts is not this port's
+    business: the services use a :class:`carnet.ports.records.RecordStore`, which seals on the way
+    in and opens on the way out over one of these (``carnet.crypto.sealed_index``).
+
+    Every read (``hybrid_search``, ``get``, ``scroll``) leaves out a record that cannot be decoded
+    (a damaged payload) and notes it in ``skipped`` (:mod:`carnet.domain.unreadable`): one damaged
+    record never fails the others. The cursor still moves past it. An unavailable dependency is
+    raised, never skipped."""
 
     def upsert(self, scope: Scope, items: Sequence[IndexedMemory]) -> None: ...
 
@@ -86,33 +95,18 @@ class VectorIndex(Protocol):
         with_vectors: bool = False,
         skipped: Skipped | None = None,
     ) -> HybridHits:
-        """Candidates for ranking. Their ``text`` and ``pseudo_text`` may still be sealed: ranking reads
-        neither (case links use ``blind_index``). Call ``reveal`` on the records you keep."""
+        """Candidates for ranking, nearest on ``dense`` and, when given, on ``sparse``."""
         ...
 
-    def reveal(self, scope: Scope, memories: Sequence[Memory], *, pseudo_text: bool = False,
-               skipped: Skipped | None = None) -> list[Memory]:
-        """The same records with ``text`` readable, and ``pseudo_text`` too when asked (reconcile reads
-        it; what is shown to callers never does), in the same order, less those that do not open.
-        Identity for a store that seals nothing."""
-        ...
-
-    def get(self, scope: Scope, ids: Sequence[str], *, reveal: bool = True,
-            skipped: Skipped | None = None) -> list[Memory]:
-        """``reveal=False``: as stored (sealed), to check that records exist without decrypting them."""
+    def get(self, scope: Scope, ids: Sequence[str], *, skipped: Skipped | None = None) -> list[Memory]:
+        """The records of these ids in the order asked; unknown ids are absent."""
         ...
 
     def scroll(
-        self, scope: Scope, *, where: RecordFilter, limit: int, offset: str | None = None, reveal: bool = True,
+        self, scope: Scope, *, where: RecordFilter, limit: int, offset: str | None = None,
         skipped: Skipped | None = None,
     ) -> tuple[list[Memory], str | None]:
-        """``reveal=False``: texts come back as stored (sealed), for passes that read only metadata
-        (maintenance): no data key is unwrapped and no text is opened.
-
-        Every read (``hybrid_search``, ``reveal``, ``get``, ``scroll``) leaves out a record that cannot
-        be decoded or opened (a damaged payload, ciphertext or data key) and notes it in ``skipped``
-        (:mod:`carnet.domain.unreadable`): one damaged record never fails the others. The cursor
-        still moves past it. An unavailable dependency (KMS down) is raised, never skipped."""
+        """One page in a stable order, and the cursor of the next one (``None`` after the last)."""
         ...
 
     def count(self, scope: Scope, *, where: RecordFilter) -> int: ...

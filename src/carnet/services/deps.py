@@ -14,11 +14,11 @@ from carnet.ports import (
     Clock,
     ErasureLedger,
     IntakeStore,
+    RecordStore,
     SparseEncoder,
     SubjectHasher,
     SubjectKeys,
     SubjectLock,
-    VectorIndex,
 )
 from carnet.services.lifecycle.unreadable import UnreadableTally
 from carnet.services.memories.access import AccessRecorder
@@ -47,7 +47,7 @@ class Limits:
 
 @dataclass(frozen=True, slots=True)
 class Deps:
-    index: VectorIndex
+    index: RecordStore  # sealed records (``SealedIndex``): search, then ``reveal`` what is kept
     embedder: CachedEmbedder
     sparse: SparseEncoder
     hasher: SubjectHasher

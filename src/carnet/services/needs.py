@@ -15,11 +15,11 @@ from carnet.ports import (
     ErasureLedger,
     IntakeStore,
     RecordHistory,
+    RecordStore,
     SparseEncoder,
     SubjectDirectory,
     SubjectKeys,
     SubjectLock,
-    VectorIndex,
 )
 from carnet.services.deps import AssembleDefaults, Limits
 from carnet.services.lifecycle.unreadable import UnreadableTally
@@ -83,7 +83,7 @@ class HasEmbedder(Protocol):
 
 class HasIndex(Protocol):
     @property
-    def index(self) -> VectorIndex: ...
+    def index(self) -> RecordStore: ...
 
 
 class HasIntakes(Protocol):

@@ -48,8 +48,6 @@ class QueryBatcher:
         self._lock = threading.Lock()
         self._waiting: list[_Job] = []
         self._busy = False
-        self.batches = 0  # model calls for queries, and the queries they carried (read by the tests)
-        self.queries = 0
         batch = getattr(inner, "embed_queries", None)
         self._embed_many: Callable[[Sequence[str]], Vector] = batch if callable(batch) else self._one_by_one
 
@@ -96,8 +94,6 @@ class QueryBatcher:
             for j in batch:
                 j.error = exc
         with self._lock:
-            self.batches += 1
-            self.queries += len(batch)
             if self._waiting:  # the next batch's first query leads it, in its own thread
                 nxt = self._waiting.pop(0)
                 nxt.lead = True

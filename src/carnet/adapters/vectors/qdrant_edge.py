@@ -16,21 +16,19 @@ Choices, measured on 100k points / 1000 subjects / dim 384 on a 2-CPU host
 - No Python lock around engine calls: the engine synchronises internally and releases the GIL during
   reads and writes (8 threads of mixed reads/writes, no error; 2 threads give 1.6x the throughput of 1).
 
-Engine failures (the engine raises bare ``Exception``) become ``DependencyUnavailable``.
+Engine failures (the engine raises bare ``Exception``) become ``DependencyUnavailable``. Filters,
+requests and hits are built in ``edge_requests``; the owner lock is ``edge_lock``'s. Records are
+stored as given: sealing them is ``carnet.crypto.sealed_index``'s business.
 """
 
 from __future__ import annotations
 
-import fcntl
-import os
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from qdrant_edge import (
     CountRequest,
     Distance,
@@ -39,36 +37,31 @@ from qdrant_edge import (
     EdgeShard,
     EdgeSparseVectorParams,
     EdgeVectorParams,
-    FieldCondition,
-    Filter,
-    HasIdCondition,
     HnswIndexConfig,
-    IdfParams,
     KeywordIndexParams,
-    MatchAny,
-    MatchValue,
     Modifier,
     PayloadSchemaType,
     Point,
-    Query,
     QueryBatchRequest,
-    QueryRequest,
-    RangeFloat,
-    ScoredPoint,
     ScrollRequest,
-    SearchParams,
     UpdateOperation,
 )
-from qdrant_edge import SparseVector as EdgeSparse
 
 from carnet.adapters.vectors import payload as pl
+from carnet.adapters.vectors.edge_lock import LOCK_FILE, held, lock, unlock
+from carnet.adapters.vectors.edge_requests import (
+    candidates,
+    dense_request,
+    scoped_filter,
+    sparse_request,
+    sparse_vector,
+)
 from carnet.domain.records import Memory, Scope
 from carnet.domain.unreadable import Skipped
-from carnet.errors import Conflict, DependencyUnavailable, StoreLocked
+from carnet.errors import Conflict, DependencyUnavailable
 from carnet.fileio import copy_tree_sparse
 from carnet.ports import (
     AccessUpdate,
-    Candidate,
     HybridHits,
     IndexedMemory,
     RecordFilter,
@@ -76,37 +69,9 @@ from carnet.ports import (
     Vector,
 )
 
-LOCK_FILE = "carnet.lock"
+__all__ = ["EdgeVectorIndex", "held"]  # ``held`` (edge_lock): a restore takes the owner lock without the shard
+
 _CONFIG_FILE = "edge_config.json"  # written by the engine: its presence means the shard exists
-
-
-def scoped_filter(scope: Scope, where: RecordFilter | None = None, ids: Sequence[str] | None = None) -> Filter:
-    """The only way this adapter builds a filter: tenant AND subject first, always, then the narrowing."""
-    must: list[Any] = [
-        FieldCondition(pl.TENANT, match=MatchValue(scope.tenant)),
-        FieldCondition(pl.SUBJECT, match=MatchValue(scope.subject)),
-    ]
-    must_not: list[Any] = []
-    for c in pl.narrowing(where) if where is not None else ():
-        if isinstance(c, pl.NoneOf):
-            must_not.append(FieldCondition(c.key, match=MatchAny(list(c.values))))
-        else:
-            must.append(_condition(c))
-    if ids is not None:
-        must.append(HasIdCondition(set(ids)))
-    return Filter(must=must, must_not=must_not or None)
-
-
-def _condition(c: pl.Condition) -> FieldCondition:
-    match c:
-        case pl.Equals(key, value):
-            return FieldCondition(key, match=MatchValue(value))
-        case pl.OneOf(key, values):
-            return FieldCondition(key, match=MatchAny(list(values)))
-        case pl.GreaterThan(key, value):
-            return FieldCondition(key, range=RangeFloat(gt=value))
-        case pl.NoneOf():
-            raise ValueError("NoneOf is a must_not: scoped_filter places it")
 
 
 def _config(dim: int) -> EdgeConfig:
@@ -132,39 +97,6 @@ def _engine_errors(what: str) -> Iterator[None]:
         raise DependencyUnavailable(f"vector store: {what} failed: {exc}") from exc
 
 
-def _lock(path: Path) -> int:
-    """``flock(LOCK_EX | LOCK_NB)`` on ``<path>/carnet.lock``; the kernel drops it if the process dies."""
-    fd = os.open(path / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        raise StoreLocked(
-            f"the vector store at {path} is held by another process (is `carnet serve` running?)",
-            path=str(path),
-        ) from None
-    os.ftruncate(fd, 0)
-    os.write(fd, f"{os.getpid()}\n".encode())  # informational only: the flock is the lock
-    return fd
-
-
-def _unlock(fd: int) -> None:
-    fcntl.flock(fd, fcntl.LOCK_UN)
-    os.close(fd)
-
-
-@contextmanager
-def held(path: Path) -> Iterator[None]:
-    """The shard's owner lock without opening the shard (a restore replaces its files): raises
-    ``StoreLocked`` while another process owns it."""
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd = _lock(path)
-    try:
-        yield
-    finally:
-        _unlock(fd)
-
-
 class EdgeVectorIndex:
     """A qdrant-edge shard at ``path`` holding vectors of dimension ``dim``; this process owns it."""
 
@@ -174,7 +106,7 @@ class EdgeVectorIndex:
         self._dim = dim
         # Guards close(), optimize() and snapshot() from one another; the engine synchronises the rest.
         self._closing = threading.Lock()
-        self._lock_fd: int | None = _lock(path)
+        self._lock_fd: int | None = lock(path)
         try:
             self._shard = self._open(path, dim)
             self._ensure_indexes()
@@ -215,9 +147,8 @@ class EdgeVectorIndex:
 
     def _point(self, item: IndexedMemory) -> Point:
         m = item.memory
-        vector: dict[str, Any] = {pl.DENSE: pl.dense_values(item.dense, self._dim)}
-        sparse = pl.check_sparse(item.sparse)
-        vector[pl.SPARSE] = EdgeSparse(indices=list(sparse.indices), values=list(sparse.values))
+        vector: dict[str, Any] = {pl.DENSE: pl.dense_values(item.dense, self._dim),
+                                  pl.SPARSE: sparse_vector(item.sparse)}
         return Point(pl.check_point_id(m.id), vector, pl.to_payload(m))
 
     def _refuse_foreign_ids(self, scope: Scope, ids: list[str]) -> None:
@@ -295,47 +226,19 @@ class EdgeVectorIndex:
             return HybridHits()
         flt = scoped_filter(scope, where)
         with_vector: Any = [pl.DENSE] if with_vectors else False
-        requests = [
-            QueryRequest(
-                limit=limit,
-                query=Query.Nearest(pl.dense_values(dense, self._dim), using=pl.DENSE),
-                filter=flt,
-                with_payload=True,
-                with_vector=with_vector,
-            )
-        ]
+        requests = [dense_request(pl.dense_values(dense, self._dim), limit, flt, with_vector)]
         if sparse is not None and sparse.indices:
-            requests.append(self._sparse_request(scope, sparse, limit, flt, with_vector))
+            requests.append(sparse_request(scope, sparse, limit, flt, with_vector))
         with _engine_errors("query"):
             results = self._shard.query_batch(QueryBatchRequest(requests))
-        dense_hits = _candidates(results[0], with_vectors, skipped)
+        dense_hits = candidates(results[0], with_vectors, skipped)
         known = {c.memory.id: c for c in dense_hits}
-        sparse_hits = _candidates(results[1], with_vectors, skipped, known) if len(results) > 1 else []
+        sparse_hits = candidates(results[1], with_vectors, skipped, known) if len(results) > 1 else []
         return HybridHits(dense=dense_hits, sparse=sparse_hits)
 
-    @staticmethod
-    def _sparse_request(scope: Scope, sparse: SparseVector, limit: int, flt: Filter, with_vector: Any) -> QueryRequest:
-        pl.check_sparse(sparse)
-        vec = EdgeSparse(indices=list(sparse.indices), values=list(sparse.values))
-        return QueryRequest(
-            limit=limit,
-            query=Query.Nearest(vec, using=pl.SPARSE),
-            filter=flt,
-            with_payload=True,
-            with_vector=with_vector,
-            params=SearchParams(idf=IdfParams(corpus=scoped_filter(scope))),
-        )
-
-    def reveal(self, scope: Scope, memories: Sequence[Memory], *, pseudo_text: bool = False,
-               skipped: Skipped | None = None) -> list[Memory]:
-        """Nothing is sealed at this level: the records as they are."""
-        return list(memories)
-
-    def get(self, scope: Scope, ids: Sequence[str], *, reveal: bool = True,
-            skipped: Skipped | None = None) -> list[Memory]:
+    def get(self, scope: Scope, ids: Sequence[str], *, skipped: Skipped | None = None) -> list[Memory]:
         """``scroll`` filtered by scope AND ids, in the order asked; unknown or malformed ids are absent,
-        one whose payload does not decode is noted in ``skipped``. Nothing is sealed at this level:
-        ``reveal`` changes nothing."""
+        one whose payload does not decode is noted in ``skipped``."""
         wanted = list(dict.fromkeys(i for i in ids if pl.is_point_id(i)))
         if not wanted:
             return []
@@ -346,11 +249,10 @@ class EdgeVectorIndex:
         return [found[i] for i in wanted if i in found]
 
     def scroll(
-        self, scope: Scope, *, where: RecordFilter, limit: int, offset: str | None = None, reveal: bool = True,
+        self, scope: Scope, *, where: RecordFilter, limit: int, offset: str | None = None,
         skipped: Skipped | None = None,
     ) -> tuple[list[Memory], str | None]:
-        """``scroll`` by ascending point id; the cursor is the next page's first point id. Nothing is
-        sealed at this level: ``reveal`` changes nothing."""
+        """``scroll`` by ascending point id; the cursor is the next page's first point id."""
         start = pl.parse_offset(offset)
         request = ScrollRequest(offset=start, limit=limit, filter=scoped_filter(scope, where), with_payload=True)
         with _engine_errors("scroll"):
@@ -432,25 +334,6 @@ class EdgeVectorIndex:
 
     def _release(self) -> None:
         if self._lock_fd is not None:
-            _unlock(self._lock_fd)
+            unlock(self._lock_fd)
             self._lock_fd = None
 
-
-def _candidates(points: Sequence[ScoredPoint], with_vectors: bool, skipped: Skipped | None,
-                known: dict[str, Candidate] | None = None) -> list[Candidate]:
-    return [c for point in points if (c := _candidate(point, with_vectors, skipped, known)) is not None]
-
-
-def _candidate(point: ScoredPoint, with_vectors: bool, skipped: Skipped | None,
-               known: dict[str, Candidate] | None = None) -> Candidate | None:
-    """A hit already converted (found by both retrievers) is reused with this retriever's score.
-
-    Each property of a ``ScoredPoint`` converts from Rust on every access: each is read once.
-    """
-    seen = known.get(str(point.id)) if known else None
-    if seen is not None:
-        return replace(seen, score=float(point.score))
-    vectors = point.vector if with_vectors else None
-    vector = np.asarray(vectors[pl.DENSE], dtype=np.float32) if isinstance(vectors, dict) else None
-    memory = pl.decode(str(point.id), point.payload, skipped)
-    return None if memory is None else Candidate(memory=memory, score=float(point.score), vector=vector)

@@ -327,15 +327,9 @@ class ServerVectorIndex:
         sparse_hits = candidates(responses[1].points, with_vectors, skipped, known) if len(responses) > 1 else []
         return HybridHits(dense=dense_hits, sparse=sparse_hits)
 
-    def reveal(self, scope: Scope, memories: Sequence[Memory], *, pseudo_text: bool = False,
-               skipped: Skipped | None = None) -> list[Memory]:
-        """Nothing is sealed at this level: the records as they are."""
-        return list(memories)
-
-    def get(self, scope: Scope, ids: Sequence[str], *, reveal: bool = True,
-            skipped: Skipped | None = None) -> list[Memory]:
+    def get(self, scope: Scope, ids: Sequence[str], *, skipped: Skipped | None = None) -> list[Memory]:
         """``POST /points/scroll`` filtered by scope AND ids, in the order asked; unknown ids are absent,
-        one whose payload does not decode is noted in ``skipped``. ``reveal`` changes nothing here."""
+        one whose payload does not decode is noted in ``skipped``."""
         wanted = list(dict.fromkeys(i for i in ids if pl.is_point_id(i)))
         if not wanted:
             return []
@@ -352,11 +346,10 @@ class ServerVectorIndex:
         return [found[i] for i in wanted if i in found]
 
     def scroll(
-        self, scope: Scope, *, where: RecordFilter, limit: int, offset: str | None = None, reveal: bool = True,
+        self, scope: Scope, *, where: RecordFilter, limit: int, offset: str | None = None,
         skipped: Skipped | None = None,
     ) -> tuple[list[Memory], str | None]:
-        """``POST /points/scroll`` by ascending point id; the cursor is the next page's first point id.
-        Nothing is sealed at this level: ``reveal`` changes nothing."""
+        """``POST /points/scroll`` by ascending point id; the cursor is the next page's first point id."""
         start = pl.parse_offset(offset)
         with _server_errors("scroll"):
             records, nxt = self._client.scroll(

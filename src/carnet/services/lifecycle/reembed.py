@@ -26,7 +26,7 @@ from carnet.domain.embedding_text import embedding_text
 from carnet.domain.reconcile.topics import keyword_text
 from carnet.domain.records import Memory, Scope
 from carnet.errors import Conflict
-from carnet.ports import Embedder, IndexedMemory, RecordFilter, VectorIndex
+from carnet.ports import Embedder, IndexedMemory, RecordFilter, RecordStore
 from carnet.services.needs import ReembedNeeds
 
 _PAGE = 256
@@ -55,7 +55,7 @@ def record_embedding_text(m: Memory, *, embed_dates: bool, locale: str) -> str:
     return embedding_text(m.pseudo_text, at=m.valid_from if embed_dates else None, locale=locale)
 
 
-def reembed(deps: ReembedNeeds, *, target: VectorIndex, embedder: Embedder, progress: Progress | None = None,
+def reembed(deps: ReembedNeeds, *, target: RecordStore, embedder: Embedder, progress: Progress | None = None,
             batch: int = 64) -> ReembedReport:
     """Copy every registered subject's records from ``deps.index`` into ``target`` with vectors from
     ``embedder``. Raises ``Conflict`` if a subject's record count differs afterwards."""
@@ -73,7 +73,7 @@ def reembed(deps: ReembedNeeds, *, target: VectorIndex, embedder: Embedder, prog
     return report
 
 
-def _copy_subject(deps: ReembedNeeds, scope: Scope, target: VectorIndex, embedder: Embedder, batch: int) -> int:
+def _copy_subject(deps: ReembedNeeds, scope: Scope, target: RecordStore, embedder: Embedder, batch: int) -> int:
     every = RecordFilter(statuses=None)
     copied = 0
     offset: str | None = None

@@ -32,7 +32,7 @@ from carnet.domain.pii.pseudonyms import PseudonymMap
 from carnet.domain.reconcile.topics import keyword_text
 from carnet.domain.records import Scope
 from carnet.errors import Conflict
-from carnet.ports import Catalog, RecordFilter, SparseEncoder, SubjectHasher, SubjectIdSealer, VectorIndex
+from carnet.ports import Catalog, RecordFilter, RecordStore, SparseEncoder, SubjectHasher, SubjectIdSealer
 from carnet.services.pii import Pii, identifiers_in
 
 _PAGE = 200
@@ -60,7 +60,7 @@ class Rehasher:
     """What a rehash needs; ``hasher_on(entry)`` and ``sparse_on(hasher)`` build the new key's
     hasher and sparse encoder (the bootstrap supplies them)."""
 
-    index: VectorIndex
+    index: RecordStore  # read opened (blind-index tokens are of the text), written sealed under the new hash
     catalog: Catalog
     keyring: Keyring
     sealer: SubjectIdSealer

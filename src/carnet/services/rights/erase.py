@@ -26,10 +26,10 @@ from datetime import datetime
 import numpy as np
 import structlog
 
-from carnet.domain.records import Scope
+from carnet.domain.records import Memory, Scope
 from carnet.domain.unreadable import Skipped
 from carnet.errors import CarnetError
-from carnet.ports import ErasureEntry, RecordFilter, VectorIndex
+from carnet.ports import ErasureEntry, RecordFilter, RecordStore, VectorIndex
 from carnet.services.needs import EraseNeeds
 from carnet.services.scope import scope_for
 
@@ -102,16 +102,28 @@ def _destroy_key(deps: EraseNeeds, scope: Scope) -> tuple[bool, tuple[str, ...]]
         return False, (DATA_KEY,)
 
 
-def delete_records(index: VectorIndex, scope: Scope) -> Deleted:
+def delete_records(index: RecordStore, scope: Scope) -> Deleted:
     """Every point of the scope, whatever its kind or status (superseded ones too), by id, without
     opening anything. Ids deleted once and found again are residue (the loop then stops)."""
     every = RecordFilter(statuses=None)
+    return _delete_pages(index, scope, lambda skipped: index.scroll(
+        scope, where=every, limit=_PAGE, reveal=False, skipped=skipped)[0])
+
+
+def delete_stored_records(index: VectorIndex, scope: Scope) -> Deleted:
+    """``delete_records`` on the bare store, whose records come as stored (re-erasure: the subject's
+    key is gone, nothing would open anyway)."""
+    every = RecordFilter(statuses=None)
+    return _delete_pages(index, scope, lambda skipped: index.scroll(
+        scope, where=every, limit=_PAGE, skipped=skipped)[0])
+
+
+def _delete_pages(index: VectorIndex, scope: Scope, page: Callable[[Skipped], list[Memory]]) -> Deleted:
     deleted: set[str] = set()
     unreadable = 0
     while True:
         skipped: Skipped = []
-        page, _ = index.scroll(scope, where=every, limit=_PAGE, reveal=False, skipped=skipped)
-        ids = [m.id for m in page] + [u.id for u in skipped]
+        ids = [m.id for m in page(skipped)] + [u.id for u in skipped]
         again = [i for i in ids if i in deleted]
         if not ids or again:
             return Deleted(len(deleted), unreadable, tuple(sorted(again)))

@@ -31,7 +31,7 @@ from carnet.ports import (
     SubjectKeys,
     VectorIndex,
 )
-from carnet.services.rights.erase import delete_records
+from carnet.services.rights.erase import delete_stored_records
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +63,7 @@ def reapply_erasures(*, ledger: ErasureLedger, index: VectorIndex, catalog: Subj
     every = RecordFilter(statuses=None)
     for scope in scopes:
         k = keys.shred(scope.tenant, scope.subject)  # the key first, as erasure does
-        r = delete_records(index, scope).records
+        r = delete_stored_records(index, scope).records
         c = catalog.erase_subject(scope) + intakes.forget_subject(scope.tenant, scope.subject)
         erased += bool(r or c or k)
         records, rows, destroyed = records + r, rows + c, destroyed + k
