@@ -166,6 +166,7 @@ class Assistant(threading.Thread):
         answer = self._retry("DELETE", "erase", f"/api/v1/subjects/{s.id}", key=self.keys.dpo, done=(404,))
         while answer.ok and not answer.body.get("complete"):
             s.hashes.add(answer.body["subject_hash"])
+            s.incomplete = True
             self.ledger.violation("erasure_incomplete", subject=s.id, residue=answer.body.get("residue"))
             if time.monotonic() > deadline:
                 break

@@ -117,13 +117,15 @@ def _found_anywhere(http: RoundRobin, ledger: Ledger, s: Subject, keys: Keys, ap
     return found
 
 
-def keys_left(bao: Any, ledger: Ledger) -> int:
+def keys_left(bao: Any, ledger: Ledger) -> dict[str, int]:
     """Erased subjects whose wrapped data key is still in the KV store (secret/carnet/data-keys/<tenant>/
-    <subject hash>): an erasure whose receipt listed ``data_key`` as residue and was never completed."""
+    <subject hash>): an erasure whose receipt listed ``data_key`` as residue and could not be completed
+    (a second DELETE is a 404: the subject is unknown once its records and rows are gone). ``unreported``:
+    left although every receipt said ``complete: true`` (a receipt that lied)."""
     import hvac.exceptions
 
     present: dict[str, set[str]] = {}
-    left = 0
+    left = unreported = 0
     for subject in [s for s in list(ledger.subjects.values()) if s.erased and s.hashes]:
         if subject.tenant not in present:
             try:
@@ -133,5 +135,7 @@ def keys_left(bao: Any, ledger: Ledger) -> int:
                 present[subject.tenant] = set()
         if subject.hashes & present[subject.tenant]:
             left += 1
-            ledger.violation("erased_key_left", subject=subject.id, hashes=sorted(subject.hashes))
-    return left
+            unreported += int(not subject.incomplete)
+            ledger.violation("erased_key_left", subject=subject.id, hashes=sorted(subject.hashes),
+                             receipt_said_incomplete=subject.incomplete)
+    return {"data_keys_left": left, "data_keys_left_unreported": unreported}

@@ -33,6 +33,7 @@ class Subject:
     forgotten: set[str] = field(default_factory=set)
     erased: bool = False
     hashes: set[str] = field(default_factory=set)  # the erasure receipts' subject hashes
+    incomplete: bool = False  # a receipt said ``complete: false``
 
     @property
     def live_memories(self) -> set[str]:
@@ -47,6 +48,13 @@ class Ledger:
         self.intakes: dict[str, tuple[str, str]] = {}  # intake id -> (tenant, subject)
         self.violations: Counter[str] = Counter()
         self.samples: dict[str, list[dict[str, Any]]] = {}
+
+    @classmethod
+    def of(cls, other: Ledger) -> Ledger:
+        """The same subjects and owners, no violations yet: to check the stores again after a remedy."""
+        fresh = cls()
+        fresh.subjects, fresh.owner, fresh.intakes = other.subjects, other.owner, other.intakes
+        return fresh
 
     def subject(self, tenant: str, subject_id: str) -> Subject:
         with self._lock:

@@ -237,5 +237,11 @@ class Topology:
         parts["openbao"] = self.bao.process.pid if self.bao.process else None
         return parts
 
+    def command(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """``carnet ARGS`` once with the topology's environment (an operator's command), its output kept."""
+        cmd = [sys.executable, "-m", "carnet", *args, "--data-dir", str(self.root / "admin")]
+        return subprocess.run(cmd, env={**os.environ, **self.env}, capture_output=True, text=True, check=False,
+                              timeout=600)
+
     def logs(self) -> list[Path]:
         return [p.log for p in (*self.api_parts, *self.worker_parts)] + [self.qdrant.root / "qdrant.log"]

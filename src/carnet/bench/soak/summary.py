@@ -69,7 +69,8 @@ def targets(summary: dict[str, Any]) -> dict[str, bool]:
     met = {
         "intakes_lost_0": intakes["lost"] == 0,
         "applied_twice_0": summary["memories"]["duplicated"] == 0 and inv["replays_answered_with_a_new_record"] == 0,
-        "erased_reappeared_0": inv["erased_reappeared"] == 0 and summary["erasures"]["erased_reappeared"] == 0,
+        "erased_reappeared_0": inv["erased_reappeared"] == 0 and summary["erasures"]["erased_reappeared"] == 0
+        and summary["erasures"]["data_keys_left_unreported"] == 0,
         "cross_tenant_0": inv["cross_tenant_results"] == 0,
         "server_errors_outside_windows_0": summary["server_errors_outside_windows"] == 0,
         "inside_windows_503_with_code": summary["server_errors_inside_not_503_with_code"] == 0,
