@@ -104,6 +104,7 @@ class Assistant(threading.Thread):
             self._unexpected("messages", s, answer)
             return
         self.ledger.owns(self.tenant, s.id, marker)
+        s.intakes.append(answer.body["intake_id"])
         if not self.ledger.intake(self.tenant, s.id, answer.body["intake_id"]):
             self.ledger.violation("intake_of_another_subject", subject=s.id, intake=answer.body["intake_id"])
 
@@ -161,7 +162,12 @@ class Assistant(threading.Thread):
             self._unexpected("legal-hold", s, lifted)
 
     def _erase(self, s: Subject) -> None:
-        """Until a complete receipt: a DPO's client asks again while the receipt lists a residue."""
+        """Until a complete receipt: a DPO's client asks again while the receipt lists a residue. The
+        subject's intakes are looked at first: those still pending go with it (by design, not lost)."""
+        for intake_id in s.intakes:
+            seen = self.http.send("GET", "intake", f"/api/v1/intakes/{intake_id}", key=self.keys.agent)
+            state = seen.body.get("status") if seen.ok and isinstance(seen.body, dict) else f"answer {seen.status}"
+            self.ledger.seen_at_erasure(str(state))
         deadline = time.monotonic() + RETRY_FOR_S
         answer = self._retry("DELETE", "erase", f"/api/v1/subjects/{s.id}", key=self.keys.dpo, done=(404,))
         while answer.ok and not answer.body.get("complete"):

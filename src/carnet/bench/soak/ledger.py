@@ -34,6 +34,7 @@ class Subject:
     erased: bool = False
     hashes: set[str] = field(default_factory=set)  # the erasure receipts' subject hashes
     incomplete: bool = False  # a receipt said ``complete: false``
+    intakes: list[str] = field(default_factory=list)  # accepted for this subject
 
     @property
     def live_memories(self) -> set[str]:
@@ -47,6 +48,7 @@ class Ledger:
         self.owner: dict[str, tuple[str, str]] = {}  # memory id or marker -> (tenant, subject)
         self.intakes: dict[str, tuple[str, str]] = {}  # intake id -> (tenant, subject)
         self.violations: Counter[str] = Counter()
+        self.at_erasure: Counter[str] = Counter()  # the intakes' states just before their subject's erasure
         self.samples: dict[str, list[dict[str, Any]]] = {}
 
     @classmethod
@@ -73,6 +75,10 @@ class Ledger:
         """Record an accepted intake; False if this id was already another subject's."""
         with self._lock:
             return self.intakes.setdefault(intake_id, (tenant, subject_id)) == (tenant, subject_id)
+
+    def seen_at_erasure(self, state: str) -> None:
+        with self._lock:
+            self.at_erasure[state] += 1
 
     def violation(self, kind: str, **detail: Any) -> None:
         with self._lock:

@@ -48,6 +48,7 @@ def requests(calls: Sequence[Call], windows: Sequence[Window]) -> dict[str, Any]
                            "outside": percentiles(t["out"])["p95_ms"] if t["out"] else None,
                            "n_in": len(t["in"]), "n_out": len(t["out"])} for route, t in sorted(timing.items())},
         "server_errors_outside_windows": len(outside), "server_errors_outside_samples": outside[:_SAMPLES],
+        "server_errors_outside_by_code": dict(sorted(Counter(f"{o['status']}:{o['code']}" for o in outside).items())),
         "server_errors_inside_windows": dict(sorted(inside.items())),
         "server_errors_inside_not_503_with_code": not_503,
         "server_errors_inside_by_fault": {f: dict(sorted(c.items())) for f, c in sorted(by_fault.items())},
