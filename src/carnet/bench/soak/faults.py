@@ -58,7 +58,7 @@ def _kill_worker(topology: Topology, n: int) -> tuple[str, Callable[[], None] | 
     part = topology.worker_parts[n % len(topology.worker_parts)]
     part.kill()
     part.spawn()
-    return part.name, None
+    return part.name, part.wait_ready
 
 
 def _kill_api(topology: Topology, n: int) -> tuple[str, Callable[[], None] | None]:

@@ -30,6 +30,7 @@ from carnet.bench.topology import TopologyError
 from carnet.bench.topology.openbao import Bao, transit_server
 from carnet.bench.topology.postgres import Cluster, bindir, free_port, server_user
 
+_WORKER_READY = b"threads processing intakes"  # what `carnet worker` prints once its threads run
 _READY_S = 600.0  # a process loads the embedder and PII models first: minutes on a loaded 2-core machine
 
 
@@ -77,6 +78,7 @@ class Part:
     port: int | None = None
     process: subprocess.Popen[bytes] | None = None
     up: bool = False  # an API: answered since it was last started
+    _log_from: int = 0  # the log's size when it was last started
 
     @property
     def base(self) -> str:
@@ -88,6 +90,7 @@ class Part:
 
     def spawn(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
+        self._log_from = self.log.stat().st_size if self.log.exists() else 0
         cmd = [sys.executable, "-m", "carnet", *self.argv, "--data-dir", str(self.root / "data")]
         with self.log.open("ab") as log:  # appended: a restart's log follows the killed one's
             self.process = subprocess.Popen(cmd, env={**os.environ, **self.env}, stdout=subprocess.DEVNULL,
@@ -104,6 +107,12 @@ class Part:
         if self.port is not None:
             _poll(f"{self.base}/healthz", self.alive, f"{self.name} ({self.log})")
             self.up = True
+            return
+        deadline = time.monotonic() + _READY_S  # a worker says so on stderr once its threads run
+        while _WORKER_READY not in self.log.read_bytes()[self._log_from:]:
+            if not self.alive() or time.monotonic() > deadline:
+                raise TopologyError(f"{self.name} ({self.log}) did not start its threads")
+            time.sleep(0.1)  # poll interval
 
     def kill(self) -> None:
         """kill -9, and reap it."""
@@ -222,7 +231,7 @@ class Topology:
         for part in (*self.worker_parts, *self.api_parts):  # all at once: each loads the embedder
             self._stack.callback(part.stop)
             part.spawn()
-        for part in self.api_parts:
+        for part in (*self.api_parts, *self.worker_parts):
             part.wait_ready()
 
     @property
