@@ -136,10 +136,10 @@ def _one_wheel_build_at_a_time(tmp_path_factory: pytest.TempPathFactory) -> Iter
 # this order only with --no-loadscope-reorder (scripts/test.sh passes it): by default it sorts files by
 # their number of tests, most first.
 _LONGEST_FIRST = (
-    "integration/test_molecule.py", "integration/test_bundle.py", "integration/test_molecule_openbao.py",
-    "integration/test_molecule_postgresql.py", "e2e/test_erase_race_postgres.py", "e2e/test_openapi_fuzz.py",
-    "security/test_unauthenticated.py", "e2e/test_production_topology.py", "e2e/test_intake_crash.py",
-    "e2e/test_worker_crash_postgres.py",
+    "integration/test_molecule.py", "e2e/test_soak.py", "integration/test_bundle.py",
+    "integration/test_molecule_openbao.py", "integration/test_molecule_postgresql.py",
+    "e2e/test_erase_race_postgres.py", "e2e/test_openapi_fuzz.py", "security/test_unauthenticated.py",
+    "e2e/test_intake_crash.py", "e2e/test_worker_crash_postgres.py",
     "e2e/test_tls_serve.py", "e2e/test_bench_commands.py", "integration/test_intake_loss_llm.py",
     "unit/test_ansible.py", "e2e/test_mcp.py",
 )

@@ -25,9 +25,9 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from carnet.bench.topology.pg_tls import write_test_pki
 from carnet.entrypoints.http.server import free_port
 from tests.support.molecule import BIN, ansible_environment, molecule, tool
-from tests.support.pg_tls import write_test_pki
 
 SCENARIO = "postgresql_wiring"
 PG_BINDIR = Path("/usr/lib/postgresql/15/bin")  # the role's postgresql_wiring_version

@@ -8,6 +8,8 @@ from typing import Annotated
 
 import typer
 
+_ALL_FAULTS = ("kill-worker", "kill-api", "kms-freeze", "pg-restart", "qdrant-restart")  # bench.soak.faults.FAULTS
+
 bench_app = typer.Typer(help="Benchmarks (recall and latency), run as commands, not as tests.",
                         no_args_is_help=True)
 
@@ -219,3 +221,28 @@ def _ks(spec: str) -> list[int]:
     if not ks or ks[0] < 1:
         raise typer.BadParameter("--k values must be >= 1")
     return ks
+
+
+@bench_app.command("soak")
+def soak(
+    minutes: Annotated[float, typer.Option("--minutes", min=0.2, help="How long the assistants run.")] = 10.0,
+    faults: Annotated[str, typer.Option(
+        "--faults", help="Comma-separated, injected on a schedule: kill-worker, kill-api, kms-freeze, pg-restart, "
+                         "qdrant-restart (empty: none).")] = ",".join(_ALL_FAULTS),
+    assistants: Annotated[int, typer.Option("--assistants", min=1, help="Concurrent assistants per tenant.")] = 3,
+    json_out: Annotated[bool, typer.Option("--json", help="Print a JSON summary as the last line.")] = False,
+    workdir: Annotated[Path | None, typer.Option(
+        "--workdir", help="Keep the processes' data and logs here (default: a temporary directory, removed).")] = None,
+) -> None:
+    """The production topology on this machine (PostgreSQL, OpenBao, the Qdrant test server, 2 `carnet
+    serve` behind a round-robin client, 2 `carnet worker`) under two tenants' assistants, with faults
+    injected on a schedule; invariants checked on every answer and at the end."""
+    from carnet.bench.soak.faults import FAULTS
+    from carnet.bench.soak.run import run
+
+    wanted = [f.strip() for f in faults.split(",") if f.strip()]
+    unknown = sorted(set(wanted) - set(FAULTS))
+    if unknown:
+        raise typer.BadParameter(f"unknown fault(s) {', '.join(unknown)}; known: {', '.join(FAULTS)}",
+                                 param_hint="--faults")
+    run(minutes=minutes, faults=wanted, assistants=assistants, json_out=json_out, workdir=workdir)

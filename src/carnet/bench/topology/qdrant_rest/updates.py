@@ -8,8 +8,8 @@ from qdrant_client.http import models as m
 from qdrant_edge import UpdateMode
 from qdrant_edge import UpdateOperation as EdgeOp
 
-from tests.support.qdrant_rest import convert as cv
-from tests.support.qdrant_rest.convert import NotReproduced
+from carnet.bench.topology.qdrant_rest import convert as cv
+from carnet.bench.topology.qdrant_rest.convert import NotReproduced
 
 
 class FormatError(ValueError):

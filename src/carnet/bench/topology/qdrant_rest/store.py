@@ -7,11 +7,16 @@ A collection's configuration is what ``PUT /collections/{name}`` asked for, appl
 Qdrant's defaults where the request was silent. A request's shard-key selector picks the shard as
 Qdrant routes it: a key, or ``{target, fallback}`` (the target's shard if it exists, else the
 fallback's: tiered multitenancy).
+
+A persistent store (the test server in its own process, which the soak restarts) also writes each
+collection's create request, payload indexes and shard keys to ``<name>/collection.json`` and reopens
+its shards from disk when it starts again; the test suite's in-thread server keeps nothing.
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 import re
 import shutil
 import threading
@@ -19,10 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pydantic
 import qdrant_edge as edge
 from qdrant_client.http import models as m
 
-from tests.support.qdrant_rest.convert import NotReproduced
+from carnet.bench.topology.qdrant_rest.convert import NotReproduced
 
 # Qdrant's rule for collection names (1 to 255 characters, none of these); "." and ".." are
 # refused here too, as they are not a directory of their own.
@@ -33,6 +39,7 @@ _HNSW = m.HnswConfig(m=16, ef_construct=100, full_scan_threshold=10_000, max_ind
 _OPTIMIZERS = m.OptimizersConfig(deleted_threshold=0.2, vacuum_min_vector_number=1000, default_segment_number=0,
                                  flush_interval_sec=5)
 _WAL = m.WalConfig(wal_capacity_mb=32, wal_segments_ahead=0)
+_FIELD_SCHEMA: pydantic.TypeAdapter[m.PayloadFieldSchema] = pydantic.TypeAdapter(m.PayloadFieldSchema)
 _SCHEMA_TYPES = {getattr(edge.PayloadSchemaType, t.value.capitalize()): t for t in m.PayloadSchemaType}
 
 
@@ -64,6 +71,8 @@ class Collection:
     shards: dict[ShardKey | None, edge.EdgeShard]
     index_params: dict[str, m.PayloadFieldSchema] = field(default_factory=dict)
     selectors: list[m.ShardKeySelector | None] = field(default_factory=list)  # of every routed request
+    body: m.CreateCollection | None = None  # what created it: kept on disk by a persistent store
+    persist: bool = False
     _ops: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -113,6 +122,7 @@ class Collection:
             for key, schema in self.index_params.items():
                 shard.update(edge.UpdateOperation.create_field_index(key, _index_schema(schema)))
             self.shards[body.shard_key] = shard
+            self.save()
 
     def read_shards(self, selector: m.ShardKeySelector | None) -> list[edge.EdgeShard]:
         """Where a retrieve by id looks: without a key on custom sharding, every shard (as Qdrant)."""
@@ -148,6 +158,34 @@ class Collection:
         for shard in self.all_shards():
             shard.close()
 
+    def save(self) -> None:
+        """``collection.json``: enough to reopen the shards (request, indexes, shard keys in order)."""
+        if not self.persist or self.body is None:
+            return
+        saved = {"body": self.body.model_dump(mode="json", exclude_none=True),
+                 "indexes": {k: _FIELD_SCHEMA.dump_python(v, mode="json", exclude_none=True)
+                             for k, v in self.index_params.items()},
+                 "shard_keys": [k for k in self.shards if k is not None]}
+        temporary = self.path / "collection.json.tmp"
+        temporary.write_text(json.dumps(saved))
+        temporary.replace(self.path / "collection.json")
+
+
+def _reopen(path: Path) -> Collection:
+    """A persistent store's collection from its ``collection.json`` and shards (``EdgeShard.load``)."""
+    saved = json.loads((path / "collection.json").read_text())
+    body = m.CreateCollection.model_validate(saved["body"])
+    config = _collection_config(body)
+    edge_config = _edge_config(body, config)
+    shards: dict[ShardKey | None, edge.EdgeShard] = {}
+    if config.params.sharding_method is not m.ShardingMethod.CUSTOM:
+        shards[None] = edge.EdgeShard.load(str(path / "shard"), edge_config)
+    for n, key in enumerate(saved["shard_keys"]):
+        shards[key] = edge.EdgeShard.load(str(path / f"key-{n}"), edge_config)
+    indexes = {k: _FIELD_SCHEMA.validate_python(v) for k, v in saved["indexes"].items()}
+    return Collection(path=path, edge_config=edge_config, config=config, shards=shards, index_params=indexes,
+                      body=body, persist=True)
+
 
 def _params_of(schema: m.PayloadFieldSchema | None) -> m.PayloadSchemaParams | None:
     return None if schema is None or isinstance(schema, m.PayloadSchemaType) else schema
@@ -156,10 +194,14 @@ def _params_of(schema: m.PayloadFieldSchema | None) -> m.PayloadSchemaParams | N
 class Store:
     """The collections under ``root``; creating and dropping are serialised, the rest is the engine's."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, persist: bool = False) -> None:
         self._root = root
+        self._persist = persist
         self._lock = threading.Lock()
         self._collections: dict[str, Collection] = {}
+        if persist:
+            for saved in sorted(root.glob("*/collection.json")):
+                self._collections[saved.parent.name] = _reopen(saved.parent)
 
     def names(self) -> list[str]:
         with self._lock:
@@ -191,7 +233,10 @@ class Store:
             shards: dict[ShardKey | None, edge.EdgeShard] = {}
             if config.params.sharding_method is not m.ShardingMethod.CUSTOM:
                 shards[None] = edge.EdgeShard.create(str(path / "shard"), edge_config)
-            self._collections[name] = Collection(path=path, edge_config=edge_config, config=config, shards=shards)
+            found = Collection(path=path, edge_config=edge_config, config=config, shards=shards, body=body,
+                               persist=self._persist)
+            found.save()
+            self._collections[name] = found
 
     def delete(self, name: str) -> bool:
         """``close()`` and the shard's files removed; ``False`` when there was no such collection."""
@@ -207,6 +252,13 @@ class Store:
         for name in self.names():
             self.delete(name)
 
+    def release(self) -> None:
+        """Close every shard and keep the files (a persistent store, before its process exits)."""
+        with self._lock:
+            found, self._collections = list(self._collections.values()), {}
+        for collection in found:
+            collection.close()
+
     def create_index(self, name: str, body: m.CreateFieldIndex) -> Collection:
         """``update(create_field_index)``; the parameters asked are reported by ``GET /collections``."""
         collection = self.get(name)
@@ -215,6 +267,7 @@ class Store:
         collection.index_params[body.field_name] = body.field_schema
         for shard in collection.all_shards():
             shard.update(edge.UpdateOperation.create_field_index(body.field_name, _index_schema(body.field_schema)))
+        collection.save()
         return collection
 
 

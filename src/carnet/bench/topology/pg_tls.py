@@ -1,6 +1,7 @@
 """A throwaway PKI for the PostgreSQL tests: a CA, a server certificate for ``localhost``/127.0.0.1,
 a client certificate for the ``postgres`` user (``hostssl … cert`` logins) and an unrelated CA, EC
-P-256, valid for a day. (``tests.support.tls`` makes server-only TLS; PostgreSQL needs the client side.)"""
+P-256, valid for a day: the test suite's clusters' and the soak's. (``tests.support.tls`` makes server-only
+TLS; PostgreSQL needs the client side.)"""
 
 from __future__ import annotations
 

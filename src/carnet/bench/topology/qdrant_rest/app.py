@@ -31,10 +31,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from tests.support.qdrant_rest import convert as cv
-from tests.support.qdrant_rest import updates, validate
-from tests.support.qdrant_rest.convert import NotReproduced
-from tests.support.qdrant_rest.store import BadName, Collection, CollectionExists, CollectionNotFound, Store
+from carnet.bench.topology.qdrant_rest import convert as cv
+from carnet.bench.topology.qdrant_rest import updates, validate
+from carnet.bench.topology.qdrant_rest.convert import NotReproduced
+from carnet.bench.topology.qdrant_rest.store import BadName, Collection, CollectionExists, CollectionNotFound, Store
 
 VERSION = "1.19.0"  # what ``GET /`` reports: the server adapter needs 1.19 (per-subject IDF)
 OPEN_PATHS = ("/", "/healthz")  # Qdrant's API-key whitelist: these exactly, and /readyz*, /livez*

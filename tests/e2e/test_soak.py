@@ -1,0 +1,146 @@
+"""The production topology, started once for this file by ``carnet bench soak``'s own code
+(carnet.bench.soak.stack): two ``carnet serve`` processes and two ``carnet worker`` processes sharing
+PostgreSQL (catalog, intake queue, audit, erasure ledger, subject locks, key invalidations), the
+Qdrant test server in a process of its own (the vector store of both APIs and both workers) and an
+OpenBao dev server (the KMS, and the wrapped data keys in its KV store).
+
+First the API end to end on it: a note written through one API is found through the other, a call
+posted to the second is extracted by a worker, another tenant sees nothing, and an erasure through
+one API is complete for both: the records gone from the shared store, the subject's key destroyed in
+OpenBao, the ledger row in PostgreSQL. Then the soak's short run on the same processes: two tenants'
+assistants for 45 s with all five faults (kill -9 a worker and an API, OpenBao frozen, PostgreSQL
+and the Qdrant test server restarted) and every invariant of its JSON asserted. What this topology
+does not have here: TLS between the parts (tested link by link elsewhere), several Qdrant or
+PostgreSQL nodes (docs/operations.md)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import ExitStack
+
+import httpx
+import hvac
+import hvac.exceptions
+import psycopg
+import pytest
+
+from carnet.bench.cli import _ALL_FAULTS
+from carnet.bench.soak import run as soak_run
+from carnet.bench.soak.faults import FAULTS
+from carnet.bench.soak.stack import Topology
+
+pytestmark = pytest.mark.slow
+TENANT, OTHER_TENANT, SUBJECT = "assur-nord", "banque-sud", "ADH-7311"
+CALL = {"session_id": "call-1", "messages": [
+    {"role": "advisor", "content": "Quelle est votre nouvelle adresse ?", "at": "2026-11-30T10:00:00+01:00"},
+    {"role": "user", "content": "J'habite maintenant au 4 rue des Lilas, 67000 Strasbourg.",
+     "at": "2026-11-30T10:00:20+01:00"}]}
+KEYS = {"agent": (TENANT, "agent"), "dpo": (TENANT, "dpo"), "other": (OTHER_TENANT, "agent"), **soak_run.KEYS}
+SOAK_SECONDS = 45  # the five faults fit (the last starts at 31 s); the suite has no minute to spare
+
+
+def _count(dsn: str, sql: str) -> int:
+    with psycopg.connect(dsn) as conn:
+        row = conn.execute(sql.encode()).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+@pytest.fixture(scope="module")
+def topology() -> Iterator[Topology]:
+    with Topology(keys=KEYS) as started:
+        yield started
+
+
+def _subject_keys(bao: object, tenant: str) -> set[str]:
+    """The names of the tenant's wrapped subject keys in OpenBao's KV store (secret/carnet/data-keys/<tenant>/
+    <subject hash>; the tenant's own keys, such as ``~tenant-hash-key``, start with ``~``)."""
+    assert isinstance(bao, hvac.Client)
+    try:
+        listed = bao.secrets.kv.v2.list_secrets(f"carnet/data-keys/{tenant}", mount_point="secret")
+    except hvac.exceptions.InvalidPath:
+        return set()
+    return {name for name in listed["data"]["keys"] if not name.startswith("~")}
+
+
+def _client(base: object, key: str) -> httpx.Client:
+    return httpx.Client(base_url=str(base), headers={"Authorization": f"Bearer {key}"}, timeout=60)
+
+
+@pytest.mark.timeout(600)  # the module's topology starts with it: four processes each loading the models
+def test_two_apis_and_two_workers_share_every_store_and_an_erasure_holds_for_all(topology: Topology) -> None:
+    keys, (a, b), bao = topology.keys, topology.bases, topology.bao.root()
+    with ExitStack() as stack:
+        on_a = stack.enter_context(_client(a, keys["agent"]))
+        on_b = stack.enter_context(_client(b, keys["agent"]))
+        dpo_a = stack.enter_context(_client(a, keys["dpo"]))
+        dpo_b = stack.enter_context(_client(b, keys["dpo"]))
+        other_a = stack.enter_context(_client(a, keys["other"]))
+
+        written = on_a.post(f"/api/v1/subjects/{SUBJECT}/memories",
+                            json={"text": "Le membre préfère être appelé le mardi matin."})
+        assert written.status_code == 201, written.text
+        found = on_b.post(f"/api/v1/subjects/{SUBJECT}/search", json={"query": "Quand l'appeler ?"}).json()
+        assert [r["memory"]["text"] for r in found["results"]][:1] == ["Le membre préfère être appelé le mardi matin."]
+
+        posted = on_b.post(f"/api/v1/subjects/{SUBJECT}/messages", json=CALL)
+        assert posted.status_code == 202, posted.text
+        done = on_a.get(f"/api/v1/intakes/{posted.json()['intake_id']}", params={"wait": "true", "timeout": 60})
+        assert done.json()["status"] == "done", done.text  # only the workers extract (the APIs run none)
+        address = on_a.post(f"/api/v1/subjects/{SUBJECT}/search", json={"query": "Où habite-t-il ?"}).json()
+        assert any("Strasbourg" in r["memory"]["text"] for r in address["results"]), address
+
+        assert other_a.get(f"/api/v1/subjects/{SUBJECT}/memories").status_code == 404  # another tenant: nothing
+        assert other_a.post(f"/api/v1/subjects/{SUBJECT}/search", json={"query": "Strasbourg"}).status_code == 404
+
+        export = dpo_b.get(f"/api/v1/subjects/{SUBJECT}/export")
+        assert export.status_code == 200 and "mardi matin" in export.text and "Strasbourg" in export.text
+
+        assert len(_subject_keys(bao, TENANT)) == 1  # one key, whichever process asked first
+        assert not _subject_keys(bao, OTHER_TENANT)  # the other tenant's reads created no subject
+        receipt = dpo_a.delete(f"/api/v1/subjects/{SUBJECT}")
+        assert receipt.status_code == 200 and receipt.json()["complete"], receipt.text
+        assert receipt.json()["data_key_destroyed"]
+        for api in (on_a, on_b):  # gone for both processes, whichever cached what
+            assert api.post(f"/api/v1/subjects/{SUBJECT}/search", json={"query": "mardi"}).status_code == 404
+            assert api.get(f"/api/v1/subjects/{SUBJECT}/memories").status_code == 404
+        assert dpo_b.get(f"/api/v1/subjects/{SUBJECT}/export").status_code == 404
+        assert not _subject_keys(bao, TENANT)  # destroyed in the KMS's store, not only in a cache
+
+    dsn = topology.dsn
+    assert _count(dsn, "SELECT count(*) FROM carnet_erasures.entries") == 1
+    assert _count(dsn, "SELECT count(*) FROM carnet.subjects") == 0
+    assert _count(dsn, "SELECT count(*) FROM carnet.intakes WHERE status = 'done'") == 0  # erased with the subject
+    assert all(part.alive() for part in topology.worker_parts)  # they ran throughout
+
+
+@pytest.mark.timeout(900)  # a minute of soak, the killed API's restart, the drain: minutes under load
+def test_the_soak_short_run_keeps_every_invariant_under_all_five_faults(topology: Topology) -> None:
+    """``carnet bench soak --minutes 0.75`` on these processes (after the test above, whose subjects are
+    gone): every target of its JSON met, and each fault's window closed by a recovery."""
+    assert _ALL_FAULTS == FAULTS  # the CLI's default list (kept there so that --help imports no soak code)
+    result = soak_run.soak(topology, seconds=SOAK_SECONDS, faults=FAULTS, assistants=2)
+    print(json.dumps(result, ensure_ascii=False))  # the whole JSON, shown if an assertion fails
+    shown = json.dumps({k: result[k] for k in ("faults", "intakes", "memories", "erasures", "targets",
+                                               "server_errors_outside_samples", "server_errors_inside_by_fault")})
+    assert [w["fault"] for w in result["faults"]] == list(FAULTS), shown
+    # Every target, but one read as the 10-minute run's finding says: on this shared 2-core machine the
+    # APIs' admission control may shed a request outside any fault window (503 ``overloaded``, a code,
+    # retried): that, and only that, is allowed there.
+    met = {k: v for k, v in result["targets"].items() if k not in ("all", "server_errors_outside_windows_0")}
+    assert all(met.values()), shown + json.dumps(result["invariants"])
+    assert set(result["server_errors_outside_by_code"]) <= {"503:overloaded"}, shown
+    assert result["intakes"]["accepted"] > 0 and result["intakes"]["lost"] == 0, shown
+    assert result["memories"]["duplicated"] == 0 and result["erasures"]["erased_reappeared"] == 0, shown
+    assert result["erasures"]["erased_subjects"] > 0, shown  # erasures ran, and none came back
+    # The one finding this run may show (docs/benchmarks.md, "Soak"): an erasure while OpenBao is frozen
+    # answers 200 with ``complete: false`` and ``residue: ["data_key"]``, and since a second DELETE is a
+    # 404 the wrapped key stays in the KV store until `carnet backup reapply-erasures`. The receipt must
+    # say so: a key left behind a complete receipt would be a lie, and fails. An export cut by a fault says
+    # so too (its tail: ``complete: false`` and the error's code).
+    allowed = {"erasure_incomplete", "erasure_left_incomplete", "erased_key_left", "export_incomplete"}
+    assert set(result["invariants"]["violations"]) <= allowed, json.dumps(result["invariants"])
+    assert result["erasures"]["data_keys_left_unreported"] == 0, shown
+    assert result["erasures"].get("data_keys_left_after_reapply", 0) == 0, shown  # the remedy works
+    assert result["parts_dead"] == {}, json.dumps(result["parts_dead"])
