@@ -85,3 +85,31 @@ def test_cli_erase_prints_a_receipt_and_refuses_while_the_store_is_held(tmp_path
     receipt = json.loads(done.stdout[done.stdout.index("{"):])
     assert receipt["records_deleted"] == 3 and receipt["complete"] is True
     assert "GONE" not in done.stdout
+
+
+def test_an_erasure_the_key_store_refused_is_finished_by_asking_again(container: Container,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by `carnet bench soak` (KMS frozen during an erasure): the records and rows went, the key
+    stayed (``complete: false``), and a second request was a 404 that left the key in the key store."""
+    from carnet.errors import DependencyUnavailable, SubjectNotFound
+    from carnet.services.door import operator
+
+    _fill(container, "HALF")
+    scope = scope_for(container.deps, "t", "HALF")
+    dpo = operator("t", "cli:test", "dpo")
+    keys = container.deps.keys
+    real_shred = keys.shred
+
+    def frozen(tenant: str, subject: str) -> bool:
+        raise DependencyUnavailable("the key store is unavailable")
+
+    monkeypatch.setattr(keys, "shred", frozen)
+    first = container.facade.erase(dpo, subject_id="HALF")
+    assert not first.complete and not first.data_key_destroyed and first.records_deleted == 3
+    assert keys.exists("t", scope.subject)
+    monkeypatch.setattr(keys, "shred", real_shred)
+    second = container.facade.erase(dpo, subject_id="HALF")
+    assert second.complete and second.data_key_destroyed and second.records_deleted == 0
+    assert not keys.exists("t", scope.subject)
+    with pytest.raises(SubjectNotFound):  # once finished, the subject is unknown again
+        container.facade.erase(dpo, subject_id="HALF")

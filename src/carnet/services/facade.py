@@ -1,13 +1,9 @@
-"""The in-process facade: every use case as a caller (a ``Principal``) may run it.
-
-REST, MCP, the CLI (as a local ``operator``), the scheduler and the Python in-process API all go
-through here, so what every call needs happens in one place and cannot be forgotten by an
-entrypoint: each method passes through the ``Door`` (the role, the action's rules such as an unknown
-subject or a legal hold, then the audit entry: writes recorded before they happen, reads queued,
-a refusal recorded once as ``refused``), and the special-category policy of the caller's key
-applies. Key and audit-trail administration is ``self.admin`` (``carnet.services.admin``), behind
-the same door. The tenant always comes from the principal, never from the request.
-"""
+"""The in-process facade: every use case as a caller (a ``Principal``) may run it. REST, MCP, the CLI (as a
+local ``operator``), the scheduler and the Python API all go through here, so what every call needs cannot be
+forgotten by an entrypoint: each method passes through the ``Door`` (the role, the action's rules such as an
+unknown subject or a legal hold, then the audit entry: writes recorded before they happen, reads queued, a
+refusal recorded once), and the caller's special-category policy applies. Key and audit-trail administration
+is ``self.admin``, behind the same door. The tenant always comes from the principal, never the request."""
 
 from __future__ import annotations
 
@@ -44,8 +40,6 @@ from carnet.services.rights.erase import ErasureReceipt, erase_subject
 from carnet.services.scope import scope_for
 
 AGENT, DPO, ADMIN, SUPERVISOR = "agent", "dpo", "admin", "supervisor"
-
-
 Observe = Callable[[str, str, list[float]], None]  # (tenant, operation, scores returned)
 
 
@@ -95,8 +89,14 @@ class Facade:
             raise SubjectNotFound()
 
     def _erasable(self, who: Principal, subject_id: str) -> None:
-        """The rules of erasure, checked before its audit entry: the subject is known, not held."""
-        self._known(who, subject_id)
+        """The rules of erasure, checked before its audit entry: the subject is known, not held. A data key
+        that outlived an erasure (``complete: false``: the key store refused) is erased by asking again."""
+        try:
+            self._known(who, subject_id)
+        except SubjectNotFound:
+            scope = self._scope(who, subject_id)
+            if not self.deps.keys.exists(scope.tenant, scope.subject):
+                raise
         if self.deps.catalog.is_registered(self._scope(who, subject_id)) and retention.retention_status(
                 self.deps, tenant=who.tenant, subject_id=subject_id).legal_hold:
             raise LegalHold()
