@@ -71,9 +71,11 @@ def run(*, data: Path, ks: list[int], json_out: bool, store: Path | None, pii: b
         container = build(settings)
         try:
             ingest = _ingest(container.deps, chosen, err)
-            container.deps.embedder.reset_stats()
+            cache = container.deps.embedder  # its counters are /metrics': read as deltas over the questions
+            hits, misses = cache.hits, cache.misses
             result = ask(container.deps, TENANT, chosen, ks, err)
-            result["cache_hit_rate"] = round(container.deps.embedder.hit_rate(), 4)
+            asked = (cache.hits - hits) + (cache.misses - misses)
+            result["cache_hit_rate"] = round((cache.hits - hits) / asked, 4) if asked else 0.0
         finally:
             container.close()
     summary: dict[str, Any] = {f"recall@{k}": result["overall"][f"recall@{k}"] for k in ks}

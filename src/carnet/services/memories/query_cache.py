@@ -62,13 +62,6 @@ class CachedEmbedder:
                     cache.popitem(last=False)
         return vec
 
-    def hit_rate(self) -> float:
-        total = self.hits + self.misses
-        return self.hits / total if total else 0.0
-
-    def reset_stats(self) -> None:
-        self.hits = self.misses = 0
-
     def clear(self, tenant: str | None = None) -> None:
         """Drop ``tenant``'s cached query embeddings (every tenant's when ``None``)."""
         with self._lock:
