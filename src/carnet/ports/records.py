@@ -14,29 +14,16 @@ from typing import Protocol
 
 from carnet.domain.records import Memory, Scope
 from carnet.domain.unreadable import Skipped
-from carnet.ports.vectors import HybridHits, RecordFilter, SparseVector, Vector, VectorIndex
+from carnet.ports.vectors import RecordFilter, VectorIndex
 
 
 class RecordStore(VectorIndex, Protocol):
     """A ``VectorIndex`` that seals record texts: ``reveal``, and reads that open or not.
 
-    Every read (``hybrid_search``, ``reveal``, ``get``, ``scroll``) also leaves out a record whose
-    ciphertext or data key does not open, noted in ``skipped``; an unavailable KMS is raised."""
-
-    def hybrid_search(
-        self,
-        scope: Scope,
-        *,
-        dense: Vector,
-        sparse: SparseVector | None,
-        limit: int,
-        where: RecordFilter,
-        with_vectors: bool = False,
-        skipped: Skipped | None = None,
-    ) -> HybridHits:
-        """Candidates for ranking. Their ``text`` and ``pseudo_text`` are still sealed: ranking reads
-        neither (case links use ``blind_index``). Call ``reveal`` on the records you keep."""
-        ...
+    ``hybrid_search`` returns candidates still sealed (ranking reads no text: case links use
+    ``blind_index``): call ``reveal`` on the records you keep. Every read (``hybrid_search``, ``reveal``,
+    ``get``, ``scroll``) also leaves out a record whose ciphertext or data key does not open, noted in
+    ``skipped``; an unavailable KMS is raised."""
 
     def reveal(self, scope: Scope, memories: Sequence[Memory], *, pseudo_text: bool = False,
                skipped: Skipped | None = None) -> list[Memory]:
