@@ -34,6 +34,7 @@ class Window:
     recovered_s: float | None = None  # from the part back to a successful round trip through every API
     others_restarted: list[str] = field(default_factory=list)
     error: str | None = None
+    restarts: int = 0  # a killed part started again by its supervisor after a failed start
     api: int | None = None  # kill-api: only the requests sent to that API are in its window
 
     def overlaps(self, t0: float, t1: float, api: int) -> bool:
@@ -43,6 +44,7 @@ class Window:
         return {"fault": self.fault, "start_s": round(self.start, 1), "end_s": round(self.end, 1),
                 "recovered_s": None if self.recovered_s is None else round(self.recovered_s, 1),
                 "others_restarted": self.others_restarted, "error": self.error,
+                "restarts": self.restarts,
                 **({"api": self.api} if self.api is not None else {})}
 
 
@@ -54,23 +56,23 @@ def schedule(seconds: float, faults: Sequence[str]) -> list[tuple[float, str]]:
     return [(seconds * (0.1 + 0.7 * i / len(planned)), f) for i, f in enumerate(planned)] if planned else []
 
 
-def _kill_worker(topology: Topology, n: int) -> tuple[str, Callable[[], None] | None]:
+def _kill_worker(topology: Topology, n: int) -> tuple[str, Callable[[], int | None] | None]:
     part = topology.worker_parts[n % len(topology.worker_parts)]
     part.kill()
     part.spawn()
-    return part.name, part.wait_ready
+    return part.name, part.wait_ready_supervised
 
 
-def _kill_api(topology: Topology, n: int) -> tuple[str, Callable[[], None] | None]:
+def _kill_api(topology: Topology, n: int) -> tuple[str, Callable[[], int | None] | None]:
     """Killed and started again at once; it is back when it answers (``wait_ready``, which under load
     takes minutes: the schedule goes on meanwhile, the round robin sends to the other API)."""
     part = topology.api_parts[n % len(topology.api_parts)]
     part.kill()
     part.spawn()
-    return part.name, part.wait_ready
+    return part.name, part.wait_ready_supervised
 
 
-def _kms_freeze(topology: Topology, n: int) -> tuple[str, Callable[[], None] | None]:
+def _kms_freeze(topology: Topology, n: int) -> tuple[str, Callable[[], int | None] | None]:
     topology.bao.freeze()
     try:
         time.sleep(KMS_FREEZE_S)  # the fault's length, not a wait for readiness
@@ -79,18 +81,18 @@ def _kms_freeze(topology: Topology, n: int) -> tuple[str, Callable[[], None] | N
     return "openbao", None
 
 
-def _pg_restart(topology: Topology, n: int) -> tuple[str, Callable[[], None] | None]:
+def _pg_restart(topology: Topology, n: int) -> tuple[str, Callable[[], int | None] | None]:
     topology.postgres.restart()
     return "postgres", None
 
 
-def _qdrant_restart(topology: Topology, n: int) -> tuple[str, Callable[[], None] | None]:
+def _qdrant_restart(topology: Topology, n: int) -> tuple[str, Callable[[], int | None] | None]:
     topology.qdrant.stop()
     topology.qdrant.start()
     return "qdrant", None
 
 
-_INJECT: dict[str, Callable[[Topology, int], tuple[str, Callable[[], None] | None]]] = {
+_INJECT: dict[str, Callable[[Topology, int], tuple[str, Callable[[], int | None] | None]]] = {
     "kill-worker": _kill_worker, "kill-api": _kill_api, "kms-freeze": _kms_freeze, "pg-restart": _pg_restart,
     "qdrant-restart": _qdrant_restart}
 
@@ -142,10 +144,11 @@ class Injector(threading.Thread):
         for waiter in self._waiters:
             waiter.join()
 
-    def _close(self, window: Window, before: dict[str, int | None], coming_back: Callable[[], None] | None) -> None:
+    def _close(self, window: Window, before: dict[str, int | None],
+               coming_back: Callable[[], int | None] | None) -> None:
         if coming_back is not None:
             try:
-                coming_back()
+                window.restarts = coming_back() or 0
             except Exception as exc:  # reported with the window
                 window.error = f"{type(exc).__name__}: {exc}"
         back = self.now()

@@ -114,6 +114,23 @@ class Part:
                 raise TopologyError(f"{self.name} ({self.log}) did not start its threads")
             time.sleep(0.1)  # poll interval
 
+    def wait_ready_supervised(self, deadline_s: float = 600.0) -> int:
+        """``wait_ready``, starting the process again each time it exits before it is ready, as its
+        supervisor would (systemd's ``Restart=on-failure``, a Kubernetes restart): a start can fail while
+        another fault holds what it needs at boot (the KMS frozen, PostgreSQL restarting). Returns how
+        many times it had to be started again."""
+        restarts, end = 0, time.monotonic() + deadline_s
+        while True:
+            try:
+                self.wait_ready()
+                return restarts
+            except TopologyError:
+                if self.alive() or time.monotonic() > end:
+                    raise
+            restarts += 1
+            time.sleep(1.0)  # the supervisor's restart delay
+            self.spawn()
+
     def kill(self) -> None:
         """kill -9, and reap it."""
         assert self.process is not None
