@@ -74,7 +74,7 @@ class Collection:
     body: m.CreateCollection | None = None  # what created it: kept on disk by a persistent store
     persist: bool = False
     _ops: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
-    _lock: threading.Lock = field(default_factory=threading.Lock)
+    lock: threading.Lock = field(default_factory=threading.Lock)  # shards, indexes and their file
 
     @property
     def custom(self) -> bool:
@@ -86,7 +86,7 @@ class Collection:
     def route(self, selector: m.ShardKeySelector | None, *, write: bool) -> edge.EdgeShard:
         """The shard a request goes to. ``{target, fallback}``: the target's shard if it exists, else
         the fallback's. A read without a key on custom sharding (every shard) is not reproduced."""
-        with self._lock:
+        with self.lock:
             self.selectors.append(selector)
             if not self.custom:
                 if selector is not None:
@@ -115,7 +115,7 @@ class Collection:
             raise NotReproduced("several shards per key, placement")
         if body.initial_state not in (None, m.ReplicaState.ACTIVE):
             raise NotReproduced("shard states other than active (a promotion's partial shard, replicate_points)")
-        with self._lock:
+        with self.lock:
             if body.shard_key in self.shards:
                 raise ValueError(f"Shard key {body.shard_key} already exists")
             shard = edge.EdgeShard.create(str(self.path / f"key-{len(self.shards)}"), self.edge_config)
@@ -127,17 +127,17 @@ class Collection:
     def read_shards(self, selector: m.ShardKeySelector | None) -> list[edge.EdgeShard]:
         """Where a retrieve by id looks: without a key on custom sharding, every shard (as Qdrant)."""
         if self.custom and selector is None:
-            with self._lock:
+            with self.lock:
                 self.selectors.append(None)
             return self.all_shards()
         return [self.route(selector, write=False)]
 
     def shard_keys(self) -> list[ShardKey]:
-        with self._lock:
+        with self.lock:
             return [k for k in self.shards if k is not None]
 
     def all_shards(self) -> list[edge.EdgeShard]:
-        with self._lock:
+        with self.lock:
             return list(self.shards.values())
 
     def info(self) -> m.CollectionInfo:
@@ -159,7 +159,8 @@ class Collection:
             shard.close()
 
     def save(self) -> None:
-        """``collection.json``: enough to reopen the shards (request, indexes, shard keys in order)."""
+        """``collection.json``: enough to reopen the shards (request, indexes, shard keys in order).
+        Called with ``lock`` held, or before the collection is shared."""
         if not self.persist or self.body is None:
             return
         saved = {"body": self.body.model_dump(mode="json", exclude_none=True),
@@ -264,10 +265,11 @@ class Store:
         collection = self.get(name)
         if body.field_schema is None:
             raise NotReproduced("a payload index without field_schema (Qdrant infers it from the data)")
-        collection.index_params[body.field_name] = body.field_schema
-        for shard in collection.all_shards():
-            shard.update(edge.UpdateOperation.create_field_index(body.field_name, _index_schema(body.field_schema)))
-        collection.save()
+        with collection.lock:  # processes starting together ask for the same indexes at once
+            collection.index_params[body.field_name] = body.field_schema
+            for shard in collection.shards.values():
+                shard.update(edge.UpdateOperation.create_field_index(body.field_name, _index_schema(body.field_schema)))
+            collection.save()
         return collection
 
 
