@@ -79,21 +79,13 @@ def run(*, data: Path, ks: list[int], json_out: bool, store: Path | None, pii: b
         finally:
             container.close()
     summary: dict[str, Any] = {f"recall@{k}": result["overall"][f"recall@{k}"] for k in ks}
+    summary["pii"] = settings.pii.enabled
+    summary.update({k: result[k] for k in ("by_category", "by_conversation", "p50_ms", "p95_ms", "p99_ms",
+                                           "questions")})
+    summary.update({k: ingest[k] for k in ("turns", "created", "merged", "superseded", "unchanged")})
     summary.update(
-        pii=settings.pii.enabled,
-        by_category=result["by_category"],
-        by_conversation=result["by_conversation"],
-        p50_ms=result["p50_ms"],
-        p95_ms=result["p95_ms"],
-        p99_ms=result["p99_ms"],
-        questions=result["questions"],
         skipped_no_evidence=result["skipped"],
         conversations=len(chosen),
-        turns=ingest["turns"],
-        created=ingest["created"],
-        merged=ingest["merged"],
-        superseded=ingest["superseded"],
-        unchanged=ingest["unchanged"],
         ingest_s=ingest["seconds"],
         query_cache_hit_rate=result["cache_hit_rate"],
         embedder=container.deps.embedder.model_id,

@@ -105,24 +105,18 @@ def nir(rng: random.Random) -> str:
     return body + key
 
 
+# The ways a French number is written: what stands before its first digit after 0, and between its pairs.
+_PHONE_STYLES = (("0{} ", " "), ("0{}", ""), ("0{}.", "."), ("+33 {} ", " "), ("+33{}", ""), ("0033 {} ", " "),
+                 ("+33 (0){} ", " "))
+
+
 def phone(rng: random.Random) -> str:
     first = rng.choice("1234567996")
     pairs = [f"{rng.randrange(100):02d}" for _ in range(4)]
-    style = rng.randrange(8)
-    if style == 0:
-        return f"0{first} " + " ".join(pairs)
-    if style == 1:
-        return f"0{first}" + "".join(pairs)
-    if style == 2:
-        return f"0{first}." + ".".join(pairs)
-    if style == 3:
-        return f"+33 {first} " + " ".join(pairs)
-    if style == 4:
-        return f"+33{first}" + "".join(pairs)
-    if style == 5:
-        return f"0033 {first} " + " ".join(pairs)
-    if style == 6:
-        return f"+33 (0){first} " + " ".join(pairs)
+    style = rng.randrange(len(_PHONE_STYLES) + 1)
+    if style < len(_PHONE_STYLES):  # the French forms; the last style is a foreign number
+        head, joiner = _PHONE_STYLES[style]
+        return head.format(first) + joiner.join(pairs)
     return rng.choice(["+44 20 7946 ", "+32 470 12 ", "+41 22 345 ", "+1 415 555 "]) + f"{rng.randrange(10000):04d}"
 
 

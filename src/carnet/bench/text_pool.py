@@ -29,7 +29,7 @@ import numpy as np
 from carnet.bench.report import progress
 from carnet.bench.synthetic import fact
 from carnet.domain.pii.spans import Span
-from carnet.ports import Embedder, PiiDetector, Vector
+from carnet.ports import Embedder, EmbedderFront, PiiDetector, Vector
 
 BUILDER = "text-pool"
 PROGRESS_EVERY_S = 10.0
@@ -42,33 +42,25 @@ class PoolTooSmall(ValueError):
                          "texts are drawn without replacement within a subject")
 
 
-class MemoEmbedder:
+class MemoEmbedder(EmbedderFront):
     """Passages embedded once per distinct text (the bench's texts are synthetic: no personal data is
     kept); ``misses`` counts the texts actually embedded."""
 
     def __init__(self, inner: Embedder) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self._memo: dict[str, Vector] = {}
         self.misses = 0
-
-    @property
-    def model_id(self) -> str:
-        return self._inner.model_id
-
-    @property
-    def dim(self) -> int:
-        return self._inner.dim
 
     def embed_passages(self, texts: Sequence[str]) -> Vector:
         new = list(dict.fromkeys(t for t in texts if t not in self._memo))
         if new:
-            for t, vec in zip(new, self._inner.embed_passages(new), strict=True):
+            for t, vec in zip(new, self.inner.embed_passages(new), strict=True):
                 self._memo[t] = vec
             self.misses += len(new)
         return np.stack([self._memo[t] for t in texts])
 
     def embed_query(self, text: str) -> Vector:
-        return self._inner.embed_query(text)
+        return self.inner.embed_query(text)
 
 
 class MemoDetector:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
 
 import structlog
 
@@ -26,10 +25,6 @@ from carnet.services.refusals import RefusalTally
 from carnet.settings.root import (
     Settings,
 )
-
-if TYPE_CHECKING:  # psycopg is optional: imported only when CARNET_CATALOG=postgres
-    pass
-
 
 log = structlog.get_logger(__name__)
 

@@ -4,7 +4,6 @@ that caches data keys, the sealing of records, and cross-process key invalidatio
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from carnet.adapters.vault.auth import Auth
 from carnet.bootstrap.stores import postgres_conninfo
@@ -23,11 +22,6 @@ from carnet.settings.root import (
     Settings,
     VaultAuth,
 )
-
-if TYPE_CHECKING:  # psycopg is optional: imported only when CARNET_CATALOG=postgres
-    pass
-
-
 
 
 def build_kms(settings: Settings) -> Kms:

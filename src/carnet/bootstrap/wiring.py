@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import structlog
 
@@ -54,10 +53,6 @@ from carnet.settings.root import (
     Settings,
     VectorBackend,
 )
-
-if TYPE_CHECKING:  # psycopg is optional: imported only when CARNET_CATALOG=postgres
-    pass
-
 
 log = structlog.get_logger(__name__)
 

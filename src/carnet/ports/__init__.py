@@ -17,7 +17,7 @@ from carnet.ports.catalog import (
     SealedMapStore,
     SubjectDirectory,
 )
-from carnet.ports.embeddings import Embedder, SparseEncoder
+from carnet.ports.embeddings import Embedder, EmbedderFront, SparseEncoder
 from carnet.ports.intakes import IntakeStore
 from carnet.ports.keys import (
     CacheEvictions,
@@ -55,7 +55,7 @@ __all__ = [
     "Catalog",
     "Clock",
     "ContradictionJudge",
-    "Embedder",
+    "Embedder", "EmbedderFront",
     "ErasureEntry",
     "ErasureLedger",
     "Extractor",

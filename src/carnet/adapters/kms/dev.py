@@ -33,6 +33,7 @@ import structlog
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from carnet.adapters.kms.versioned import VersionedForm
 from carnet.errors import InvalidInput, KmsRejected, UnwrapFailed
 from carnet.ports import WrappedKey
 from carnet.private_fs import private_dir
@@ -44,7 +45,8 @@ _LOCK_FILE = "dev-kms.lock"
 _FORMAT = 1
 _KEY_BYTES = 32
 _NONCE_BYTES = 12
-_PREFIX = re.compile(r"^dev:v([1-9][0-9]{0,9}):")
+_FORM = VersionedForm("dev", "a dev KMS wrapped key")
+kek_version = _FORM.version  # the tenant-key version of a wrapped key (dev:v3:… → 3)
 _TENANT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 
 
@@ -56,18 +58,6 @@ class _TenantKeys:
     @property
     def latest(self) -> int:
         return max(self.versions)
-
-
-def kek_version(ciphertext: str) -> int:
-    """The tenant-key version in a dev wrapped key (``dev:v3:…`` → 3)."""
-    return _split(ciphertext)[0]
-
-
-def _split(ciphertext: str) -> tuple[int, str]:
-    match = _PREFIX.match(ciphertext)
-    if match is None:
-        raise UnwrapFailed("not a dev KMS wrapped key (no dev:vN: prefix)")
-    return int(match.group(1)), ciphertext[match.end() :]
 
 
 class DevKms:
@@ -112,7 +102,7 @@ class DevKms:
         return data_key, self._wrap(tenant, data_key)
 
     def unwrap(self, wrapped: WrappedKey) -> bytes:
-        version, body = _split(wrapped.ciphertext)
+        version, body = _FORM.split(wrapped.ciphertext)
         if version != wrapped.kek_version:
             raise UnwrapFailed("wrapped key's version does not match its ciphertext", tenant=wrapped.tenant)
         keys = self._tenant(wrapped.tenant)
@@ -199,7 +189,7 @@ class DevKms:
         version = keys.latest
         nonce = secrets.token_bytes(_NONCE_BYTES)
         sealed = AESGCM(keys.versions[version]).encrypt(nonce, data_key, _aad(tenant, version))
-        ciphertext = f"dev:v{version}:" + base64.b64encode(nonce + sealed).decode("ascii")
+        ciphertext = _FORM.join(version, base64.b64encode(nonce + sealed).decode("ascii"))
         return WrappedKey(tenant=tenant, ciphertext=ciphertext, kek_version=version)
 
     def _tenant(self, tenant: str) -> _TenantKeys:

@@ -55,6 +55,7 @@ from pkcs11.mechanisms import GCMParams
 from pkcs11.types import DecryptMixin, EncryptMixin, Session
 
 from carnet.adapters.kms.hsm_session import Pin, connection, token_random
+from carnet.adapters.kms.versioned import VersionedForm
 from carnet.errors import (
     InvalidInput,
     KmsRejected,
@@ -70,7 +71,8 @@ KEY_BITS = 256
 DATA_KEY_BYTES = 32
 IV_BYTES = 12
 TAG_BITS = 128
-_PREFIX = re.compile(r"^hsm:v([1-9][0-9]{0,9}):")
+_FORM = VersionedForm("hsm", "an HSM wrapped key")
+kek_version = _FORM.version  # the tenant-key version of a wrapped key (hsm:v3:… → 3)
 _TENANT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 _T = TypeVar("_T")
 
@@ -100,18 +102,6 @@ _DOES_NOT_OPEN: tuple[type[Exception], ...] = (
     p11.GeneralError,
     p11.FunctionFailed,
 )
-
-
-def kek_version(ciphertext: str) -> int:
-    """The tenant-key version in an HSM wrapped key (``hsm:v3:…`` → 3)."""
-    return _split(ciphertext)[0]
-
-
-def _split(ciphertext: str) -> tuple[int, str]:
-    match = _PREFIX.match(ciphertext)
-    if match is None:
-        raise UnwrapFailed("not an HSM wrapped key (no hsm:vN: prefix)")
-    return int(match.group(1)), ciphertext[match.end() :]
 
 
 class Pkcs11Kms:
@@ -179,7 +169,7 @@ class Pkcs11Kms:
         return self._run("generate_data_key", tenant, generate)
 
     def unwrap(self, wrapped: WrappedKey) -> bytes:
-        version, body = _split(wrapped.ciphertext)
+        version, body = _FORM.split(wrapped.ciphertext)
         if version != wrapped.kek_version:
             raise UnwrapFailed("wrapped key's version does not match its ciphertext", tenant=wrapped.tenant)
         blob = _decode(body, wrapped.tenant)
@@ -206,7 +196,7 @@ class Pkcs11Kms:
         keys already at the latest version are returned as they are; any failure fails the call."""
         bodies = []
         for item in wrapped:
-            version, body = _split(item.ciphertext)
+            version, body = _FORM.split(item.ciphertext)
             if version != item.kek_version:
                 raise UnwrapFailed("wrapped key's version does not match its ciphertext", tenant=item.tenant)
             bodies.append(_decode(body, item.tenant))
@@ -348,7 +338,7 @@ class Pkcs11Kms:
         sealed = key.encrypt(data_key, mechanism=Mechanism.AES_GCM, mechanism_param=_gcm(iv, tenant, version))
         if not isinstance(sealed, bytes) or len(sealed) != DATA_KEY_BYTES + TAG_BITS // 8:
             raise KmsRejected("HSM returned a sealed key of the wrong length", tenant=tenant)
-        ciphertext = f"hsm:v{version}:" + base64.b64encode(iv + sealed).decode("ascii")
+        ciphertext = _FORM.join(version, base64.b64encode(iv + sealed).decode("ascii"))
         return WrappedKey(tenant=tenant, ciphertext=ciphertext, kek_version=version)
 
     def _open(

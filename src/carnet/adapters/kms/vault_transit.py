@@ -28,6 +28,7 @@ from typing import Any
 
 import structlog
 
+from carnet.adapters.kms.versioned import VersionedForm
 from carnet.adapters.vault.auth import AppRoleAuth, Auth, KubernetesAuth, TokenAuth, transit_policy
 from carnet.adapters.vault.session import VaultSession, open_session
 from carnet.errors import InvalidInput, KmsRejected, UnwrapFailed
@@ -42,7 +43,8 @@ DATA_KEY_BITS = 256
 # Items per rewrap request. Each item is 4 JSON strings (two keys, two values), and OpenBao
 # refuses a request body of more than ``max_request_json_strings`` (1000 by default) strings.
 REWRAP_CHUNK = 200
-_VERSION_PREFIX = re.compile(r"^vault:v([1-9][0-9]{0,9}):")
+_FORM = VersionedForm("vault", "a Transit ciphertext")
+kek_version = _FORM.version  # the tenant-key version of a wrapped key (vault:v3:… → 3)
 _TENANT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 
 
@@ -57,12 +59,6 @@ class TransitKeyInfo:
     allow_plaintext_backup: bool
 
 
-def kek_version(ciphertext: str) -> int:
-    """The tenant-key version in a Transit ciphertext (``vault:v3:…`` → 3)."""
-    match = _VERSION_PREFIX.match(ciphertext)
-    if match is None:
-        raise UnwrapFailed("not a Transit ciphertext (no vault:vN: prefix)")
-    return int(match.group(1))
 
 
 class VaultTransitKms:

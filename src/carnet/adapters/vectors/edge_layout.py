@@ -30,6 +30,7 @@ from datetime import datetime
 from pathlib import Path
 
 from carnet.errors import Conflict
+from carnet.fileio import fsync_dir
 
 LIVE = "vectors"
 NEXT = "vectors.next"
@@ -68,7 +69,7 @@ def open_live(data_dir: Path, *, model_id: str) -> Path:
     if not live.exists() and (nxt / _ENGINE_CONFIG).exists() and not (nxt / INCOMPLETE).exists():
         try:
             os.rename(nxt, live)  # the second rename of an interrupted switch
-            _fsync_dir(data_dir)
+            fsync_dir(data_dir)
         except FileNotFoundError:  # another process finished it first
             pass
     elif not (live / _ENGINE_CONFIG).exists() and (nxt / _ENGINE_CONFIG).exists() \
@@ -107,7 +108,7 @@ def switch(data_dir: Path, now: datetime) -> Path:
     The caller holds the live shard's owner lock and has closed both shards."""
     nxt = data_dir / NEXT
     (nxt / INCOMPLETE).unlink()
-    _fsync_dir(nxt)
+    fsync_dir(nxt)
     old = data_dir / f"{LIVE}.old-{now.strftime('%Y%m%dT%H%M%SZ')}"
     os.rename(data_dir / LIVE, old)
     try:
@@ -115,13 +116,5 @@ def switch(data_dir: Path, now: datetime) -> Path:
     except FileNotFoundError:  # a process starting in between finished the switch (``open_live``)
         if not (data_dir / LIVE / _ENGINE_CONFIG).exists():
             raise
-    _fsync_dir(data_dir)
+    fsync_dir(data_dir)
     return old
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

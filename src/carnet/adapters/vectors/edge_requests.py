@@ -5,10 +5,8 @@ The Qdrant-server adapter's twin is ``qdrant_requests``."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
-import numpy as np
 from qdrant_edge import (
     FieldCondition,
     Filter,
@@ -19,15 +17,13 @@ from qdrant_edge import (
     Query,
     QueryRequest,
     RangeFloat,
-    ScoredPoint,
     SearchParams,
 )
 from qdrant_edge import SparseVector as EdgeSparse
 
 from carnet.adapters.vectors import payload as pl
 from carnet.domain.records import Scope
-from carnet.domain.unreadable import Skipped
-from carnet.ports import Candidate, RecordFilter, SparseVector
+from carnet.ports import RecordFilter, SparseVector
 
 
 def scoped_filter(scope: Scope, where: RecordFilter | None = None, ids: Sequence[str] | None = None) -> Filter:
@@ -81,23 +77,3 @@ def sparse_request(scope: Scope, sparse: SparseVector, limit: int, flt: Filter, 
         with_vector=with_vector,
         params=SearchParams(idf=IdfParams(corpus=scoped_filter(scope))),
     )
-
-
-def candidates(points: Sequence[ScoredPoint], with_vectors: bool, skipped: Skipped | None,
-               known: dict[str, Candidate] | None = None) -> list[Candidate]:
-    return [c for point in points if (c := _candidate(point, with_vectors, skipped, known)) is not None]
-
-
-def _candidate(point: ScoredPoint, with_vectors: bool, skipped: Skipped | None,
-               known: dict[str, Candidate] | None = None) -> Candidate | None:
-    """A hit already converted (found by both retrievers) is reused with this retriever's score.
-
-    Each property of a ``ScoredPoint`` converts from Rust on every access: each is read once.
-    """
-    seen = known.get(str(point.id)) if known else None
-    if seen is not None:
-        return replace(seen, score=float(point.score))
-    vectors = point.vector if with_vectors else None
-    vector = np.asarray(vectors[pl.DENSE], dtype=np.float32) if isinstance(vectors, dict) else None
-    memory = pl.decode(str(point.id), point.payload, skipped)
-    return None if memory is None else Candidate(memory=memory, score=float(point.score), vector=vector)

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import math
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
@@ -267,16 +267,56 @@ def from_payload(point_id: str, p: Mapping[str, Any]) -> Memory:
     )
 
 
-def decoded(points: Iterable[tuple[str, Mapping[str, Any] | None]], skipped: Skipped | None) -> list[Memory]:
-    """The records of ``points`` (id, payload) that decode; each one that does not (a field missing,
-    of the wrong type, a date outside what ``datetime`` holds) is noted in ``skipped`` and left out,
-    so one damaged payload never fails a whole page."""
+P = TypeVar("P")
+
+
+class Point(Protocol):
+    """A stored point as both engines return it (qdrant-edge's and qdrant-client's records)."""
+
+    @property
+    def id(self) -> Any: ...
+
+    @property
+    def payload(self) -> Mapping[str, Any] | None: ...
+
+
+def decoded(points: Iterable[Point], skipped: Skipped | None) -> list[Memory]:
+    """The records of ``points`` that decode; each one that does not (a field missing, of the wrong
+    type, a date outside what ``datetime`` holds) is noted in ``skipped`` and left out, so one damaged
+    payload never fails a whole page."""
     out = []
-    for point_id, payload in points:
-        memory = decode(point_id, payload, skipped)
+    for point in points:
+        memory = decode(str(point.id), point.payload, skipped)
         if memory is not None:
             out.append(memory)
     return out
+
+
+def new_points(scope: Scope, items: Sequence[IndexedMemory], point: Callable[[IndexedMemory], P],
+               owners: Callable[[list[str]], Iterable[Point]]) -> list[P]:
+    """The engine's points for ``items``, once every item is checked to belong to ``scope`` and no id
+    is found taken by another scope: ``owners(ids)`` reads the stored points of those ids (with their
+    tenant and subject), and a point id taken elsewhere is a ``Conflict``, never overwritten."""
+    if not items:
+        return []
+    check_scope(scope, (i.memory for i in items))
+    points = [point(i) for i in items]
+    for stored in owners([i.memory.id for i in items]):
+        owner = stored.payload or {}
+        if (owner.get(TENANT), owner.get(SUBJECT)) != (scope.tenant, scope.subject):
+            raise Conflict(f"record id {stored.id} is already taken", memory_id=str(stored.id))
+    return points
+
+
+def point_ids(ids: Iterable[str]) -> list[str]:
+    """The ids asked for that can name a point, each once, in the order asked."""
+    return list(dict.fromkeys(i for i in ids if is_point_id(i)))
+
+
+def in_order(wanted: Sequence[str], points: Iterable[Point], skipped: Skipped | None) -> list[Memory]:
+    """The decoded records of ``points`` in the order of ``wanted``; an id not found is absent."""
+    found = {m.id: m for m in decoded(points, skipped)}
+    return [found[i] for i in wanted if i in found]
 
 
 def decode(point_id: str, payload: Mapping[str, Any] | None, skipped: Skipped | None) -> Memory | None:

@@ -50,15 +50,15 @@ from qdrant_edge import (
 from carnet.adapters.vectors import payload as pl
 from carnet.adapters.vectors.edge_lock import LOCK_FILE, held, lock, unlock
 from carnet.adapters.vectors.edge_requests import (
-    candidates,
     dense_request,
     scoped_filter,
     sparse_request,
     sparse_vector,
 )
+from carnet.adapters.vectors.hits import hybrid_hits
 from carnet.domain.records import Memory, Scope
 from carnet.domain.unreadable import Skipped
-from carnet.errors import Conflict, DependencyUnavailable
+from carnet.errors import DependencyUnavailable
 from carnet.fileio import copy_tree_sparse
 from carnet.ports import (
     AccessUpdate,
@@ -137,11 +137,9 @@ class EdgeVectorIndex:
 
     def upsert(self, scope: Scope, items: Sequence[IndexedMemory]) -> None:
         """``update(upsert_points)``, conditioned on the scope, after refusing ids owned by another scope."""
-        if not items:
+        points = pl.new_points(scope, items, self._point, self._owners)
+        if not points:
             return
-        pl.check_scope(scope, (i.memory for i in items))
-        points = [self._point(i) for i in items]
-        self._refuse_foreign_ids(scope, [i.memory.id for i in items])
         with _engine_errors("upsert"):
             self._shard.update(UpdateOperation.upsert_points(points, condition=scoped_filter(scope)))
 
@@ -151,14 +149,10 @@ class EdgeVectorIndex:
                                   pl.SPARSE: sparse_vector(item.sparse)}
         return Point(pl.check_point_id(m.id), vector, pl.to_payload(m))
 
-    def _refuse_foreign_ids(self, scope: Scope, ids: list[str]) -> None:
-        """``retrieve(ids)``: a point id already used by another scope is never overwritten."""
+    def _owners(self, ids: list[str]) -> Sequence[pl.Point]:
+        """``retrieve(ids)`` with the owners' tenant and subject only (``pl.new_points`` checks them)."""
         with _engine_errors("retrieve"):
-            existing = self._shard.retrieve(list(ids), [pl.TENANT, pl.SUBJECT], False)
-        for record in existing:
-            owner = record.payload or {}
-            if (owner.get(pl.TENANT), owner.get(pl.SUBJECT)) != (scope.tenant, scope.subject):
-                raise Conflict(f"record id {record.id} is already taken", memory_id=str(record.id))
+            return self._shard.retrieve(list(ids), [pl.TENANT, pl.SUBJECT], False)
 
     def replace_payload(self, scope: Scope, memories: Sequence[Memory]) -> None:
         """``update(overwrite_payload_by_filter)`` per record, filtered by scope and id.
@@ -209,17 +203,8 @@ class EdgeVectorIndex:
 
     # -- reads --------------------------------------------------------------------------------
 
-    def hybrid_search(
-        self,
-        scope: Scope,
-        *,
-        dense: Vector,
-        sparse: SparseVector | None,
-        limit: int,
-        where: RecordFilter,
-        with_vectors: bool = False,
-        skipped: Skipped | None = None,
-    ) -> HybridHits:
+    def hybrid_search(self, scope: Scope, *, dense: Vector, sparse: SparseVector | None, limit: int,
+                      where: RecordFilter, with_vectors: bool = False, skipped: Skipped | None = None) -> HybridHits:
         """One ``query_batch``: nearest on ``dense`` (cosine) and, when given, on ``sparse`` (IDF dot).
         A hit whose payload does not decode is noted in ``skipped`` and left out."""
         if limit < 1:
@@ -231,33 +216,28 @@ class EdgeVectorIndex:
             requests.append(sparse_request(scope, sparse, limit, flt, with_vector))
         with _engine_errors("query"):
             results = self._shard.query_batch(QueryBatchRequest(requests))
-        dense_hits = candidates(results[0], with_vectors, skipped)
-        known = {c.memory.id: c for c in dense_hits}
-        sparse_hits = candidates(results[1], with_vectors, skipped, known) if len(results) > 1 else []
-        return HybridHits(dense=dense_hits, sparse=sparse_hits)
+        return hybrid_hits(results[0], results[1] if len(results) > 1 else None, with_vectors=with_vectors,
+                           skipped=skipped)
 
     def get(self, scope: Scope, ids: Sequence[str], *, skipped: Skipped | None = None) -> list[Memory]:
         """``scroll`` filtered by scope AND ids, in the order asked; unknown or malformed ids are absent,
         one whose payload does not decode is noted in ``skipped``."""
-        wanted = list(dict.fromkeys(i for i in ids if pl.is_point_id(i)))
+        wanted = pl.point_ids(ids)
         if not wanted:
             return []
         request = ScrollRequest(limit=len(wanted), filter=scoped_filter(scope, ids=wanted), with_payload=True)
         with _engine_errors("scroll"):
             records, _ = self._shard.scroll(request)
-        found = {m.id: m for m in pl.decoded(((str(r.id), r.payload) for r in records), skipped)}
-        return [found[i] for i in wanted if i in found]
+        return pl.in_order(wanted, records, skipped)
 
-    def scroll(
-        self, scope: Scope, *, where: RecordFilter, limit: int, offset: str | None = None,
-        skipped: Skipped | None = None,
-    ) -> tuple[list[Memory], str | None]:
+    def scroll(self, scope: Scope, *, where: RecordFilter, limit: int, offset: str | None = None,
+               skipped: Skipped | None = None) -> tuple[list[Memory], str | None]:
         """``scroll`` by ascending point id; the cursor is the next page's first point id."""
         start = pl.parse_offset(offset)
         request = ScrollRequest(offset=start, limit=limit, filter=scoped_filter(scope, where), with_payload=True)
         with _engine_errors("scroll"):
             records, nxt = self._shard.scroll(request)
-        memories = pl.decoded(((str(r.id), r.payload) for r in records), skipped)
+        memories = pl.decoded(records, skipped)
         return memories, None if nxt is None else str(nxt)
 
     def count(self, scope: Scope, *, where: RecordFilter) -> int:

@@ -4,15 +4,12 @@ tenant AND subject first, always), the sparse half of a hybrid query, and hits t
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 
-import numpy as np
 from qdrant_client import models
 
 from carnet.adapters.vectors import payload as pl
 from carnet.domain.records import Scope
-from carnet.domain.unreadable import Skipped
-from carnet.ports import Candidate, RecordFilter, SparseVector
+from carnet.ports import RecordFilter, SparseVector
 
 
 def scoped_filter(scope: Scope, where: RecordFilter | None = None, ids: Sequence[str] | None = None) -> models.Filter:
@@ -60,21 +57,3 @@ def sparse_request(
         params=models.SearchParams(idf=models.IdfCorpusParams(corpus=scoped_filter(scope))),
         shard_key=shard_key,
     )
-
-
-def candidates(points: Sequence[models.ScoredPoint], with_vectors: bool, skipped: Skipped | None,
-                known: dict[str, Candidate] | None = None) -> list[Candidate]:
-    return [c for point in points if (c := _candidate(point, with_vectors, skipped, known)) is not None]
-
-
-def _candidate(point: models.ScoredPoint, with_vectors: bool, skipped: Skipped | None,
-               known: dict[str, Candidate] | None = None) -> Candidate | None:
-    """A hit already converted (found by both retrievers) is reused with this retriever's score."""
-    seen = known.get(str(point.id)) if known else None
-    if seen is not None:
-        return replace(seen, score=float(point.score))
-    vector = None
-    if with_vectors and isinstance(point.vector, dict):
-        vector = np.asarray(point.vector[pl.DENSE], dtype=np.float32)
-    memory = pl.decode(str(point.id), point.payload, skipped)
-    return None if memory is None else Candidate(memory=memory, score=float(point.score), vector=vector)

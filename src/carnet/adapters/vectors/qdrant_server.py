@@ -28,11 +28,12 @@ from qdrant_client import QdrantClient, models
 from qdrant_client.http.exceptions import ApiException
 
 from carnet.adapters.vectors import payload as pl
+from carnet.adapters.vectors.hits import hybrid_hits
 from carnet.adapters.vectors.qdrant_distribution import Distribution
-from carnet.adapters.vectors.qdrant_requests import candidates, scoped_filter, sparse_request
+from carnet.adapters.vectors.qdrant_requests import scoped_filter, sparse_request
 from carnet.domain.records import Memory, Scope
 from carnet.domain.unreadable import Skipped
-from carnet.errors import Conflict, DependencyUnavailable
+from carnet.errors import DependencyUnavailable
 from carnet.ports import (
     AccessUpdate,
     HybridHits,
@@ -189,11 +190,9 @@ class ServerVectorIndex:
 
     def upsert(self, scope: Scope, items: Sequence[IndexedMemory]) -> None:
         """``PUT /points`` (``upsert``, ``update_filter`` = scope); ids owned by another scope are refused."""
-        if not items:
+        points = pl.new_points(scope, items, self._point, self._owners)
+        if not points:
             return
-        pl.check_scope(scope, (i.memory for i in items))
-        points = [self._point(i) for i in items]
-        self._refuse_foreign_ids(scope, [i.memory.id for i in items])
         with _server_errors("upsert"):
             self._client.upsert(self._collection, points, wait=True, update_filter=scoped_filter(scope),
                                 ordering=self._ordering, shard_key_selector=self._distribution.selector(scope))
@@ -206,17 +205,13 @@ class ServerVectorIndex:
             id=pl.check_point_id(item.memory.id), vector=vector, payload=pl.to_payload(item.memory)
         )
 
-    def _refuse_foreign_ids(self, scope: Scope, ids: list[str]) -> None:
-        """``POST /points`` (``retrieve``): a point id already used by another scope is never overwritten.
-        No shard key, even on a tiered collection: Qdrant then looks in every shard, so an id taken in
-        another tenant's shard is refused too (only the owner's tenant and subject are read)."""
+    def _owners(self, ids: list[str]) -> Sequence[pl.Point]:
+        """``POST /points`` (``retrieve``) with the owners' tenant and subject only (``pl.new_points`` checks
+        them). No shard key, even on a tiered collection: Qdrant then looks in every shard, so an id taken
+        in another tenant's shard is refused too."""
         with _server_errors("retrieve"):
-            existing = self._client.retrieve(self._collection, ids, with_payload=[pl.TENANT, pl.SUBJECT],
-                                             consistency=self._consistency)
-        for record in existing:
-            owner = record.payload or {}
-            if (owner.get(pl.TENANT), owner.get(pl.SUBJECT)) != (scope.tenant, scope.subject):
-                raise Conflict(f"record id {record.id} is already taken", memory_id=str(record.id))
+            return self._client.retrieve(self._collection, ids, with_payload=[pl.TENANT, pl.SUBJECT],
+                                         consistency=self._consistency)
 
     def rescope(self, old: Scope, new: Scope, items: Sequence[tuple[Memory, SparseVector]]) -> None:
         """``POST /points`` (``retrieve`` with the dense vector), then ``PUT /points`` (``upsert``,
@@ -289,17 +284,8 @@ class ServerVectorIndex:
 
     # -- reads --------------------------------------------------------------------------------
 
-    def hybrid_search(
-        self,
-        scope: Scope,
-        *,
-        dense: Vector,
-        sparse: SparseVector | None,
-        limit: int,
-        where: RecordFilter,
-        with_vectors: bool = False,
-        skipped: Skipped | None = None,
-    ) -> HybridHits:
+    def hybrid_search(self, scope: Scope, *, dense: Vector, sparse: SparseVector | None, limit: int,
+                      where: RecordFilter, with_vectors: bool = False, skipped: Skipped | None = None) -> HybridHits:
         """One ``POST /points/query/batch``: nearest on ``dense`` (cosine) and on ``sparse`` (IDF dot).
         A hit whose payload does not decode is noted in ``skipped`` and left out."""
         if limit < 1:
@@ -322,15 +308,13 @@ class ServerVectorIndex:
             requests.append(sparse_request(scope, sparse, limit, flt, with_vector, shard_key))
         with _server_errors("query"):
             responses = self._client.query_batch_points(self._collection, requests, consistency=self._consistency)
-        dense_hits = candidates(responses[0].points, with_vectors, skipped)
-        known = {c.memory.id: c for c in dense_hits}
-        sparse_hits = candidates(responses[1].points, with_vectors, skipped, known) if len(responses) > 1 else []
-        return HybridHits(dense=dense_hits, sparse=sparse_hits)
+        return hybrid_hits(responses[0].points, responses[1].points if len(responses) > 1 else None,
+                           with_vectors=with_vectors, skipped=skipped)
 
     def get(self, scope: Scope, ids: Sequence[str], *, skipped: Skipped | None = None) -> list[Memory]:
         """``POST /points/scroll`` filtered by scope AND ids, in the order asked; unknown ids are absent,
         one whose payload does not decode is noted in ``skipped``."""
-        wanted = list(dict.fromkeys(i for i in ids if pl.is_point_id(i)))
+        wanted = pl.point_ids(ids)
         if not wanted:
             return []
         with _server_errors("scroll"):
@@ -342,13 +326,10 @@ class ServerVectorIndex:
                 consistency=self._consistency,
                 shard_key_selector=self._distribution.selector(scope),
             )
-        found = {m.id: m for m in pl.decoded(((str(r.id), r.payload) for r in records), skipped)}
-        return [found[i] for i in wanted if i in found]
+        return pl.in_order(wanted, records, skipped)
 
-    def scroll(
-        self, scope: Scope, *, where: RecordFilter, limit: int, offset: str | None = None,
-        skipped: Skipped | None = None,
-    ) -> tuple[list[Memory], str | None]:
+    def scroll(self, scope: Scope, *, where: RecordFilter, limit: int, offset: str | None = None,
+               skipped: Skipped | None = None) -> tuple[list[Memory], str | None]:
         """``POST /points/scroll`` by ascending point id; the cursor is the next page's first point id."""
         start = pl.parse_offset(offset)
         with _server_errors("scroll"):
@@ -361,7 +342,7 @@ class ServerVectorIndex:
                 consistency=self._consistency,
                 shard_key_selector=self._distribution.selector(scope),
             )
-        memories = pl.decoded(((str(r.id), r.payload) for r in records), skipped)
+        memories = pl.decoded(records, skipped)
         return memories, None if nxt is None else str(nxt)
 
     def count(self, scope: Scope, *, where: RecordFilter) -> int:

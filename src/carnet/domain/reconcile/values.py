@@ -157,18 +157,21 @@ def clean_label(text: str) -> str:
     return text
 
 
-def _text(value: str) -> str:
-    try:
-        return clean_text(value)
-    except ValueError:
-        raise _refuse("invalid_text", TEXT_MESSAGE) from None
+def _refusing(check: Callable[[str], str], code: str, message: str) -> Callable[[str], str]:
+    """``check`` as a field validator: its ``ValueError`` becomes the refusal ``code`` with the fixed
+    ``message`` (which never quotes the value)."""
+
+    def validate(value: str) -> str:
+        try:
+            return check(value)
+        except ValueError:
+            raise _refuse(code, message) from None
+
+    return validate
 
 
-def _label(value: str) -> str:
-    try:
-        return clean_label(value)
-    except ValueError:
-        raise _refuse("invalid_label", LABEL_MESSAGE) from None
+_text = _refusing(clean_text, "invalid_text", TEXT_MESSAGE)
+_label = _refusing(clean_label, "invalid_label", LABEL_MESSAGE)
 
 
 Text = Annotated[str, Strict(), Field(min_length=1), AfterValidator(_text)]
@@ -195,11 +198,7 @@ def check_rate(value: str) -> str:
     return value
 
 
-def _rate(value: str) -> str:
-    try:
-        return check_rate(value)
-    except ValueError:
-        raise _refuse("invalid_rate_limit", RATE_MESSAGE) from None
+_rate = _refusing(check_rate, "invalid_rate_limit", RATE_MESSAGE)
 
 
 RateLimit = Annotated[str, Strict(), Field(min_length=1, max_length=32, examples=["50/second"]),

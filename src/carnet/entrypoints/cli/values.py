@@ -3,6 +3,7 @@ refused like a REST field (exit 2, a fixed message that never quotes the value).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 
 import typer
@@ -12,24 +13,22 @@ from carnet.domain.reconcile.values import MAX_SAFE_INT, check_rate, clean_label
 MAX_INT = MAX_SAFE_INT
 
 
-def rate(value: str | None) -> str | None:
-    """``--rate-limit``: a positive amount per a positive period."""
-    if value is None:
-        return None
-    try:
-        return check_rate(value)
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc)) from None
+def _optional(check: Callable[[str], str]) -> Callable[[str | None], str | None]:
+    """``check`` as the callback of an option that may be left out."""
+
+    def callback(value: str | None) -> str | None:
+        if value is None:
+            return None
+        try:
+            return check(value)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc)) from None
+
+    return callback
 
 
-def label(value: str | None) -> str | None:
-    """A tenant, a subject id, a name: one line without control characters."""
-    if value is None:
-        return None
-    try:
-        return clean_label(value)
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc)) from None
+rate = _optional(check_rate)  # ``--rate-limit``: a positive amount per a positive period
+label = _optional(clean_label)  # a tenant, a subject id, a name: one line without control characters
 
 
 def labels(values: list[str] | None) -> list[str] | None:

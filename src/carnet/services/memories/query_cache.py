@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
 
-from carnet.ports import Embedder, Vector
+from carnet.ports import Embedder, EmbedderFront, Vector
 
 
-class CachedEmbedder:
+class CachedEmbedder(EmbedderFront):
     """Wraps an ``Embedder``: passages go straight through (batched by the caller), queries are cached.
 
     Each tenant has its own LRU of ``size`` entries: a tenant's question never hits, evicts or is
@@ -20,28 +19,12 @@ class CachedEmbedder:
     retention), ``clear()`` all of them."""
 
     def __init__(self, inner: Embedder, *, size: int) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self._size = size
         self._caches: dict[str, OrderedDict[str, Vector]] = {}
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
-
-    @property
-    def inner(self) -> Embedder:
-        """The embedder behind the cache (to share one model between containers)."""
-        return self._inner
-
-    @property
-    def model_id(self) -> str:
-        return self._inner.model_id
-
-    @property
-    def dim(self) -> int:
-        return self._inner.dim
-
-    def embed_passages(self, texts: Sequence[str]) -> Vector:
-        return self._inner.embed_passages(texts)
 
     def embed_query(self, text: str, *, tenant: str) -> Vector:
         if self._size:
@@ -52,7 +35,7 @@ class CachedEmbedder:
                     cache.move_to_end(text)
                     self.hits += 1
                     return hit
-        vec = self._inner.embed_query(text)
+        vec = self.inner.embed_query(text)
         with self._lock:
             self.misses += 1
             if self._size:
