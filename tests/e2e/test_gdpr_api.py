@@ -1,5 +1,7 @@
 """The data subject's rights over real HTTP: export (art. 15/20), rectification (art. 16), erasure
-(art. 17), and what the audit trail keeps of them (no personal data)."""
+(art. 17), and what the audit trail keeps of them (no personal data). The tests that speak HTTP only
+(through the fixtures ``tenant`` and ``http``) run again on the production topology in
+tests/e2e/test_soak.py, with fixtures of the same names."""
 
 from __future__ import annotations
 
@@ -24,9 +26,14 @@ TEXTS = [
 
 
 @pytest.fixture
-def keys(container: Container) -> dict[str, str]:
+def tenant() -> str:
+    return "assur-nord"
+
+
+@pytest.fixture
+def keys(container: Container, tenant: str) -> dict[str, str]:
     def key(*roles: str) -> str:
-        return create_key(container.deps.catalog, container.pepper, tenant="assur-nord", roles=list(roles))[0]
+        return create_key(container.deps.catalog, container.pepper, tenant=tenant, roles=list(roles))[0]
 
     return {"agent": key("agent"), "dpo": key("dpo"), "admin": key("admin")}
 
@@ -78,8 +85,7 @@ def test_unknown_subject_export_and_erase_are_404(http: dict[str, httpx.Client])
     assert http["dpo"].delete("/api/v1/subjects/NOBODY-1").json()["error"]["code"] == "subject_not_found"
 
 
-def test_erasure_leaves_nothing_and_the_audit_names_no_one(http: dict[str, httpx.Client],
-                                                           container: Container) -> None:
+def test_erasure_leaves_nothing_and_the_audit_names_no_one(http: dict[str, httpx.Client]) -> None:
     _store(http["agent"])
     receipt = http["dpo"].delete(f"/api/v1/subjects/{SUBJECT}").json()
     assert receipt["complete"] and receipt["records_deleted"] == len(TEXTS) + 1 and receipt["data_key_destroyed"]
@@ -165,7 +171,7 @@ def test_legal_hold_blocks_erasure_until_lifted(http: dict[str, httpx.Client]) -
     assert actions.index("subject.hold") < actions.index("subject.release") < actions.index("subject.erased")
 
 
-def test_relationship_end_and_maintain_over_rest(http: dict[str, httpx.Client]) -> None:
+def test_relationship_end_and_maintain_over_rest(http: dict[str, httpx.Client], tenant: str) -> None:
     _store(http["agent"])
     ended = http["dpo"].put(f"/api/v1/subjects/{SUBJECT}/relationship-end", json={"ended_at": "2020-01-31T00:00:00Z"})
     assert ended.status_code == 200 and ended.json()["relationship_end"].startswith("2020-01-31")
@@ -175,5 +181,5 @@ def test_relationship_end_and_maintain_over_rest(http: dict[str, httpx.Client]) 
     report = http["admin"].post("/api/v1/admin/maintain", json={"dry_run": True})
     assert report.status_code == 200, report.text
     body = report.json()
-    assert body["dry_run"] is True and set(body["tenants"]) <= {"assur-nord"}
+    assert body["dry_run"] is True and set(body["tenants"]) <= {tenant}
     assert SUBJECT not in report.text

@@ -1,8 +1,11 @@
-"""End to end through real HTTP: uvicorn on loopback, the embedded stack behind it."""
+"""End to end through real HTTP: uvicorn on loopback, the embedded stack behind it. The tests speak
+HTTP only, through the fixtures ``client_for`` and ``api``: tests/e2e/test_soak.py runs them again on
+the production topology with fixtures of the same names."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 
 import httpx
 import pytest
@@ -16,12 +19,21 @@ SUBJECT = "ADH-0042"
 
 
 @pytest.fixture
-def api(container: Container) -> Iterator[httpx.Client]:
-    key, _ = create_key(container.deps.catalog, container.pepper, tenant="assur-nord", roles=["agent", "dpo"])
-    with running(create_app(container)) as base, httpx.Client(
-        base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=30
-    ) as client:
+def client_for(container: Container) -> Iterator[Callable[..., httpx.Client]]:
+    """``client_for(*roles)``: a client of one server on the embedded stack, with a new key of
+    assur-nord for those roles."""
+    with running(create_app(container)) as base, ExitStack() as clients:
+        def client(*roles: str) -> httpx.Client:
+            key, _ = create_key(container.deps.catalog, container.pepper, tenant="assur-nord", roles=list(roles))
+            return clients.enter_context(httpx.Client(base_url=base, headers={"Authorization": f"Bearer {key}"},
+                                                      timeout=30))
+
         yield client
+
+
+@pytest.fixture
+def api(client_for: Callable[..., httpx.Client]) -> httpx.Client:
+    return client_for("agent", "dpo")
 
 
 def _remember(api: httpx.Client, text: str, at: str, **extra: object) -> dict[str, object]:
@@ -124,32 +136,28 @@ def test_lookup_by_identifier_over_http(api: httpx.Client) -> None:
     assert unknown.status_code == 400 and unknown.json()["error"]["code"] == "invalid_request"
 
 
-def test_special_categories_are_flagged_and_hidden_from_agent_keys(container: Container) -> None:
-    agent_key, _ = create_key(container.deps.catalog, container.pepper, tenant="assur-nord", roles=["agent"])
-    dpo_key, _ = create_key(container.deps.catalog, container.pepper, tenant="assur-nord", roles=["agent", "dpo"])
-    with running(create_app(container)) as base, httpx.Client(base_url=base, timeout=30) as http:
-        agent = {"Authorization": f"Bearer {agent_key}"}
-        dpo = {"Authorization": f"Bearer {dpo_key}"}
-        url = "/api/v1/subjects/ADH-0900/memories"
-        religious = http.post(url, headers=agent, json={"text": "Le membre ne peut pas venir pendant le ramadan."})
-        health = http.post(url, headers=agent, json={"text": "Le membre est hospitalisé pour une opération du genou."})
-        assert religious.status_code == health.status_code == 201
-        assert religious.json()["memory"]["special_categories"] == ["religion"]
-        assert health.json()["memory"]["special_categories"] == ["health"]
-        rid = religious.json()["memory"]["id"]
+def test_special_categories_are_flagged_and_hidden_from_agent_keys(
+        client_for: Callable[..., httpx.Client]) -> None:
+    agent, dpo = client_for("agent"), client_for("agent", "dpo")
+    url = "/api/v1/subjects/ADH-0900/memories"
+    religious = agent.post(url, json={"text": "Le membre ne peut pas venir pendant le ramadan."})
+    health = agent.post(url, json={"text": "Le membre est hospitalisé pour une opération du genou."})
+    assert religious.status_code == health.status_code == 201
+    assert religious.json()["memory"]["special_categories"] == ["religion"]
+    assert health.json()["memory"]["special_categories"] == ["health"]
+    rid = religious.json()["memory"]["id"]
 
-        def texts(headers: dict[str, str]) -> list[str]:
-            return sorted(m["text"] for m in http.get(url, headers=headers).json()["items"])
+    def texts(client: httpx.Client) -> list[str]:
+        return sorted(m["text"] for m in client.get(url).json()["items"])
 
-        assert texts(agent) == ["Le membre est hospitalisé pour une opération du genou."]
-        assert len(texts(dpo)) == 2
-        assert http.get(f"{url}/{rid}", headers=agent).status_code == 404
-        assert http.get(f"{url}/{rid}", headers=dpo).status_code == 200
-        query = {"query": "Quand le membre est-il indisponible pendant le ramadan ?", "k": 5}
-        seen_by_agent = http.post("/api/v1/subjects/ADH-0900/search", headers=agent, json=query).json()["results"]
-        assert rid not in [r["memory"]["id"] for r in seen_by_agent]
-        seen_by_dpo = http.post("/api/v1/subjects/ADH-0900/search", headers=dpo, json=query).json()["results"]
-        assert rid in [r["memory"]["id"] for r in seen_by_dpo]
-        ctx = http.post("/api/v1/context/assemble", headers=agent,
-                        json={"subject_id": "ADH-0900", "query": "Que sait-on du membre ?"}).json()
-        assert "ramadan" not in ctx["prompt"]
+    assert texts(agent) == ["Le membre est hospitalisé pour une opération du genou."]
+    assert len(texts(dpo)) == 2
+    assert agent.get(f"{url}/{rid}").status_code == 404
+    assert dpo.get(f"{url}/{rid}").status_code == 200
+    query = {"query": "Quand le membre est-il indisponible pendant le ramadan ?", "k": 5}
+    seen_by_agent = agent.post("/api/v1/subjects/ADH-0900/search", json=query).json()["results"]
+    assert rid not in [r["memory"]["id"] for r in seen_by_agent]
+    seen_by_dpo = dpo.post("/api/v1/subjects/ADH-0900/search", json=query).json()["results"]
+    assert rid in [r["memory"]["id"] for r in seen_by_dpo]
+    ctx = agent.post("/api/v1/context/assemble", json={"subject_id": "ADH-0900", "query": "Que sait-on du membre ?"})
+    assert "ramadan" not in ctx.json()["prompt"]

@@ -7,16 +7,30 @@ OpenBao dev server (the KMS, and the wrapped data keys in its KV store).
 First the API end to end on it: a note written through one API is found through the other, a call
 posted to the second is extracted by a worker, another tenant sees nothing, and an erasure through
 one API is complete for both: the records gone from the shared store, the subject's key destroyed in
-OpenBao, the ledger row in PostgreSQL. Then the soak's short run on the same processes: two tenants'
-assistants for 45 s with all five faults (kill -9 a worker and an API, OpenBao frozen, PostgreSQL
-and the Qdrant test server restarted) and every invariant of its JSON asserted. What this topology
-does not have here: TLS between the parts (tested link by link elsewhere), several Qdrant or
-PostgreSQL nodes (docs/operations.md)."""
+OpenBao, the ledger row in PostgreSQL. This test runs first: it starts the topology, and counts rows of
+the whole store.
+
+Then the end-to-end API tests of test_http_api.py and test_gdpr_api.py once more, on the same processes:
+their functions are collected here, and the fixtures they ask for (``api``, ``client_for``, ``http``,
+``tenant``) are this file's. Each test has a tenant of its own (the stores keep what the tests before
+wrote), whose admin key is made as `carnet apikey create` does and whose other keys are made through
+POST /api/v1/admin/apikeys; each client sends its requests to the two APIs in turn, so that a write
+and the read after it go through different processes. Left out: test_gdpr_api.py's
+test_rectified_pii_is_pseudonymised_again, which reads the stored record through the container's
+vector index (the pseudonymised text is served by no route).
+
+Last, the soak's short run on the same processes: two tenants' assistants (soak-a and soak-b, whose
+final checks look at their own ledger only) for 45 s with all five faults (kill -9 a worker and an
+API, OpenBao frozen, PostgreSQL and the Qdrant test server restarted) and every invariant of its JSON
+asserted. What this topology does not have here: TLS between the parts (tested link by link
+elsewhere), several Qdrant or PostgreSQL nodes (docs/operations.md)."""
 
 from __future__ import annotations
 
+import itertools
 import json
-from collections.abc import Iterator
+import uuid
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 
 import httpx
@@ -28,7 +42,9 @@ import pytest
 from carnet.bench.cli import _ALL_FAULTS
 from carnet.bench.soak import run as soak_run
 from carnet.bench.soak.faults import FAULTS
-from carnet.bench.soak.stack import Topology
+from carnet.bench.soak.stack import Topology, create_keys
+from tests.e2e import test_gdpr_api as gdpr_api
+from tests.e2e import test_http_api as http_api
 
 pytestmark = pytest.mark.slow
 TENANT, OTHER_TENANT, SUBJECT = "assur-nord", "banque-sud", "ADH-7311"
@@ -66,6 +82,67 @@ def _subject_keys(bao: object, tenant: str) -> set[str]:
 
 def _client(base: object, key: str) -> httpx.Client:
     return httpx.Client(base_url=str(base), headers={"Authorization": f"Bearer {key}"}, timeout=60)
+
+
+_FIRST = itertools.count()  # which API a new alternating client sends its first request to
+
+
+class _Alternating(httpx.HTTPTransport):
+    """Each request to the next API in turn (its port put in the URL and the Host header), as a load
+    balancer's round robin: a test's write and the read after it go through different processes."""
+
+    def __init__(self, ports: list[int]) -> None:
+        super().__init__()
+        self._ports = itertools.islice(itertools.cycle(ports), next(_FIRST) % len(ports), None)
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        port = next(self._ports)
+        request.url = request.url.copy_with(port=port)
+        request.headers["Host"] = f"{request.url.host}:{port}"
+        return super().handle_request(request)
+
+
+def _alternating(topology: Topology, key: str) -> httpx.Client:
+    ports = [httpx.URL(base).port or 80 for base in topology.bases]
+    return httpx.Client(base_url=topology.bases[0], headers={"Authorization": f"Bearer {key}"}, timeout=60,
+                        transport=_Alternating(ports))
+
+
+@pytest.fixture
+def tenant(topology: Topology) -> str:
+    """A tenant of each API test's own: the topology's stores keep what every test before wrote."""
+    return f"e2e-{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture
+def client_for(topology: Topology, tenant: str) -> Iterator[Callable[..., httpx.Client]]:
+    """``client_for(*roles)``: a client alternating between the two APIs, with a new key of the test's
+    tenant for those roles, made through POST /api/v1/admin/apikeys with the tenant's admin key. That
+    one is made as `carnet apikey create` does (an admin key makes keys of its own tenant only)."""
+    admin_key = create_keys(topology.env, topology.root / "admin", {"admin": (tenant, "admin")})["admin"]
+    with ExitStack() as clients:
+        admin = clients.enter_context(_alternating(topology, admin_key))
+
+        def client(*roles: str) -> httpx.Client:
+            if roles == ("admin",):
+                return admin
+            made = admin.post("/api/v1/admin/apikeys", json={"roles": list(roles)})
+            assert made.status_code == 201, made.text
+            return clients.enter_context(_alternating(topology, made.json()["key"]))
+
+        yield client
+
+
+@pytest.fixture
+def api(client_for: Callable[..., httpx.Client]) -> httpx.Client:
+    """test_http_api's ``api`` on the topology."""
+    return client_for("agent", "dpo")
+
+
+@pytest.fixture
+def http(client_for: Callable[..., httpx.Client]) -> dict[str, httpx.Client]:
+    """test_gdpr_api's ``http`` on the topology."""
+    return {role: client_for(role) for role in ("agent", "dpo", "admin")}
 
 
 @pytest.mark.timeout(600)  # the module's topology starts with it: four processes each loading the models
@@ -113,6 +190,27 @@ def test_two_apis_and_two_workers_share_every_store_and_an_erasure_holds_for_all
     assert _count(dsn, "SELECT count(*) FROM carnet.subjects") == 0
     assert _count(dsn, "SELECT count(*) FROM carnet.intakes WHERE status = 'done'") == 0  # erased with the subject
     assert all(part.alive() for part in topology.worker_parts)  # they ran throughout
+
+
+# The end-to-end API tests once more, on the topology, each with a tenant of its own: after the test above
+# (which starts the topology and counts rows of the whole store) and before the soak (which runs last).
+test_remember_supersede_search_assemble = http_api.test_remember_supersede_search_assemble
+test_replayed_write_changes_nothing = http_api.test_replayed_write_changes_nothing
+test_duplicate_merges_and_reinforces_once = http_api.test_duplicate_merges_and_reinforces_once
+test_list_and_paging = http_api.test_list_and_paging
+test_metrics_and_health = http_api.test_metrics_and_health
+test_lookup_by_identifier_over_http = http_api.test_lookup_by_identifier_over_http
+test_special_categories_are_flagged_and_hidden_from_agent_keys = (
+    http_api.test_special_categories_are_flagged_and_hidden_from_agent_keys)
+test_export_returns_everything_stored_decrypted_with_history = (
+    gdpr_api.test_export_returns_everything_stored_decrypted_with_history)
+test_unknown_subject_export_and_erase_are_404 = gdpr_api.test_unknown_subject_export_and_erase_are_404
+test_erasure_leaves_nothing_and_the_audit_names_no_one = gdpr_api.test_erasure_leaves_nothing_and_the_audit_names_no_one
+test_rectification_reembeds_and_forgets_the_old_text = gdpr_api.test_rectification_reembeds_and_forgets_the_old_text
+test_forget_one_memory = gdpr_api.test_forget_one_memory
+test_rectify_needs_a_field_and_valid_values = gdpr_api.test_rectify_needs_a_field_and_valid_values
+test_legal_hold_blocks_erasure_until_lifted = gdpr_api.test_legal_hold_blocks_erasure_until_lifted
+test_relationship_end_and_maintain_over_rest = gdpr_api.test_relationship_end_and_maintain_over_rest
 
 
 @pytest.mark.timeout(900)  # a minute of soak, the killed API's restart, the drain: minutes under load
