@@ -128,7 +128,7 @@ CALLS: dict[str, Any] = {
 
 def _run(container: Container, spec: dict[str, Any], source: Source = "facts") -> Run:
     if source == "calls":
-        container.facade.on_intake = start_workers(container, extractor=RuleExtractor()).wake
+        start_workers(container, extractor=RuleExtractor())
     keys = {
         t: create_key(container.deps.catalog, container.pepper, tenant=t, roles=["agent"])[0] for t in spec["tenants"]
     }

@@ -22,7 +22,7 @@ BODY = {"session_id": "call-42", "messages": [
 
 @pytest.fixture
 def http(container: Container) -> Iterator[dict[str, httpx.Client]]:
-    container.facade.on_intake = start_workers(container, extractor=ScriptedExtractor()).wake
+    start_workers(container, extractor=ScriptedExtractor())
     keys = {name: create_key(container.deps.catalog, container.pepper, tenant=tenant, roles=roles)[0]
             for name, tenant, roles in (("agent", "assur-nord", ["agent"]), ("dpo", "assur-nord", ["dpo"]),
                                         ("other", "banque-sud", ["agent"]))}

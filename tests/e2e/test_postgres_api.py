@@ -39,7 +39,7 @@ def pg_container(tmp_path: Path, embedder: Embedder, postgres_dsn: str) -> Itera
 
 @pytest.fixture
 def http(pg_container: Container) -> Iterator[dict[str, httpx.Client]]:
-    pg_container.facade.on_intake = start_workers(pg_container, extractor=ScriptedExtractor()).wake
+    start_workers(pg_container, extractor=ScriptedExtractor())
     keys = {role: create_key(pg_container.deps.catalog, pg_container.pepper, tenant="assur-nord", roles=[role])[0]
             for role in ("agent", "dpo")}
     with running(create_app(pg_container)) as base:

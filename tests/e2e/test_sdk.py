@@ -297,7 +297,7 @@ def test_messages_in_and_intake_status_out(server: str, container: Container) ->
     from carnet.bootstrap.wiring import start_workers
     from tests.support.extractors import ScriptedExtractor
 
-    container.facade.on_intake = start_workers(container, extractor=ScriptedExtractor()).wake
+    start_workers(container, extractor=ScriptedExtractor())
     with CarnetClient(server, _key(container, "agent"), timeout=30) as agent:
         queued = agent.submit_messages(S, [ChatMessage("user", "Je préfère être appelé le matin.",
                                                        _at("2026-11-29T09:00:00+01:00"))],

@@ -262,7 +262,7 @@ class Rights(RuleBasedStateMachine):
 def machine_env(tmp_path: Path, embedder: Embedder) -> Iterator[None]:
     c = build(Settings(data_dir=tmp_path / "data", key_dir=tmp_path / "keys"), embedder=embedder)
     try:
-        c.facade.on_intake = start_workers(c).wake
+        start_workers(c)
         app = create_app(c)
         schema = schemathesis.openapi.from_asgi("/openapi.json", app)
         Rights.container = c

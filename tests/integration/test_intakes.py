@@ -156,3 +156,21 @@ def test_no_intake_lost_with_200_concurrent_and_40_percent_failures(container: C
     assert 0 < len(dead) < 40  # 0.4 ** 3 of 200 is about 12.8; none dead has odds below 1e-5
     stored = sum(_count(container, f"LOSS-{n}") for n in range(10))
     assert stored == sum(len(d.memory_ids) for d in done) == len(done)  # one fact each, none twice
+
+
+def test_a_queued_intake_wakes_the_in_process_workers_at_once(container: Container) -> None:
+    """The queue's bell, rung by the facade on submit and on retry, wakes a pool that would otherwise
+    sleep a whole minute between polls: the intake is done well before that."""
+    pool = WorkerPool(lambda n: _worker(container, ScriptedExtractor(), owner=f"bell-{n}"), threads=1,
+                      poll_seconds=60)
+    container.queue.bell.listen(pool.wake)
+    pool.start()
+    try:
+        time.sleep(0.2)  # the pool's first pass has found nothing and sleeps now
+        started = time.monotonic()
+        iid = _submit(container, "ADH-7", "Je préfère être appelé le matin.")
+        while container.facade.intake_status(WHO, intake_id=iid).status is not IntakeStatus.DONE:
+            assert time.monotonic() - started < 30, "the pool was not woken"
+            time.sleep(0.05)  # poll interval of the test, not a wait for the pool
+    finally:
+        pool.stop()

@@ -69,7 +69,7 @@ def run(*, data: Path, json_out: bool, source: Source = "facts") -> None:
         container = build(Settings(data_dir=Path(tmp) / "data", locale="fr"))
         try:
             if source == "calls":  # as `carnet serve` does, with the rule extractor whatever the environment
-                container.facade.on_intake = start_workers(container, extractor=RuleExtractor()).wake
+                start_workers(container, extractor=RuleExtractor())
             keys = {
                 t: create_key(container.deps.catalog, container.pepper, tenant=t, roles=["agent"])[0]
                 for t in spec["tenants"]

@@ -37,6 +37,7 @@ from carnet.ports import (
 )
 from carnet.private_fs import restrict_umask
 from carnet.services.audit import AuditTrail
+from carnet.services.backup.snapshots import BackupReport
 from carnet.services.deps import AssembleDefaults, Deps, Limits
 from carnet.services.facade import Facade
 from carnet.services.intake.queue import IntakeQueue
@@ -129,18 +130,21 @@ def build(settings: Settings, *, embedder: Embedder | None = None, kms: Kms | No
     metrics.watch_unreadable(deps.unreadable)
     queue = IntakeQueue(deps.intakes, IntakeSealer(keyring))
     judge = build_judge(settings)
+    store_backup = None
+    if settings.vector_backend is VectorBackend.EDGE and settings.catalog is CatalogBackend.SQLITE:
+        from carnet.bootstrap.ops import backup_now  # POST /admin/backup: the scheduler's job, on demand
+
+        def store_backup() -> BackupReport:
+            return backup_now(container)  # the container below, built by then
+
     facade = Facade(deps, audit, queue, pepper=plane.pepper, procedures=build_team_procedures(settings),
-                    observe=metrics.retrieval, judge=judge[0] if judge else None)
+                    observe=metrics.retrieval, judge=judge[0] if judge else None, store_backup=store_backup)
     facade.wait_max_seconds = settings.workers.wait_max_seconds
     container = Container(settings, deps, plane.pepper, metrics, kms, keyring, audit, facade,
                           RateLimiter(settings.api.rate_limit or None), queue,
                           RefusalTally(audit, deps.clock, pepper=plane.pepper), invalidations)
     if judge is not None:
         container.closing.append(judge[1])
-    if settings.vector_backend is VectorBackend.EDGE and settings.catalog is CatalogBackend.SQLITE:
-        from carnet.bootstrap.ops import backup_now  # POST /admin/backup: the scheduler's job, on demand
-
-        facade.store_backup = lambda: backup_now(container)
     return container
 
 
@@ -176,6 +180,7 @@ def start_workers(c: Container, *, extractor: Extractor | None = None, prefix: s
                                        propose=c.facade.propose_extracted),
                       threads=w.threads, poll_seconds=w.poll_seconds)
     c.workers = pool
+    c.queue.bell.listen(pool.wake)  # a new intake wakes them at once
     c.metrics.watch_background("worker", pool.errors)
     pool.start()
     return pool

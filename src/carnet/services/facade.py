@@ -46,9 +46,12 @@ Observe = Callable[[str, str, list[float]], None]  # (tenant, operation, scores 
 class Facade:
     def __init__(self, deps: Deps, audit: AuditTrail, queue: IntakeQueue, *, pepper: bytes,
                  procedures: TeamProcedures, observe: Observe | None = None,
-                 judge: ContradictionJudge | None = None) -> None:
+                 judge: ContradictionJudge | None = None,
+                 store_backup: Callable[[], BackupReport] | None = None) -> None:
         """``judge``: the LLM's contradiction judgment for explicit writes (an LLM is configured), or
-        ``None`` (reconcile's rules alone, as without an LLM). ``procedures``: the team procedures."""
+        ``None`` (reconcile's rules alone, as without an LLM). ``procedures``: the team procedures.
+        ``store_backup``: the server's own backup of its embedded store (``bootstrap.ops.backup_now``),
+        ``None`` where the stores have their own snapshots."""
         self.deps = deps
         self.procedures = procedures
         self.procedure_vectors = team.ProcedureVectors()
@@ -57,10 +60,9 @@ class Facade:
         self.queue = queue
         self.door = Door(audit)
         self.admin = Admin(self.door, deps.catalog, pepper)
-        self.on_intake: Callable[[], None] = lambda: None  # wakes in-process workers
         self.wait_max_seconds = 10.0  # seconds a `wait=true` status request may hold
         self._observe: Observe = observe or (lambda tenant, operation, scores: None)
-        self.store_backup: Callable[[], BackupReport] | None = None  # the server's own (bootstrap.ops.backup_now)
+        self.store_backup = store_backup
 
     def budgets(self, overrides: dict[str, int | float | None]) -> Budgets:
         """A request's assemble budgets: its overrides on the configured defaults."""
@@ -128,7 +130,7 @@ class Facade:
             found = intake.submit(self.deps, self.queue, tenant=who.tenant, subject_id=subject_id,
                                   session_id=session_id, messages=messages, idempotency_key=idempotency_key,
                                   actor=who.key_id)
-        self.on_intake()
+        self.queue.bell.ring()
         return found
 
     def intake_status(self, who: Principal, *, intake_id: str) -> Intake:
@@ -144,7 +146,7 @@ class Facade:
         """The tenant's dead intakes (or one) sent back to pending, as `carnet intakes retry --tenant` does."""
         with self.door.write(who, "intake.retry", (ADMIN,), targets=(intake_id,) if intake_id else ()):
             count = intake.retry_dead(self.deps, self.queue, tenant=who.tenant, intake_id=intake_id)
-        self.on_intake()
+        self.queue.bell.ring()
         return count
 
     def search(self, who: Principal, *, subject_id: str, query: recall.Query) -> Found[recall.Ranked]:

@@ -58,7 +58,7 @@ def serve(
     scheduler = build_scheduler(container)  # retention, decay (and backups) in-process: embedded store only
     scheduler.start()
     if settings.workers.in_process:  # intakes: the embedded shard has one owner, so its workers live here
-        container.facade.on_intake = start_workers(container).wake
+        start_workers(container)
     try:
         # proxy_headers=False: the client's address is the peer's, or what CARNET_API__TRUSTED_PROXIES
         # allow X-Forwarded-For to say (carnet.entrypoints.http.client_address), never uvicorn's own default trust.

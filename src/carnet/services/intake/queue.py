@@ -8,8 +8,8 @@ latency does not depend on the LLM's.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 
 from carnet.crypto.intake_sealer import IntakeSealer
 from carnet.domain.idempotency import canonical, request_key
@@ -25,12 +25,29 @@ MAX_MESSAGES = 200
 ROLES = frozenset({"user", "assistant", "advisor", "system"})
 
 
+class Bell:
+    """Rung when intakes are queued or sent back to pending; the in-process workers listen (a worker in
+    another process polls the store instead)."""
+
+    def __init__(self) -> None:
+        self._listeners: list[Callable[[], None]] = []
+
+    def listen(self, listener: Callable[[], None]) -> None:
+        self._listeners.append(listener)
+
+    def ring(self) -> None:
+        for listener in list(self._listeners):
+            listener()
+
+
 @dataclass(frozen=True, slots=True)
 class IntakeQueue:
-    """The queue and the sealer of its payloads, together: nothing reads a payload without both."""
+    """The queue and the sealer of its payloads, together: nothing reads a payload without both; and
+    the bell that tells the workers of this process that there is work."""
 
     store: IntakeStore
     sealer: IntakeSealer
+    bell: Bell = field(default_factory=Bell)
 
     def payload(self, intake: Intake) -> Payload:
         return self.sealer.open(Scope(intake.tenant, intake.subject), intake.id, intake.sealed)
