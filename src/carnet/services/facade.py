@@ -19,6 +19,7 @@ from carnet.domain.scoring import Weights
 from carnet.domain.unreadable import Found, Unreadable
 from carnet.errors import Forbidden, InvalidInput, LegalHold, MemoryUnreadable, ProcedureNotFound, SubjectNotFound
 from carnet.ports import ContradictionJudge, RecordFilter, TeamProcedures
+from carnet.services import apikeys
 from carnet.services import procedures as team
 from carnet.services.admin import Admin
 from carnet.services.apikeys import Principal
@@ -60,9 +61,20 @@ class Facade:
         self.queue = queue
         self.door = Door(audit)
         self.admin = Admin(self.door, deps.catalog, pepper)
+        self._pepper = pepper
         self.wait_max_seconds = 10.0  # seconds a `wait=true` status request may hold
         self._observe: Observe = observe or (lambda tenant, operation, scores: None)
         self.store_backup = store_backup
+
+    def authenticate(self, key: str | None) -> Principal:
+        """Who holds ``key``: every entrypoint's first step (``Unauthenticated`` for a malformed,
+        unknown or revoked key). The tenant comes from here and nowhere else."""
+        return apikeys.authenticate(self.deps.catalog, self._pepper, key)
+
+    def authenticate_session(self, key_hash: str) -> Principal:
+        """Who holds the key of a console session (which keeps the key's keyed hash, never the key),
+        checked again on every page: a revoked key ends its sessions at their next request."""
+        return apikeys.authenticate_hash(self.deps.catalog, key_hash)
 
     def budgets(self, overrides: dict[str, int | float | None]) -> Budgets:
         """A request's assemble budgets: its overrides on the configured defaults."""

@@ -46,7 +46,7 @@ from carnet.entrypoints.http.overload import route_template, time_left
 from carnet.entrypoints.mcp.auth import STATE_KEY, bearer
 from carnet.entrypoints.presenters.errors import error_body
 from carnet.errors import CarnetError, Overloaded, RateLimited, Unauthenticated
-from carnet.services.apikeys import Principal, authenticate, well_formed
+from carnet.services.apikeys import Principal, well_formed
 from carnet.services.ratelimit import RateLimiter
 
 _GATED = ("/api/v1", "/mcp")
@@ -105,8 +105,7 @@ class AuthGate:
             raise Unauthenticated("missing or malformed API key")
         c = self._c
         with anyio.move_on_after(time_left(scope, self._deadline)):
-            return await anyio.to_thread.run_sync(authenticate, c.deps.catalog, c.pepper, key,
-                                                  limiter=self._lookups)
+            return await anyio.to_thread.run_sync(c.facade.authenticate, key, limiter=self._lookups)
         raise Overloaded(retry_after=max(1, math.ceil(self._deadline)))
 
     async def _refuse_unauthenticated(self, scope: Scope, send: Send, exc: Unauthenticated) -> None:

@@ -18,7 +18,7 @@ from mcp.server import ServerRequestContext
 
 from carnet.bootstrap.container import Container
 from carnet.errors import Unauthenticated
-from carnet.services.apikeys import Principal, authenticate
+from carnet.services.apikeys import Principal
 
 Principals = Callable[[ServerRequestContext[Any, Any]], Principal]
 
@@ -29,7 +29,7 @@ def with_key(container: Container, key: str) -> Principals:
     """Every call authenticated with ``key`` (a catalog lookup) and counted against its rate limit."""
 
     def principal(_: ServerRequestContext[Any, Any]) -> Principal:
-        p = authenticate(container.deps.catalog, container.pepper, key)
+        p = container.facade.authenticate(key)
         container.limiter.hit(p.key_id, p.rate_limit)
         return p
 

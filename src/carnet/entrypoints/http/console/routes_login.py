@@ -34,7 +34,7 @@ from carnet.entrypoints.http.console.web import (
     viewer,
 )
 from carnet.errors import Unauthenticated
-from carnet.services.apikeys import Principal, authenticate, hash_key
+from carnet.services.apikeys import Principal, hash_key
 from carnet.services.audit import SYSTEM_CHAIN
 
 router = APIRouter(prefix=PREFIX, route_class=ConsoleRoute, include_in_schema=False)
@@ -83,7 +83,7 @@ def login(request: Request, api_key: FormText = "", csrf: FormText = "") -> Resp
     source = ClientAddress(c.settings.api.trusted_proxies).source(request.scope)
     console.login_budget.hit(f"console-login:{source}")
     try:
-        who = authenticate(c.deps.catalog, c.pepper, api_key.strip())
+        who = c.facade.authenticate(api_key.strip())
     except Unauthenticated:
         c.audit.read(c.audit.event(tenant=SYSTEM_CHAIN, actor="anonymous", action="console.login",
                                    outcome="denied", detail={"code": "unauthenticated"}))

@@ -23,7 +23,7 @@ from carnet.entrypoints.http.console import i18n
 from carnet.entrypoints.http.console.security import LANG_COOKIE, SESSION_COOKIE, harden, same_token
 from carnet.entrypoints.http.console.sessions import Session, SessionStore
 from carnet.errors import CarnetError, Unauthenticated
-from carnet.services.apikeys import Principal, authenticate_hash
+from carnet.services.apikeys import Principal
 from carnet.services.facade import Facade
 from carnet.services.ratelimit import RateLimiter
 
@@ -83,7 +83,7 @@ def viewer(request: Request) -> Viewer:
         raise LoginNeeded()
     c = console.container
     try:
-        who = authenticate_hash(c.deps.catalog, session.key_hash)
+        who = c.facade.authenticate_session(session.key_hash)
     except Unauthenticated:
         console.sessions.close(token)  # the key was revoked: its sessions end with it
         raise LoginNeeded() from None
@@ -150,6 +150,6 @@ def _quiet_viewer(request: Request) -> Viewer | None:
     if session is None or token is None:
         return None
     try:
-        return Viewer(session, token, authenticate_hash(console.container.deps.catalog, session.key_hash))
+        return Viewer(session, token, console.container.facade.authenticate_session(session.key_hash))
     except CarnetError:
         return None
