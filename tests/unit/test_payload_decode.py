@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -25,6 +26,14 @@ JSON: st.SearchStrategy[Any] = st.recursive(
 FIELDS = sorted(GOOD)
 
 
+@dataclass(frozen=True)
+class _Point:
+    """A stored point as an engine returns it (an id and a payload)."""
+
+    id: str
+    payload: dict[str, Any] | None
+
+
 @settings(max_examples=400, deadline=None, database=None)
 @given(removed=st.sets(st.sampled_from(FIELDS), max_size=3),
        changed=st.dictionaries(st.sampled_from(FIELDS), JSON, max_size=3))
@@ -43,7 +52,7 @@ def test_any_damaged_payload_is_reported_by_id_or_decodes(removed: set[str], cha
        value=st.floats(min_value=2.6e11) | st.floats(max_value=-6.3e10) | st.just(float("nan")))
 def test_a_date_outside_years_1_to_9999_is_unreadable_not_an_error(field: str, value: float) -> None:
     skipped: list[Unreadable] = []
-    assert pl.decoded([(ID, {**GOOD, field: value}), ("other", None)], skipped) == []
+    assert pl.decoded([_Point(ID, {**GOOD, field: value}), _Point("other", None)], skipped) == []
     assert skipped == [Unreadable(ID, PAYLOAD_INVALID), Unreadable("other", PAYLOAD_INVALID)]
 
 
