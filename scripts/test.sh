@@ -2,22 +2,36 @@
 # Installs Carnet with its test tools into .venv and runs the whole test suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# SoftHSM2, the real PKCS#11 token of the HSM adapter's tests (as root, without sudo).
-if ! command -v softhsm2-util >/dev/null; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq softhsm2 >/dev/null; fi
-# PostgreSQL 15, the real server of the PostgreSQL control plane's tests (they start a throwaway cluster of
-# their own on a free port). Debian puts initdb and pg_ctl under /usr/lib/postgresql/<version>/bin.
-if ! command -v pg_ctl >/dev/null && ! compgen -G '/usr/lib/postgresql/*/bin/pg_ctl' >/dev/null; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; fi
-# Chromium, the real browser of the console's tests (tests/e2e/test_console_browser.py), driven by Playwright
-# at /usr/bin/chromium: Playwright's own browser download (`playwright install`) is never used.
-if ! command -v chromium >/dev/null; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; fi
+# Debian's packages that the tests run for real, fetched by one apt-get (as root, without sudo) in the
+# background while Python's are installed: SoftHSM2 (the HSM adapter's PKCS#11 token), PostgreSQL 15 (the
+# control plane's tests start throwaway clusters of their own on free ports; Debian puts initdb and pg_ctl
+# under /usr/lib/postgresql/<version>/bin), Chromium (the console's browser tests, tests/e2e/
+# test_console_browser.py, driven by Playwright at /usr/bin/chromium: `playwright install` is never used).
+missing=()
+command -v softhsm2-util >/dev/null || missing+=(softhsm2)
+command -v pg_ctl >/dev/null || compgen -G '/usr/lib/postgresql/*/bin/pg_ctl' >/dev/null || missing+=(postgresql)
+command -v chromium >/dev/null || missing+=(chromium)
+apt_job=
+if [ ${#missing[@]} -gt 0 ]; then
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null) &
+  apt_job=$!
+fi
 python3 -m venv .venv
 .venv/bin/pip install --quiet --upgrade pip
 .venv/bin/pip install --quiet 'torch==2.13.0'   # the CPU build, before anything that depends on torch
-.venv/bin/pip install --quiet -e '.[dev]'
-.venv/bin/pip install --quiet -e ./clients/python   # the Python SDK (its own distribution), for tests/e2e/test_sdk.py
+# The rest (about 2.5 GB with the test tools) through uv, which fetches and unpacks in parallel: minutes
+# less than pip on a new machine. torch stays the one installed above (it satisfies the pin). pip is the
+# fallback if uv cannot run here. The Python SDK is its own distribution (for tests/e2e/test_sdk.py).
+.venv/bin/pip install --quiet uv
+if ! SSL_CERT_FILE=${SSL_CERT_FILE:-/etc/ssl/certs/ca-certificates.crt} .venv/bin/uv pip install --quiet \
+    --python .venv/bin/python -e '.[dev]' -e ./clients/python; then
+  echo "uv could not install the test tools: pip instead" >&2
+  .venv/bin/pip install --quiet -e '.[dev]' -e ./clients/python
+fi
 # axe-core, the accessibility check injected into each console page (pinned by tests/e2e/axe/package-lock.json).
 (cd tests/e2e/axe && npm ci --no-audit --no-fund --silent)
 bash scripts/install-helm.sh .venv/bin             # helm, for the chart's tests (tests/unit/test_helm.py)
+if [ -n "$apt_job" ]; then wait "$apt_job"; fi     # Debian's packages, fetched meanwhile
 # Lint, types and the import rules of docs/architecture.md (pyproject [tool.importlinter]) come first:
 # a submission that breaks them fails before the tests run.
 echo "ruff, mypy --strict, import rules…"
