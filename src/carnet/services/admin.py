@@ -15,8 +15,7 @@ from carnet.ports import ApiKeyRecord, ApiKeys
 from carnet.services import apikeys
 from carnet.services.apikeys import Principal
 from carnet.services.door import Door
-
-ADMIN, DPO = "admin", "dpo"
+from carnet.services.roles import ADMIN, DPO
 
 
 class Admin:

@@ -12,12 +12,11 @@ from datetime import datetime
 
 from carnet.domain.audit import DetailValue
 from carnet.domain.intake import Intake, Message
-from carnet.domain.procedures import Decision, ProcedureStatus, Stated, TeamProcedure, dedup_key
 from carnet.domain.records import HistoryEntry, Kind, Memory, RetentionClass, Scope, Status
 from carnet.domain.retention import SubjectRetention
 from carnet.domain.scoring import Weights
 from carnet.domain.unreadable import Found, Unreadable
-from carnet.errors import Forbidden, InvalidInput, LegalHold, MemoryUnreadable, ProcedureNotFound, SubjectNotFound
+from carnet.errors import InvalidInput, LegalHold, MemoryUnreadable, SubjectNotFound
 from carnet.ports import ContradictionJudge, RecordFilter, TeamProcedures
 from carnet.services import apikeys
 from carnet.services import procedures as team
@@ -26,7 +25,8 @@ from carnet.services.apikeys import Principal
 from carnet.services.audit import AuditTrail
 from carnet.services.backup.snapshots import BackupReport
 from carnet.services.deps import Deps
-from carnet.services.door import Door, operator
+from carnet.services.door import Door
+from carnet.services.facade_procedures import ProcedureUseCases
 from carnet.services.intake import queue as intake
 from carnet.services.intake.queue import IntakeQueue
 from carnet.services.lifecycle.maintain import MaintainReport, Progress, StopFlag, maintain, record_audit
@@ -38,13 +38,13 @@ from carnet.services.memories.remember import NewMemory, Outcome, check_items, r
 from carnet.services.rights import export as export_service
 from carnet.services.rights import rectify, retention
 from carnet.services.rights.erase import ErasureReceipt, erase_subject
+from carnet.services.roles import ADMIN, AGENT, DPO
 from carnet.services.scope import scope_for
 
-AGENT, DPO, ADMIN, SUPERVISOR = "agent", "dpo", "admin", "supervisor"
 Observe = Callable[[str, str, list[float]], None]  # (tenant, operation, scores returned)
 
 
-class Facade:
+class Facade(ProcedureUseCases):
     def __init__(self, deps: Deps, audit: AuditTrail, queue: IntakeQueue, *, pepper: bytes,
                  procedures: TeamProcedures, observe: Observe | None = None,
                  judge: ContradictionJudge | None = None,
@@ -242,71 +242,6 @@ class Facade:
                              check=exists, targets=(memory_id,)):
             rectify.forget(self.deps, tenant=who.tenant, subject_id=subject_id, memory_id=memory_id,
                            actor=who.key_id)
-
-    # ---- team procedures: proposed, approved by a supervisor, then used by assemble ---------------
-
-    def list_procedures(self, who: Principal, *, status: ProcedureStatus | None = None) -> list[TeamProcedure]:
-        """Supervisors see every status; an agent only what the assistant may follow (approved)."""
-        def run() -> list[TeamProcedure]:
-            if SUPERVISOR not in who.roles and status is not ProcedureStatus.APPROVED:
-                if status is not None:
-                    raise Forbidden("only a supervisor sees procedures that are not approved")
-                return self.procedures.list(who.tenant, status=ProcedureStatus.APPROVED)
-            return self.procedures.list(who.tenant, status=status)
-
-        return self.door.read(who, "procedure.list", (AGENT, SUPERVISOR), run, seen=lambda found: [p.id for p in found])
-
-    def get_procedure(self, who: Principal, *, procedure_id: str) -> TeamProcedure:
-        def run() -> TeamProcedure:
-            found = self.procedures.get(who.tenant, procedure_id)
-            if found is None or (SUPERVISOR not in who.roles and found.status is not ProcedureStatus.APPROVED):
-                raise ProcedureNotFound(procedure_id)
-            return found
-
-        return self.door.read(who, "procedure.get", (AGENT, SUPERVISOR), run, seen=lambda p: [p.id])
-
-    def propose_procedure(self, who: Principal, *, proposal: team.Proposal) -> TeamProcedure:
-        """Anyone working the calls may propose (an agent's assistant, a supervisor): nothing proposed
-        is used before a supervisor approves it. Text with personal data is refused before the entry."""
-        with self.door.write(who, "procedure.propose", (AGENT, SUPERVISOR),
-                             check=lambda: team.check_proposal(self.deps.pii, who.tenant, proposal),
-                             detail={"scoped": proposal.agent_id is not None or proposal.queue is not None}):
-            return team.propose(self.procedures, self.deps.clock, tenant=who.tenant, proposal=proposal,
-                                proposed_by=who.key_id)
-
-    def propose_extracted(self, tenant: str, stated: Sequence[Stated]) -> list[TeamProcedure]:
-        """The intake worker's proposals, read from an advisor's words (``proposed_by="extraction"``),
-        as the local operator ``worker:extraction``. Each is checked like a person's (one naming
-        someone is dropped, not stored) and proposed once: one already proposed or approved is skipped
-        without an entry, so a recurring statement is one proposal."""
-        who = operator(tenant, "worker:extraction", AGENT)
-        live = {dedup_key(p.text) for p in self.procedures.list(tenant)
-                if p.status in (ProcedureStatus.PROPOSED, ProcedureStatus.APPROVED)}
-        made = []
-        for s in stated:
-            proposal = team.Proposal(s.text, applies_when=(s.case,))
-            try:
-                team.check_proposal(self.deps.pii, tenant, proposal)
-            except InvalidInput:
-                continue
-            if dedup_key(s.text) in live:
-                continue
-            with self.door.write(who, "procedure.propose", (AGENT,), detail={"extracted": True}):
-                made.append(team.propose(self.procedures, self.deps.clock, tenant=tenant, proposal=proposal,
-                                         proposed_by=team.EXTRACTION))
-            live.add(dedup_key(s.text))
-        return made
-
-    def decide_procedure(self, who: Principal, *, procedure_id: str, decision: Decision) -> TeamProcedure:
-        """approve / reject (a proposed one) and retire (an approved one): a person with the
-        ``supervisor`` role only; ``admin`` does not imply it, and MCP offers no decision."""
-        with self.door.write(who, f"procedure.{decision.value}", (SUPERVISOR,), targets=(procedure_id,),
-                             check=lambda: team.check_decision(self.procedures, tenant=who.tenant,
-                                                               procedure_id=procedure_id, decision=decision)):
-            done = team.decide(self.procedures, self.deps.clock, tenant=who.tenant, procedure_id=procedure_id,
-                               decision=decision, decided_by=who.key_id)
-        self.procedure_vectors.forget(procedure_id)
-        return done
 
     # ---- dpo: the data subject's rights ---------------------------------------------------------
 

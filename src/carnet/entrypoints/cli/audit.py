@@ -68,9 +68,9 @@ def export(
     read gets an ``audit.read`` entry (actor ``cli:audit``) once its entries are written."""
     from carnet.bootstrap.container import SystemClock
     from carnet.entrypoints.cli.common import reported
-    from carnet.services.admin import ADMIN
     from carnet.services.audit import AuditTrail
     from carnet.services.door import Door, operator
+    from carnet.services.roles import ADMIN
 
     log = _open(data_dir)
     door = Door(AuditTrail(log, SystemClock()))

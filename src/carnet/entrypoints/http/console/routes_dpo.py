@@ -15,8 +15,8 @@ from carnet.entrypoints.http.console.security import harden
 from carnet.entrypoints.http.console.web import PREFIX, ConsoleRoute, FormText, Posted, Seen, Viewer, facade_of, render
 from carnet.entrypoints.http.routes_subjects import export_response
 from carnet.errors import InvalidInput
-from carnet.services.facade import DPO
 from carnet.services.rights.rectify import Correction
+from carnet.services.roles import DPO
 
 router = APIRouter(prefix=f"{PREFIX}/dpo", route_class=ConsoleRoute, include_in_schema=False)
 

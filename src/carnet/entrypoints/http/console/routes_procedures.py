@@ -13,8 +13,8 @@ from starlette.responses import Response
 
 from carnet.domain.procedures import Decision, ProcedureStatus
 from carnet.entrypoints.http.console.web import PREFIX, ConsoleRoute, FormText, Posted, Seen, Viewer, facade_of, render
-from carnet.services.facade import SUPERVISOR
 from carnet.services.procedures import Proposal
+from carnet.services.roles import SUPERVISOR
 
 router = APIRouter(prefix=f"{PREFIX}/procedures", route_class=ConsoleRoute, include_in_schema=False)
 
