@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
@@ -21,7 +21,7 @@ from carnet.bootstrap.wiring import build
 from carnet.entrypoints.http.app import create_app
 from carnet.entrypoints.http.gate import LOOKUP_THREADS
 from carnet.entrypoints.http.server import running
-from carnet.ports import Embedder, Vector
+from carnet.ports import Embedder, EmbedderFront, Vector
 from carnet.services.apikeys import create_key
 from carnet.settings.root import Settings
 
@@ -31,29 +31,18 @@ SUBJECT, OTHER = "ADH-4242", "ADH-0007"
 _PROMPT_S = 5.0
 
 
-class HeldEmbedder:
+class HeldEmbedder(EmbedderFront):
     """The real embedder, whose query embeddings wait for ``release`` while ``hold`` is set."""
 
     def __init__(self, inner: Embedder) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self.hold, self.release, self.entered = threading.Event(), threading.Event(), threading.Event()
-
-    @property
-    def model_id(self) -> str:
-        return self._inner.model_id
-
-    @property
-    def dim(self) -> int:
-        return self._inner.dim
-
-    def embed_passages(self, texts: Sequence[str]) -> Vector:
-        return self._inner.embed_passages(texts)
 
     def embed_query(self, text: str) -> Vector:
         if self.hold.is_set():
             self.entered.set()
             assert self.release.wait(30), "the test never released the held request"
-        return self._inner.embed_query(text)
+        return self.inner.embed_query(text)
 
 
 def _served(tmp_path: Path, embedder: Embedder, *, deadline_ms: int) -> Iterator[tuple[httpx.Client, HeldEmbedder,

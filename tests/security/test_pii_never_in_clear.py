@@ -13,7 +13,7 @@ import pytest
 from carnet.bootstrap.container import Container
 from carnet.bootstrap.wiring import build
 from carnet.crypto.sealed_index import SealedIndex
-from carnet.ports import Embedder, RecordFilter, Vector
+from carnet.ports import Embedder, EmbedderFront, RecordFilter, Vector
 from carnet.services.memories import reads as memories
 from carnet.services.memories import recall
 from carnet.services.memories.assemble import assemble, budgets
@@ -40,20 +40,12 @@ PII = {
 VALUES = sorted({v for facts in PII.values() for _, vs in facts for v in vs})
 
 
-class SpyEmbedder:
+class SpyEmbedder(EmbedderFront):
     """The real embedder, recording every text it is given."""
 
     def __init__(self, inner: Embedder) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.texts: list[str] = []
-
-    @property
-    def model_id(self) -> str:
-        return self.inner.model_id
-
-    @property
-    def dim(self) -> int:
-        return self.inner.dim
 
     def embed_passages(self, texts: Sequence[str]) -> Vector:
         self.texts += texts
