@@ -412,3 +412,42 @@ def test_the_adapter_over_mutual_tls(tmp_path: Path) -> None:
         for client_cert in (None, (files.stranger_cert, files.stranger_key)):
             with pytest.raises(DependencyUnavailable):
                 connect(url=running.url, api_key=KEY, ca_cert=ca, client_cert=client_cert, collection="mtls", dim=DIM)
+
+
+@pytest.mark.parametrize("tiered", [False, True])
+def test_pods_starting_together_each_open_the_collection_one_of_them_created(
+        qdrant_rest: RunningQdrant, collection: str, monkeypatch: pytest.MonkeyPatch, tiered: bool) -> None:
+    """Two processes both find no collection, then both create it: Qdrant refuses the second creation
+    (and the second fallback shard key), and that process opens the collection the first created
+    instead of failing its start."""
+    first = connect(url=qdrant_rest.url, api_key=None, ca_cert=None, collection=collection, dim=DIM,
+                    distribution=Distribution(tiered=tiered))
+    first.close()
+    real_exists = QdrantClient.collection_exists
+    seen: list[bool] = []
+
+    def exists_as_before_the_first(self: QdrantClient, name: str) -> bool:  # no collection yet, once
+        if not seen:
+            seen.append(True)
+            return False
+        return bool(real_exists(self, name))
+
+    monkeypatch.setattr(QdrantClient, "collection_exists", exists_as_before_the_first)
+    real_keys = QdrantClient.list_shard_keys
+    looked: list[bool] = []
+
+    def keys_as_before_the_first(self: QdrantClient, name: str) -> Any:  # the fallback key not seen yet, once
+        found = real_keys(self, name)
+        if not looked:
+            looked.append(True)
+            return models.ShardKeysResponse(shard_keys=[])
+        return found
+
+    monkeypatch.setattr(QdrantClient, "list_shard_keys", keys_as_before_the_first)
+    second = connect(url=qdrant_rest.url, api_key=None, ca_cert=None, collection=collection, dim=DIM,
+                     distribution=Distribution(tiered=tiered))
+    try:
+        second.upsert(SCOPE, [item(memory(SCOPE, "raced"), 1)])
+        assert second.count(SCOPE, where=ALL) == 1
+    finally:
+        second.close()

@@ -25,7 +25,7 @@ from typing import Any
 import grpc  # type: ignore[import-untyped]
 import structlog
 from qdrant_client import QdrantClient, models
-from qdrant_client.http.exceptions import ApiException
+from qdrant_client.http.exceptions import ApiException, UnexpectedResponse
 
 from carnet.adapters.vectors import payload as pl
 from carnet.adapters.vectors.hits import hybrid_hits
@@ -128,17 +128,7 @@ class ServerVectorIndex:
         sharding method and compare the rest."""
         r = self._distribution
         with _server_errors("collection setup"):
-            if not self._client.collection_exists(self._collection):
-                self._client.create_collection(
-                    self._collection,
-                    vectors_config={pl.DENSE: models.VectorParams(size=self._dim, distance=models.Distance.COSINE)},
-                    sparse_vectors_config={pl.SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)},
-                    hnsw_config=models.HnswConfigDiff(m=0, payload_m=16),
-                    shard_number=r.shard_number,
-                    sharding_method=models.ShardingMethod.CUSTOM if r.tiered else None,
-                    replication_factor=r.replication_factor,
-                    write_consistency_factor=r.write_consistency_factor,
-                )
+            if not self._client.collection_exists(self._collection) and self._created():
                 self._ensure_fallback_shard()
                 return
             params = self._client.get_collection(self._collection).config.params
@@ -152,6 +142,28 @@ class ServerVectorIndex:
         self._warn_if_distributed_otherwise(params)
         self._ensure_fallback_shard()
 
+    def _created(self) -> bool:
+        """``create_collection``: ``True`` when this process created it, ``False`` when another one did
+        in between (pods starting together: Qdrant refuses the second creation), whose collection is
+        then checked as any existing one."""
+        r = self._distribution
+        try:
+            self._client.create_collection(
+                self._collection,
+                vectors_config={pl.DENSE: models.VectorParams(size=self._dim, distance=models.Distance.COSINE)},
+                sparse_vectors_config={pl.SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)},
+                hnsw_config=models.HnswConfigDiff(m=0, payload_m=16),
+                shard_number=r.shard_number,
+                sharding_method=models.ShardingMethod.CUSTOM if r.tiered else None,
+                replication_factor=r.replication_factor,
+                write_consistency_factor=r.write_consistency_factor,
+            )
+        except UnexpectedResponse:
+            if not self._client.collection_exists(self._collection):
+                raise
+            return False
+        return True
+
     def _ensure_fallback_shard(self) -> None:
         """Tiered: ``GET /collections/{name}/shards``, then ``PUT`` the fallback shard key if missing
         (one shard: Qdrant's limit for a fallback)."""
@@ -161,8 +173,13 @@ class ServerVectorIndex:
         with _server_errors("shard key setup"):
             keys = self._client.list_shard_keys(self._collection).shard_keys or []
             if r.fallback_shard_key not in {k.key for k in keys}:
-                self._client.create_shard_key(self._collection, r.fallback_shard_key, shards_number=1,
-                                              replication_factor=r.replication_factor)
+                try:
+                    self._client.create_shard_key(self._collection, r.fallback_shard_key, shards_number=1,
+                                                  replication_factor=r.replication_factor)
+                except UnexpectedResponse:  # another process created it in between: there it is, or raise
+                    keys = self._client.list_shard_keys(self._collection).shard_keys or []
+                    if r.fallback_shard_key not in {k.key for k in keys}:
+                        raise
 
     def _warn_if_distributed_otherwise(self, params: models.CollectionParams) -> None:
         """An existing collection keeps its layout: changing it is the operator's move (docs/operations.md)."""
