@@ -36,7 +36,7 @@ if [ -n "$apt_job" ]; then wait "$apt_job"; fi     # Debian's packages, fetched 
 # a submission that breaks them fails before the tests run.
 echo "ruff, mypy --strict, import rules…"
 .venv/bin/ruff check src tests clients/python/src
-.venv/bin/python -m mypy
+.venv/bin/python -m mypy -n 2   # two workers: 14 s from an empty cache here, against 58 s before
 .venv/bin/lint-imports --no-cache >/dev/null || .venv/bin/lint-imports --no-cache
 # Any pytest arguments are passed on: `bash scripts/test.sh -m "not slow"` is the fast loop (docs in README).
 # Two workers, each taking whole test files (--dist loadfile: a file's fixtures and its order stay in one
