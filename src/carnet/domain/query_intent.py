@@ -4,8 +4,10 @@
 advisor wants the latest of several states (an address, a claim's status), so recency weighs more.
 Read from the question as written by the advisor (its placeholders do not matter here).
 
-An amount intent ("combien", "montant": add the currency token amounts carry to the keyword query)
-was measured and dropped: it changed no answer on either French set (docs/benchmarks.md).
+An amount intent as keywords ("combien", "montant": add the currency token amounts carry to the keyword
+query) was measured and dropped: it changed no answer on either French set (docs/benchmarks.md). What a
+question asks for as a value (an amount, a date) is read by ``domain.answer_type`` instead, and lifts the
+candidates whose text gives one.
 """
 
 from __future__ import annotations
