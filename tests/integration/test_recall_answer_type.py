@@ -10,6 +10,8 @@ from carnet.bootstrap.container import Container
 from carnet.services.memories import recall
 from carnet.services.memories.recall import Query, search
 from carnet.services.memories.remember import NewMemory, remember
+from carnet.services.scope import scope_for
+from tests.integration.test_tamper import _flip_ciphertext_byte
 
 AT = datetime(2025, 9, 1, tzinfo=UTC)
 OTHERS = ["Préfère être appelé le matin.", "Vit à Rennes avec son conjoint.", "A deux enfants scolarisés."]
@@ -48,3 +50,18 @@ def test_a_date_question_lifts_the_dated_note_and_an_other_question_lifts_nothin
     assert lifted[carrier] == pytest.approx(plain[carrier] + shipped)
     assert lifted[neighbour] == pytest.approx(plain[neighbour])
     assert other == pytest.approx(scores(container, "A2", "Où a-t-il déménagé ?"))  # no answer type, no lift
+
+
+def test_a_damaged_record_in_the_lifted_window_is_counted_once_and_the_rest_answer(container: Container) -> None:
+    """The lift opens its window before the cut: a record that does not open there is left out and named
+    once in ``unreadable``, and the others (the dated one first) are still found."""
+    notes = [*OTHERS, "Il a un contrat habitation pour sa maison.", "Contrat habitation signé le 5 avril 2022."]
+    remember(container.deps, tenant="t", subject_id="A3", actor="a",
+             items=[NewMemory(text=t, occurred_at=AT) for t in notes])
+    first = search(container.deps, tenant="t", subject_id="A3", query=Query(text="Quand a-t-il souscrit ?", k=10))
+    damaged = next(r.memory.id for r in first if r.memory.text == notes[3])
+    _flip_ciphertext_byte(container, scope_for(container.deps, "t", "A3"), damaged)
+    found = search(container.deps, tenant="t", subject_id="A3", query=Query(text="Quand a-t-il souscrit ?", k=10))
+    assert [u.id for u in found.unreadable] == [damaged]
+    assert damaged not in {r.memory.id for r in found} and len(found) == len(notes) - 1
+    assert found[0].memory.text == notes[4]
