@@ -144,6 +144,23 @@ def test_retry_waits_for_its_due_time_and_holds_the_subject(store: IntakeStore) 
     assert store.stats().processing == 1 and second.status is IntakeStatus.PENDING
 
 
+def test_an_uncounted_failure_takes_the_leases_attempt_back(store: IntakeStore) -> None:
+    """A dependency was down: pending again at its time, and the attempt count as before the lease."""
+    first = store.add(_intake("a"))
+    store.lease(owner="w1", now=T0, seconds=30)
+    store.fail(first.id, owner="w1", reason="extraction_failed", now=T0, retry_at=T0 + timedelta(seconds=1))
+    for n in range(3):
+        now = T0 + timedelta(seconds=1 + 10 * n)
+        [leased] = store.lease(owner="w1", now=now, seconds=30)
+        assert leased.attempts == 2  # this lease counted
+        assert store.fail(first.id, owner="w1", reason="kms_unavailable", now=now,
+                          retry_at=now + timedelta(seconds=10), counted=False)
+        back = store.get("t1", first.id)
+        assert back is not None and back.status is IntakeStatus.PENDING and back.reason == "kms_unavailable"
+        assert back.attempts == 1 and back.next_attempt_at == now + timedelta(seconds=10)
+    assert store.fail(first.id, owner="w1", reason="late", now=T0, retry_at=None, counted=False) is False  # not leased
+
+
 def test_dead_letters_and_retry(store: IntakeStore) -> None:
     a, a1, b = store.add(_intake("a")), store.add(_intake("a", 1, at=T0 + timedelta(seconds=1))), store.add(
         _intake("b", tenant="t2", at=T0 + timedelta(seconds=2)))

@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from carnet.adapters.sqlite.audit import SqliteAuditLog
 from carnet.bootstrap.container import Container
 from carnet.domain.intake import IntakeStatus, Message, RetryPolicy
 from carnet.domain.records import Scope
@@ -109,6 +110,52 @@ def test_failures_retry_with_backoff_then_dead_letter_then_retry(container: Cont
     assert store.retry_dead(tenant="assur-nord", now=datetime.now(UTC)) == 1
     worker.extractor = ScriptedExtractor()
     assert worker.run_once() == 1 and store.get("assur-nord", iid).status is IntakeStatus.DONE  # type: ignore[union-attr]
+
+
+def test_an_outage_spends_no_attempt_and_the_intake_is_done_when_it_ends(container: Container) -> None:
+    """The audit trail refuses writes (the real SQLite file, read-only): each attempt fails with
+    ``audit_unavailable``, uncounted, twice as many times as the policy allows failures; once the
+    trail is back the intake is done, its extraction staged once and applied once."""
+    extractor = ScriptedExtractor()
+    iid = _submit(container, "ADH-9", "Mon adresse est 3 rue des Lilas à Nantes.")
+    policy = RetryPolicy(max_attempts=2, base_seconds=60, outage_seconds=30)
+    worker, store = _worker(container, extractor, policy=policy), container.queue.store
+    log = container.audit.log
+    assert isinstance(log, SqliteAuditLog)
+    log._db.execute("PRAGMA query_only = 1")
+    due = datetime.now(UTC)
+    try:
+        for _ in range(2 * policy.max_attempts):
+            (leased,) = store.lease(owner="w1", now=due, seconds=60)
+            worker.process(leased)
+            waiting = store.get("assur-nord", iid)
+            assert waiting is not None and waiting.status is IntakeStatus.PENDING
+            assert waiting.reason == "audit_unavailable" and waiting.attempts == 0
+            assert waiting.next_attempt_at is not None and waiting.next_attempt_at > datetime.now(UTC) + timedelta(
+                seconds=25)
+            due = waiting.next_attempt_at
+    finally:
+        log._db.execute("PRAGMA query_only = 0")
+    assert _count(container, "ADH-9") == 0  # nothing written while the trail was down
+    (leased,) = store.lease(owner="w1", now=due, seconds=60)
+    worker.process(leased)
+    done = store.get("assur-nord", iid)
+    assert done is not None and done.status is IntakeStatus.DONE and done.attempts == 1
+    assert _count(container, "ADH-9") == len(done.memory_ids) > 0 and extractor.calls == 1
+
+
+def test_an_outage_longer_than_the_policys_limit_dead_letters_with_its_code(container: Container) -> None:
+    iid = _submit(container, "ADH-10", "Mon adresse est 3 rue des Lilas à Nantes.")
+    worker = _worker(container, ScriptedExtractor(), policy=RetryPolicy(outage_max_seconds=0))
+    log = container.audit.log
+    assert isinstance(log, SqliteAuditLog)
+    log._db.execute("PRAGMA query_only = 1")
+    try:
+        assert worker.run_once() == 1
+    finally:
+        log._db.execute("PRAGMA query_only = 0")
+    dead = container.queue.store.get("assur-nord", iid)
+    assert dead is not None and dead.status is IntakeStatus.DEAD and dead.reason == "audit_unavailable"
 
 
 def test_erasure_deletes_queued_intakes_and_wins_over_a_worker(container: Container) -> None:

@@ -174,7 +174,8 @@ def start_workers(c: Container, *, extractor: Extractor | None = None, prefix: s
     stats = getattr(ext, "stats", None)
     if stats is not None:  # the LLM extractor's calls, retries and failures
         c.metrics.watch_llm(ext.name, stats)
-    policy = RetryPolicy(w.max_attempts, w.backoff_seconds, w.max_backoff_seconds)
+    policy = RetryPolicy(w.max_attempts, w.backoff_seconds, w.max_backoff_seconds, w.outage_retry_seconds,
+                         w.outage_max_hours * 3600)
     pool = WorkerPool(lambda n: Worker(c.deps, c.queue, ext, c.audit, owner=owner_name(prefix, n), policy=policy,
                                        lease_seconds=w.lease_seconds, hooks=c.metrics.worker_hooks(ext.name),
                                        propose=c.facade.propose_extracted),

@@ -5,7 +5,8 @@ Life of an intake::
 
     pending ──lease──▶ processing ──▶ done (memory ids)
        ▲                   │
-       └──retry (backoff)──┤ (extractor failed, attempts left)
+       ├──retry (backoff)──┤ (extractor failed, attempts left)
+       └──retry (outage)───┤ (a dependency was down: the attempt does not count)
                            └──▶ dead (reason)  ──`carnet intakes retry`──▶ pending
 
 A worker holds an intake under a lease; a worker that dies lets the lease expire and another takes
@@ -58,15 +59,31 @@ class Intake:
 
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
+    """Failures of the intake's own (the extractor failed or answered out of schema, a bug) count toward
+    ``max_attempts`` and back off exponentially. A failure because a dependency was down (KMS, audit
+    trail, vector store, a subject's lock held too long) is not the intake's: it does not count, and the
+    intake is tried again every ``outage_seconds`` until the dependency is back, so that an outage longer
+    than the backoff's budget dead-letters nothing; only ``outage_max_seconds`` after it was received
+    (a day: no outage lasts that long, a failure that does is the intake's) does it go to the dead letter."""
+
     max_attempts: int = 5
     base_seconds: float = 2.0
     max_seconds: float = 300.0
+    outage_seconds: float = 10.0
+    outage_max_seconds: float = 86400.0
 
     def next_attempt(self, attempts: int, now: datetime) -> datetime | None:
         """When to try again after ``attempts`` failed attempts; None: give up (dead letter)."""
         if attempts >= self.max_attempts:
             return None
         return now + timedelta(seconds=min(self.max_seconds, self.base_seconds * 2 ** (attempts - 1)))
+
+    def after_outage(self, received: datetime, now: datetime) -> datetime | None:
+        """When to try again an intake received at ``received`` whose attempt a dependency's outage cut
+        short; None: it has waited ``outage_max_seconds`` already (dead letter)."""
+        if now - received >= timedelta(seconds=self.outage_max_seconds):
+            return None
+        return now + timedelta(seconds=self.outage_seconds)
 
 
 @dataclass(frozen=True, slots=True)

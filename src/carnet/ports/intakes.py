@@ -39,8 +39,11 @@ class IntakeStore(Protocol):
         """Done, if ``owner`` still holds the lease (False: it was lost, nothing changed)."""
         ...
 
-    def fail(self, intake_id: str, *, owner: str, reason: str, now: datetime, retry_at: datetime | None) -> bool:
-        """Back to pending at ``retry_at``, or dead when None; False if the lease was lost."""
+    def fail(self, intake_id: str, *, owner: str, reason: str, now: datetime, retry_at: datetime | None,
+             counted: bool = True) -> bool:
+        """Back to pending at ``retry_at``, or dead when None; False if the lease was lost. ``counted``
+        False (a dependency was down, not the intake's fault): the lease's attempt is taken back, so the
+        attempt count says how many times the intake itself failed."""
         ...
 
     def retry_dead(self, *, tenant: str | None = None, intake_id: str | None = None, now: datetime) -> int:

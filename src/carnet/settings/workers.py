@@ -15,6 +15,8 @@ class WorkerSettings(BaseModel):
     max_attempts: int = Field(5, ge=1, le=100)
     backoff_seconds: float = Field(2.0, gt=0)
     max_backoff_seconds: float = Field(300.0, gt=0)
+    outage_retry_seconds: float = Field(10.0, gt=0)  # a dependency down: tried again this often, uncounted
+    outage_max_hours: float = Field(24.0, gt=0)  # … for at most this long after the intake was received
     wait_max_seconds: float = Field(10.0, ge=0, le=60)  # the longest `GET /intakes/{id}?wait=true` holds
 
 

@@ -148,13 +148,15 @@ class PostgresIntakeStore:
                              (json.dumps(list(memory_ids)), utc(now), intake_id, owner))
         return cur.rowcount == 1
 
-    def fail(self, intake_id: str, *, owner: str, reason: str, now: datetime, retry_at: datetime | None) -> bool:
+    def fail(self, intake_id: str, *, owner: str, reason: str, now: datetime, retry_at: datetime | None,
+             counted: bool = True) -> bool:
         status = IntakeStatus.PENDING if retry_at is not None else IntakeStatus.DEAD
         with self._tx() as db:
             cur = db.execute("UPDATE carnet.intakes SET status = %s, reason = %s, next_attempt_at = %s,"
-                             " lease_owner = NULL, lease_until = NULL, updated_at = %s"
+                             " lease_owner = NULL, lease_until = NULL, updated_at = %s,"
+                             " attempts = greatest(0, attempts - %s)"
                              " WHERE id = %s AND lease_owner = %s AND status = 'processing'",
-                             (status.value, reason, _opt(retry_at), utc(now), intake_id, owner))
+                             (status.value, reason, _opt(retry_at), utc(now), 0 if counted else 1, intake_id, owner))
         return cur.rowcount == 1
 
     def retry_dead(self, *, tenant: str | None = None, intake_id: str | None = None, now: datetime) -> int:

@@ -145,13 +145,14 @@ class SqliteIntakeStore:
                              " AND status = 'processing'", (json.dumps(list(memory_ids)), _ts(now), intake_id, owner))
         return cur.rowcount == 1
 
-    def fail(self, intake_id: str, *, owner: str, reason: str, now: datetime, retry_at: datetime | None) -> bool:
+    def fail(self, intake_id: str, *, owner: str, reason: str, now: datetime, retry_at: datetime | None,
+             counted: bool = True) -> bool:
         status = IntakeStatus.PENDING if retry_at is not None else IntakeStatus.DEAD
         with self._tx() as db:
             cur = db.execute("UPDATE intakes SET status = ?, reason = ?, next_attempt_at = ?, lease_owner = NULL,"
-                             " lease_until = NULL, updated_at = ? WHERE id = ? AND lease_owner = ?"
-                             " AND status = 'processing'",
-                             (status.value, reason, _ts(retry_at), _ts(now), intake_id, owner))
+                             " lease_until = NULL, updated_at = ?, attempts = MAX(0, attempts - ?)"
+                             " WHERE id = ? AND lease_owner = ? AND status = 'processing'",
+                             (status.value, reason, _ts(retry_at), _ts(now), 0 if counted else 1, intake_id, owner))
         return cur.rowcount == 1
 
     def retry_dead(self, *, tenant: str | None = None, intake_id: str | None = None, now: datetime) -> int:

@@ -90,8 +90,8 @@ class Worker:
             self._fail(intake, str(exc.context.get("reason", exc.code)), permanent=False)
         except InvalidInput as exc:
             self._fail(intake, exc.code, permanent=True)
-        except DependencyUnavailable as exc:
-            self._fail(intake, exc.code, permanent=False)
+        except DependencyUnavailable as exc:  # not the intake's fault: tried again, uncounted, until it is back
+            self._outage(intake, exc.code)
         except CarnetError as exc:
             self._fail(intake, exc.code, permanent=False)
         except Exception as exc:  # a bug must not kill the worker: count it as an attempt, keep its type
@@ -193,6 +193,17 @@ class Worker:
         self.hooks.extracted("ok", time.perf_counter() - started, found)
         return replace(found, facts=tuple(replace(f, text=pii.restore(f.text, back)) for f in found.facts),
                        episode=pii.restore(found.episode, back) if found.episode else None)
+
+    def _outage(self, intake: Intake, reason: str) -> None:
+        now = self.deps.clock.now()
+        retry_at = self.policy.after_outage(intake.created_at, now)
+        if retry_at is None:
+            self._fail(intake, reason, permanent=True)
+        elif self.queue.store.fail(intake.id, owner=self.owner, reason=reason, now=now, retry_at=retry_at,
+                                   counted=False):
+            self.hooks.finished("retry", intake)
+            log.warning("intake_failed", intake_id=intake.id, reason=reason, attempts=intake.attempts - 1,
+                        dead=False, counted=False)
 
     def _fail(self, intake: Intake, reason: str, *, permanent: bool) -> None:
         now = self.deps.clock.now()
