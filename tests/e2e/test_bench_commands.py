@@ -94,7 +94,8 @@ def test_bench_latency_text_pool_needs_a_text_per_memory_of_a_subject(tmp_path: 
     assert result.exit_code == 2 and "without replacement" in result.output, result.output
 
 
-@pytest.mark.slow  # two stores, each measured through `carnet serve`: about a minute here
+@pytest.mark.slow  # two stores, each measured through `carnet serve`: 100 s alone, over 300 s under the suite's load
+@pytest.mark.timeout(900)  # four processes start (two measurements, each with its server), each loading the models
 def test_bench_latency_curve_measures_each_size_back_to_back(tmp_path: Path) -> None:
     result = runner.invoke(app, ["bench", "latency", "--curve", "100,300", "--subjects", "3", "--queries", "10",
                                  "--text-pool", "100", "--store", str(tmp_path), "--json"])
