@@ -26,6 +26,9 @@ from carnet.domain.profile import KINDS, profile_kinds
         ("Elle a retiré son consentement aux offres commerciales.", ("consent",)),
         ("Inscrit sur Bloctel, refuse le démarchage téléphonique.", ("consent",)),
         ("Le membre ne souhaite plus être démarché par téléphone.", ("consent",)),
+        ("Elle demande à ne plus jamais être sollicitée par SMS.", ("consent",)),
+        ("Ne lui faire aucune proposition commerciale pendant six mois.", ("consent",)),
+        ("Qu'on arrête de l'appeler tous les mois pour lui vendre un placement.", ("consent",)),
         ("He is hard of hearing; his daughter holds a power of attorney.", ("accessibility",)),
         ("She opted out of all marketing.", ("consent",)),
         ("Her husband passed away last spring.", ("vulnerability",)),
@@ -45,6 +48,9 @@ def test_profile_notions_are_recognised(text: str, expected: tuple[str, ...]) ->
         "Elle a fait opposition sur sa carte bancaire après le vol.",  # a blocked card, not a refusal
         "Le sinistre dégât des eaux est en cours d'expertise.",
         "Il travaille comme commercial dans une concession.",
+        "Il a sollicité un devis pour assurer sa nouvelle voiture.",  # a request, not solicitation
+        "Elle veut vendre sa maison de Vannes l'an prochain.",  # selling, not being sold to
+        "Le conseiller l'appellera pour lui proposer un rendez-vous.",
         "Le dossier avance lentement.",
     ],
 )

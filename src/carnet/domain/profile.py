@@ -66,7 +66,10 @@ _RULES: dict[str, str] = {
         isole, isolement, vulnerab, fragile, bereave, widow, passed away, died, terminal, seriously ill,
         over-?indebted, debts?\b, arrears, hardship, unemployed, lost (his|her) job""",
     CONSENT: r"""consent, demarchage, demarcher, demarches? (commercial|telephoni), (etre|soit|jamais) demarchee?s?,
-        prospect, sollicitation, solliciter, offres? commerciale, commerciaux,
+        prospect, sollicitation, solliciter, (etre|soit|sera|serez|seront|plus|jamais|pas) sollicitee?s?,
+        (offres?|propositions?) commerciale, commerciaux,
+        (appel|rappel|telephon|contact|demarch)[a-z']*( [^ .;]+)?( [^ .;]+)?( [^ .;]+)? pour (lui |leur |me |m'|
+        vous |nous )?vendre,
         marketing, newsletter, lettre d'information, publicit, promotionnel, bloctel, desinscri, desabonn,
         opt-?in, opt-?out, rgpd, unsubscrib, do not contact, no marketing, advertising, promotional,
         solicitation, (s'oppose|opposee?|opposition|refuse|accepte|d'accord|accord|retire|ne veut (pas|plus)|
