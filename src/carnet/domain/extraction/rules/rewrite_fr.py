@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 
 from carnet.domain.extraction.rules.french_words import elide, finish
+from carnet.domain.extraction.rules.negation import spoken_ne
 from carnet.domain.extraction.rules.possessives import and_me, possessive_subject, swap
 from carnet.domain.extraction.rules.requests import imperative
 from carnet.domain.extraction.rules.verbs import AUXILIARIES, looks_first_plural, looks_second_plural, third_singular
@@ -39,9 +40,10 @@ _INDIRECT = ("envo", "transm", "adress", "dis", "dit", "dire", "propos", "confir
              "offr", "vers", "expliqu", "conseill", "recommand", "demand", "signal", "précis", "precis", "indiqu",
              "communiqu", "garanti", "fourni", "remet", "remis", "renv", "octroi", "donn", "montr", "fai", "fer",
              "promi", "promet", "répond", "repond", "rembours", "réserv", "reserv", "accord", "attribu", "dict",
-             "offert", "enverr", "prêt", "apport",
+             "offert", "enverr", "prêt", "apport", "vend",
              # impersonal verbs whose object is the beneficiary: "il vous reste 200 euros", "il vous faut"
              "rest", "faut", "faudr", "manqu", "convien", "conviendr", "coût", "cout", "appartien", "sembl")
+_NEGATION = frozenset("pas plus jamais rien guère guere".split())  # the second part, after a simple verb
 _BEING = frozenset("suis es est sommes êtes etes sont étais était etait étiez etiez étaient etaient".split())
 # Other object pronouns that may stand between the member's pronoun and the verb ("il me l'a dit").
 _OBJECT_CLITICS = frozenset("le la les l' en y".split())
@@ -70,7 +72,7 @@ def rewrite_fr(sentence: str, speaker: str) -> str:
     else:
         text = _ADVISOR_FRAME.sub("", sentence.strip()).strip()
     text = imperative(text, advisor=speaker == ADVISOR) or text
-    walk = Walk.of(text, speaker)
+    walk = Walk.of(spoken_ne(text), speaker)
     possessive_subject(walk)
     i = 0
     while i < len(walk.tokens):
@@ -232,6 +234,8 @@ def _member_after_verb(walk: Walk, start: int) -> None:
     nxt = walk.low(words[k + 1]) if k + 1 < len(words) else ""
     indirect = verb.startswith(_INDIRECT) or (verb.startswith("rappel") and nxt in ("que", "qu'"))
     if nxt in ("parvenir", "suivre"):
+        k += 1
+    while k + 1 < len(words) and walk.low(words[k + 1]) in _NEGATION:  # "ne concerne pas le membre"
         k += 1
     walk.tokens[words[k]] += " au membre" if indirect else " le membre"
 
