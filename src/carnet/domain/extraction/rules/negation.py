@@ -27,7 +27,7 @@ _SPOKEN = re.compile(_SUBJECT + _CLITICS + _VERB + _SECOND, re.IGNORECASE)
 _COMPARING = frozenset("""que qu' cher chère chere chers chères cheres tard tôt tot souvent vite loin près pres grand
     grande grands grandes petit petite petits petites important importante importants élevé eleve élevée elevee
     facile simple simplement bas haut fort forte longtemps beaucoup rapide rapidement court courte long longue
-    âgé age âgée agee jeune jeunes gros grosse ou précisément precisement exactement tôt tard récent recent
+    âgé age âgée agee jeune jeunes gros grosse ou précisément precisement exactement récent recent
     ancien ancienne vieux vieille bon bonne mauvais mal mieux moins intéressant interessant avantageux
     avantageuse économique economique calme proche lourd lourde légère legere""".split())
 _VERB_NOT = frozenset("ne n' que qu' et ou mais si pas plus très tres".split())
