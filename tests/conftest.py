@@ -131,7 +131,7 @@ def _one_wheel_build_at_a_time(tmp_path_factory: pytest.TempPathFactory) -> Iter
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-# The longest files first: with two xdist workers taking a file at a time (scripts/test.sh), a
+# The longest files first: with three xdist workers taking a file at a time (scripts/test.sh), a
 # five-minute molecule scenario started last would keep one worker busy alone at the end. xdist keeps
 # this order only with --no-loadscope-reorder (scripts/test.sh passes it): by default it sorts files by
 # their number of tests, most first.

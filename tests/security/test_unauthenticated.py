@@ -20,6 +20,7 @@ import pytest
 
 from carnet.bootstrap.container import Container
 from carnet.bootstrap.wiring import build
+from carnet.entrypoints.http import gate
 from carnet.entrypoints.http.app import create_app
 from carnet.entrypoints.http.server import running
 from carnet.ports import Embedder
@@ -58,7 +59,11 @@ def _refusal_entries(c: Container) -> list[dict[str, Any]]:
 
 
 @pytest.mark.slow
-def test_n_refused_requests_add_one_entry_per_source_and_window_not_n(container: Container) -> None:
+def test_n_refused_requests_add_one_entry_per_source_and_window_not_n(container: Container,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    # Past the address's budget (60 of the 120) each 429 is held back: 1 s each would be a minute of
+    # waiting; the hold itself is checked in test_an_address_has_its_own_budget_of_unauthenticated_requests.
+    monkeypatch.setattr(gate, "OVER_BUDGET_DELAY", 0.01)
     before = len(list(container.audit.log.entries("_system")))
     n = 120
     with running(create_app(container)) as base, httpx.Client(base_url=base, timeout=30) as http:
@@ -134,8 +139,11 @@ def test_an_address_has_its_own_budget_of_unauthenticated_requests(limited: Cont
     key = _key(limited)
     with running(create_app(limited)) as base, httpx.Client(base_url=base, timeout=30) as http:
         codes = [http.get(MEMORIES).status_code for _ in range(5)]
+        started = time.monotonic()
         r = http.get(MEMORIES, headers={"Authorization": "Bearer crn_0123456789ab_" + "y" * 40})
+        held = time.monotonic() - started
         assert codes == [401] * 5 and r.status_code == 429
+        assert held >= gate.OVER_BUDGET_DELAY  # a client looping past its budget sends one a second at most
         assert r.json()["error"]["code"] == "rate_limited" and int(r.headers["retry-after"]) >= 1
         # The same address with a valid key is not affected: a valid key never spends the address's budget.
         ok = http.get(MEMORIES, headers={"Authorization": f"Bearer {key}"})
