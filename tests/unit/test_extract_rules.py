@@ -81,6 +81,8 @@ def test_questions_are_no_facts_but_requests_are() -> None:
         ("Vous m'avez prélevé deux fois ce mois-ci.", "Le conseiller a prélevé le membre deux fois ce mois-ci."),
         ("Un expert doit me rappeler demain.", "Un expert doit rappeler le membre demain."),
         ("Rappelez-moi plutôt l'après-midi.", "Le membre demande à être rappelé plutôt l'après-midi."),
+        ("Un monsieur m'a téléphoné la semaine dernière.", "Un monsieur a téléphoné au membre la semaine dernière."),
+        ("J'appelle pour un de vos sociétaires.", "Le membre appelle pour un des sociétaires."),
     ],
 )
 def test_member_statements_in_the_third_person(said: str, fact: str) -> None:
@@ -102,6 +104,17 @@ def test_member_statements_in_the_third_person(said: str, fact: str) -> None:
         ("Envoyez-nous les photos de la cuisine.",
          "Le conseiller demande au membre d'envoyer les photos de la cuisine."),
         ("Formule Famille pour vous trois, à 96 euros.", "Formule Famille pour les trois, à 96 euros."),
+        # verbs whose object is indirect: the member comes back as "au membre"
+        ("On vous parlera lentement.", "Le conseiller parlera au membre lentement."),
+        ("Je vous ouvre un dossier.", "Le conseiller ouvre au membre un dossier."),
+        ("Je vous épelle la référence.", "Le conseiller épelle au membre la référence."),
+        # a spelled-out possessive after "à" or "de" contracts
+        ("Je peux envoyer la documentation à votre fils.",
+         "Le conseiller peut envoyer la documentation au fils du membre."),
+        ("Je vous envoie le devis de vos enfants.", "Le conseiller envoie au membre le devis des enfants du membre."),
+        ("Je vous appelle au sujet de votre maman.", "Le conseiller appelle le membre au sujet de la maman du membre."),
+        ("Un de nos conseillers vous rappellera.", "Un des conseillers rappellera le membre."),
+        ("Je vous réexplique la garantie.", "Le conseiller réexplique au membre la garantie."),
     ],
 )
 def test_advisor_statements_name_both_sides(said: str, fact: str) -> None:
@@ -205,7 +218,7 @@ def test_placeholders_are_kept_verbatim() -> None:
         ("user", "J'ai une assurance habitation MRH formule Confort depuis 2019.", "contrat", 0.7),
         ("user", "J'ai un dégât des eaux dans la salle de bain, le dossier c'est SIN-2024-0815.", "sinistre", 0.8),
         ("user", "J'ai déménagé à Villeurbanne le mois dernier.", "adresse", 0.6),
-        ("user", "Je préfère être contacté par email plutôt que par téléphone.", "preference", 0.55),
+        ("user", "Je préfère être contacté par email plutôt que par téléphone.", "preference", 0.8),
         ("user", "Mon numéro de portable a changé, c'est le <PHONE_1>.", "contact", 0.55),
         ("user", "Je me suis mariée en juin et nous attendons un bébé.", "famille", 0.55),
         ("user", "Le prélèvement de mars a été rejeté, je n'avais pas assez sur mon compte.", "paiement", 0.7),
@@ -215,9 +228,16 @@ def test_placeholders_are_kept_verbatim() -> None:
         ("advisor", "Nous avons procédé au remboursement de 320 euros.", "decision", 0.8),
         ("user", "Mon chat s'appelle Caramel et il adore les croquettes.", "autre", 0.3),
         # consent to marketing is how the member may be approached, whoever says it
-        ("user", "Plus d'appels commerciaux pour moi.", "preference", 0.55),
-        ("advisor", "Je note qu'on ne vous fait plus aucune proposition commerciale.", "preference", 0.55),
-        ("advisor", "Je retire votre accord pour les offres des partenaires.", "preference", 0.55),
+        ("user", "Plus d'appels commerciaux pour moi.", "preference", 0.8),
+        ("advisor", "Je note qu'on ne vous fait plus aucune proposition commerciale.", "preference", 0.8),
+        ("advisor", "Je retire votre accord pour les offres des partenaires.", "preference", 0.8),
+        # "opposition" is the card's when a payment object goes with it, else the member's to solicitation
+        ("advisor", "Je vais mettre la carte en opposition.", "paiement", 0.7),
+        ("user", "J'ai fait opposition sur mon chéquier hier.", "paiement", 0.7),
+        ("advisor", "Très bien, je note votre opposition.", "preference", 0.55),  # no object: not a profile fact
+        ("advisor", "C'est noté : opposition au démarchage téléphonique.", "preference", 0.8),
+        # a profile fact (how to treat the person) is worth a decision, whatever its category
+        ("user", "Je suis malentendante, il faut me parler lentement.", "autre", 0.8),
     ],
 )
 def test_each_family_is_kept_and_filed(role: str, said: str, category: str, importance: float) -> None:

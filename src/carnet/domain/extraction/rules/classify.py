@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 
+from carnet.domain.profile import is_profile
 from carnet.domain.text import fold
 
 CATEGORIES = ("decision", "reclamation", "sinistre", "adresse", "preference", "contact", "contrat", "paiement",
@@ -25,6 +26,7 @@ IMPORTANCE = {
     "decision": 0.8, "sinistre": 0.8, "reclamation": 0.75, "contrat": 0.7, "paiement": 0.7, "adresse": 0.6,
     "preference": 0.55, "contact": 0.55, "famille": 0.55, "projet": 0.5, "autre": 0.3,
 }  # fmt: skip
+PROFILE_IMPORTANCE = 0.8
 
 
 def _table(*rows: tuple[str, float, str]) -> tuple[tuple[str, float, re.Pattern[str]], ...]:
@@ -53,7 +55,7 @@ _KEYWORDS = _table(
     ("preference", 3.0, r"\b(?:demarchage|prospection|sollicit\w*|publicit\w*|promotion\w*|newsletters?|mailings?|"
                         r"(?:offres?|appels?|sms|e-?mails?|courriers?|propositions?) (?:commerciales?|commerciaux|"
                         r"promotionnel\w*|publicitaires?)|offres? (?:des|de nos) partenaires|marketing|"
-                        r"consentement|(?:retire\w*|revoque\w*|donne\w*) (?:son|votre|leur|mon) accord|"
+                        r"consentement|(?:retire\w*|revoque\w*|donne\w*) (?:son|votre|leur|mon|l') ?accord|"
                         r"opt[- ]?out|unsubscrib\w*|marketing consent)\b"),
     ("contact", 2.5, r"\b(?:e-?mails?|courriels?|courriers?|telephone|portable|sms|textos?|joindre|joignable|"
                      r"injoignable|rappel\w*|recontact\w*|contacte\w*|phone|call(?:ed)? back|reach|unreachable|"
@@ -69,9 +71,18 @@ _KEYWORDS = _table(
     ("contrat", 1.5, r"\b(?:voitures?|vehicules?|motos?|scooters?|maison|appartement|logement|piscine|garage|alarme|"
                      r"roule\w*|(?:the|a|my|their|his|her) cars?|vehicle|house|flat|home)\b"),
     ("contrat", 1.0, r"\b(?:carte|card|offre|produit|plan)\b"),
-    ("paiement", 3.0, r"\b(?:prelev\w*|impaye\w*|opposition|decouvert|virements?|cheques?|iban|rib|echeances?|"
+    ("paiement", 3.0, r"\b(?:prelev\w*|impaye\w*|decouvert|virements?|cheques?|iban|rib|echeances?|"
                       r"mensualites?|"
                       r"direct debit|payments?|refund\w*|overdue|unpaid)\b|<iban_\d+>|<card_\d+>"),
+    # "opposition" is a payment word unless it is the member's opposition to being solicited or
+    # recorded ("note votre opposition au démarchage", "l'opposition du membre")
+    ("paiement", 3.0, r"\b(?:(?:faire|fait|faite|mettre|mis|mise|en) opposition|opposition (?:sur|a|au|aux|de) "
+                      r"(?:la |sa |votre |ma |une |le |son |mon |ses |des |les )?(?:cartes?|cheques?|prelev\w*|"
+                      r"paiements?|virements?|chequier))\b"),
+    ("preference", 3.0, r"\b(?:(?:votre|son|mon|leur|l') ?opposition(?! (?:sur|a|au|aux|de) (?:la |sa |votre |une |le |"
+                        r"son |ses |des |les )?(?:cartes?|cheques?|prelev|paiements?|virements?|chequier))|"
+                        r"opposition (?:a tout|au demarchage|a la prospection|a l'enregistrement|"
+                        r"aux (?:appels|offres|sollicitations)))\b"),
     ("paiement", 2.0, r"\b(?:paiement|payer|paye\w*|regle\w*|cotisations?|primes?|factures?|rembours\w*|"
                       r"carte bancaire|carte bleue|montant|retard|premiums?|invoices?|bills?|paid|pay)\b"),
     ("famille", 3.0, r"\b(?:marie\w*|mariage|pacs\w*|divorc\w*|separe\w*|"
@@ -139,5 +150,8 @@ def is_decision(text: str, *, advisor: bool) -> bool:
     return _OUTCOME.search(folded) is not None or (advisor and _COMMITMENT.search(folded) is not None)
 
 
-def importance(cat: str) -> float:
-    return IMPORTANCE.get(cat, IMPORTANCE["autre"])
+def importance(cat: str, text: str = "") -> float:
+    """The category's importance; a profile fact (how to reach and treat the person,
+    :mod:`carnet.domain.profile`) is worth a decision's, whatever its category."""
+    base = IMPORTANCE.get(cat, IMPORTANCE["autre"])
+    return max(base, PROFILE_IMPORTANCE) if text and is_profile(text) else base

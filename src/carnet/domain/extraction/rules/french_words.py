@@ -24,7 +24,8 @@ _FEMININE = frozenset(
     allocation aide dette créance creance échéance durée duree clé cle clef signature réponse reponse
     lettre semaine journée journee matinée matinee soirée soiree heure fois boîte boite messagerie
     ligne box couverture protection responsabilité responsabilite valeur prise charge procédure procedure
-    nouvelle ancienne première premiere dernière derniere
+    nouvelle ancienne première premiere dernière derniere maman mamie tante nièce niece cousine compagne
+    conjointe voisine amie personne démarche demarche
     """.split()
 )
 _MASCULINE = frozenset(
@@ -37,7 +38,8 @@ _MASCULINE = frozenset(
     """.split()
 )
 _FEMININE_ENDINGS = ("tion", "sion", "ance", "ence", "ure", "té", "tie", "ette", "ise", "ine", "ière", "iere",
-                     "elle", "esse", "ade", "ude", "ée", "ie", "ique", "aine", "eine", "oire")
+                     "elle", "esse", "ade", "ude", "ée", "ie", "ique", "aine", "eine", "oire",
+                     "trice")
 _VOWEL_START = re.compile(r"^[aeiouyhàâäéèêëîïôöûüœ]", re.IGNORECASE)
 # "h aspiré": no elision before these.
 _ASPIRATED = ("hausse", "haut", "hall", "hangar", "handicap", "harcèlement", "harcelement", "hasard", "héros")
@@ -99,6 +101,13 @@ _SPACES = re.compile(r"\s{2,}")
 _CONTRACTED = (
     (re.compile(r"\b([dD])e le (membre|conseiller|foyer)\b"), r"\1u \2"),
     (re.compile(r"\b(?:[àÀ]|[aA]) le (membre|conseiller|foyer)\b"), r"au \1"),
+    # a possessive spelled out after a preposition: "à votre fils" → "au fils du membre"
+    (re.compile(r"\b([àÀ]) le ([\w-]+ du membre)\b"), r"au \2"),
+    (re.compile(r"\b([àÀ]) les ([\w-]+ du membre)\b"), r"aux \2"),
+    (re.compile(r"\b([dD])e le ([\w-]+ du membre)\b"), r"\1u \2"),
+    (re.compile(r"\b([dD])e les ([\w-]+ du membre)\b"), r"\1es \2"),
+    # "un de nos sociétaires" → "un des sociétaires" (the possessive became an article)
+    (re.compile(r"\b((?:[lL]')?[uU]n(?:es?)?|[aA]ucune?|[cC]hacune?) de les\b"), r"\1 des"),
 )
 _SPACE_BEFORE = re.compile(r"\s+([,.])")
 _ELIDED_SPACE = re.compile(r"(?<![\w])([nNsSlLmMtTdDjJ]|[qQ]u)' +")

@@ -102,7 +102,7 @@ class _Call:
         self.seen.discard(exact_key(old.text))
         self.seen.add(exact_key(text))
         cat = category(text, advisor=speaker == ADVISOR)
-        self.facts[index] = ExtractedFact(text=text, category=cat, importance=importance(cat),
+        self.facts[index] = ExtractedFact(text=text, category=cat, importance=importance(cat, text),
                                           valid_from=old.valid_from)
         if old.text in self.decisions:
             self.decisions[self.decisions.index(old.text)] = text
@@ -138,7 +138,7 @@ class _Call:
         self.said[speaker] = (statement, question, voice, len(self.facts))
         cat = category(text, advisor=speaker == ADVISOR)
         self.turns.append(turns.ALONE if alone else self.turn)
-        self.facts.append(ExtractedFact(text=text, category=cat, importance=importance(cat),
+        self.facts.append(ExtractedFact(text=text, category=cat, importance=importance(cat, text),
                                         valid_from=valid_from(statement, at)))
         if cat == "decision" and speaker == ADVISOR:
             self.decisions.append(text)

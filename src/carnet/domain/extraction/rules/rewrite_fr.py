@@ -40,7 +40,8 @@ _INDIRECT = ("envo", "transm", "adress", "dis", "dit", "dire", "propos", "confir
              "offr", "vers", "expliqu", "conseill", "recommand", "demand", "signal", "précis", "precis", "indiqu",
              "communiqu", "garanti", "fourni", "remet", "remis", "renv", "octroi", "donn", "montr", "fai", "fer",
              "promi", "promet", "répond", "repond", "rembours", "réserv", "reserv", "accord", "attribu", "dict",
-             "offert", "enverr", "prêt", "apport", "vend",
+             "offert", "enverr", "prêt", "apport", "vend", "parl", "téléphon", "telephon", "ouvr", "ouvre",
+             "souhait", "annonc", "épel", "epel", "répét", "repet", "obten", "obtien", "pos", "réexpliqu", "reexpliqu",
              # impersonal verbs whose object is the beneficiary: "il vous reste 200 euros", "il vous faut"
              "rest", "faut", "faudr", "manqu", "convien", "conviendr", "coût", "cout", "appartien", "sembl")
 _NEGATION = frozenset("pas plus jamais rien guère guere".split())  # the second part, after a simple verb
