@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from carnet.domain.profile import KINDS, profile_kinds
+from carnet.domain.profile import KINDS, asks_consent, profile_kinds
 
 
 @pytest.mark.parametrize(
@@ -76,3 +76,40 @@ def test_any_text_gives_known_kinds_without_raising(text: str) -> None:
 def test_a_profile_notion_is_found_whatever_surrounds_it(core: str, noise: str) -> None:
     assert profile_kinds(core)
     assert set(profile_kinds(core)) <= set(profile_kinds(f"{noise}. {core} {noise}."))
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Puis-je lui proposer notre assurance obsèques ?",
+        "Je peux lui présenter notre nouvelle garantie dépendance ?",
+        "Pourrais-je lui parler de notre offre d'épargne ?",
+        "Peut-on lui envoyer nos promotions par texto ?",
+        "Est-il toujours inscrit à la newsletter ?",
+        "Accepte-t-elle le démarchage par téléphone ?",
+        "Puis-je enregistrer notre échange ?",
+        "Can I offer her our new savings plan?",
+    ],
+)
+def test_questions_asked_before_an_offer(question: str) -> None:
+    assert asks_consent(question)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Je peux lui proposer un rendez-vous ?",  # no product: not an offer
+        "Puis-je lui parler de son contrat ?",  # his own contract
+        "Puis-je lui envoyer le devis ?",
+        "Quelle est sa formule d'assurance ?",
+        "A-t-il un contrat auto ?",
+        "Can I call him back tomorrow?",
+    ],
+)
+def test_other_questions_are_not(question: str) -> None:
+    assert not asks_consent(question)
+
+
+@given(st.text(max_size=300))
+def test_any_question_is_read_without_raising(text: str) -> None:
+    assert asks_consent(text) in (True, False)

@@ -109,3 +109,30 @@ def profile_kinds(text: str) -> tuple[str, ...]:
 
 def is_profile(text: str) -> bool:
     return bool(profile_kinds(text))
+
+
+# A question an advisor asks before a sales pitch ("Puis-je lui proposer notre assurance obsèques ?",
+# "Est-elle inscrite aux mailings ?"): the member's consent or opposition to marketing answers it.
+# An offer needs a product after the verb, so "lui proposer un rendez-vous" is not one.
+_PRODUCT = (r"(?:offres?|assurances?|garanties?|contrats?|produits?|formules?|options?|placements?|epargne|"
+            r"credits?|prets?|services?|cartes?|abonnements?|prevoyance|mutuelle|protections?|packs?|promotions?|"
+            r"publicit\w*|newsletters?|mailings?|insurance|policy|product|plan|loan|card)")
+_ASKS_CONSENT = re.compile(
+    r"\b(?:puis-je|je peux|peut-on|on peut|pourrais-je|pourrait-on|pourrions-nous|est-ce que (?:je peux|l'on peut|"
+    r"on peut)|ai-je le droit de|a-t-on le droit de)\s+(?:lui|leur)\s+(?:proposer|presenter|vendre|parler d[eu']?|"
+    r"envoyer|faire decouvrir)\s+(?:de |d'|des |du )?(?:notre|nos|une?|des|la|le|les|l')?\s*(?:nouvel\w*\s+)?"
+    + _PRODUCT
+    + r"|\b(?:inscrite?s?|abonnee?s?)\b[^?]{0,30}\b(?:mailings?|newsletters?|offres?|promotions?|"
+    r"lettres? d'information|sms commerciaux|publicit\w*)"
+    r"|\b(?:accepte|refuse|s'oppose|consent)\w*\b[^?]{0,30}\b(?:demarchage|prospection|sollicitations?|"
+    r"offres? commerciales?|appels? commerciaux|publicit\w*|marketing)"
+    r"|\b(?:puis-je|je peux|peut-on|on peut|pourrais-je|est-ce que (?:je peux|on peut))\s+(?:l')?enregistrer\s+"
+    r"(?:notre|l'|cet|cette|la|nos)\s*(?:echanges?|appels?|conversations?|entretien|communications?)"
+    r"|\b(?:can|may|could) (?:i|we) (?:offer|pitch|sell|market|propose|record)\b"
+)
+
+
+def asks_consent(question: str) -> bool:
+    """Whether ``question`` is asked before approaching the person with an offer (so their consent
+    or opposition to marketing is the answer)."""
+    return _ASKS_CONSENT.search(fold(question)) is not None

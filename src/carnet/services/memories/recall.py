@@ -14,6 +14,7 @@ import numpy as np
 from carnet.domain.answer_type import Answer, asked, gives
 from carnet.domain.embedding_text import query_text
 from carnet.domain.linking import bring_linked_up, references
+from carnet.domain.profile import CONSENT, asks_consent, profile_kinds
 from carnet.domain.query_intent import read_intent
 from carnet.domain.query_lexicon import expansion
 from carnet.domain.records import Kind, Memory, Scope, Status
@@ -105,11 +106,18 @@ def rank(deps: RecallNeeds, scope: Scope, query: Query, qvec: Vector, now: datet
         ranked = lift_answers(deps, scope, ranked, wanted, window=max(ANSWER_WINDOW, query.k), skipped=skipped)
     top = above_floor(ranked, floor)
     named = exact_identifiers(query.text, prepared)
+    first: set[str] = set()
     if named:
         exact = exact_matches(deps, scope, where, named, {r.memory.id: r for r in ranked}, now,
                               limit=max(query.k, EXACT_LOOKUP), skipped=skipped, weights=weights)
         first = {r.memory.id for r in exact}
         top = exact + [r for r in top if r.memory.id not in first]
+    if asks_consent(query.text) and Kind.FACT in (query.kinds or (Kind.FACT,)):
+        consent = consent_records(deps, scope, where, {r.memory.id: r for r in ranked}, now, weights=weights,
+                                  skipped=skipped)
+        consent = [r for r in consent if r.memory.id not in first]  # the records named by reference stay first
+        shown = first | {r.memory.id for r in consent}
+        top = [r for r in top if r.memory.id in first] + consent + [r for r in top if r.memory.id not in shown]
     top = top[: query.k]
     return reveal_ranked(deps, scope, top, skipped) if reveal else top
 
@@ -171,6 +179,29 @@ def exact_matches(deps: RecallNeeds, scope: Scope, where: RecordFilter, identifi
                                                                     weights=weights, now=now)
                 found[m.id] = Ranked(m, s.score if s is not None else final_score(sig, weights), sig)
     return sorted(found.values(), key=lambda r: r.score, reverse=True)
+
+
+CONSENT_LOOKUP = 64  # profile records read for a question asked before an offer (few per subject)
+CONSENT_FIRST = 2  # of which the newest consent statements come first
+
+
+def consent_records(deps: RecallNeeds, scope: Scope, where: RecordFilter, scored: dict[str, Ranked], now: datetime,
+                    *, weights: Weights, skipped: Skipped | None = None) -> list[Ranked]:
+    """For a question asked before approaching the person with an offer (``domain.profile.asks_consent``):
+    the subject's newest records on consent or opposition to marketing, found by the profile flag
+    stored at write time, not by meaning ("Puis-je lui proposer notre assurance obsèques ?" shares no
+    word with "opposé à tout démarchage")."""
+    records, _ = deps.index.scroll(scope, where=replace(where, kinds=(Kind.FACT,), profile_only=True),
+                                   limit=CONSENT_LOOKUP, skipped=skipped)
+    newest = sorted((m for m in records if CONSENT in profile_kinds(m.text)),
+                    key=lambda m: (m.valid_from, m.recorded_at), reverse=True)[:CONSENT_FIRST]
+    out = []
+    for m in newest:
+        s = scored.get(m.id)
+        sig = s.signals if s is not None else signals(m, cosine=0.0, keyword=0.0, scale=deps.scale, weights=weights,
+                                                        now=now)
+        out.append(Ranked(m, s.score if s is not None else final_score(sig, weights), sig))
+    return out
 
 
 def reveal_ranked(deps: RecallNeeds, scope: Scope, ranked: Sequence[Ranked],
