@@ -35,6 +35,19 @@ def test_a_return_to_work_question_meets_the_sick_leave_notes() -> None:
     assert not _stems("arrêt") & _stems(expansion("Il reprend son ancien contrat ?"))  # a phrase, not a word
 
 
+def test_a_disability_question_meets_the_names_of_its_recognition() -> None:
+    assert _stems("mdph aeeh") <= _stems(expansion("Sa fille est-elle reconnue en situation de handicap ?"))
+
+
+def test_what_is_left_to_pay_on_a_loan_meets_the_outstanding_capital() -> None:
+    assert _stems("capital dû") <= _stems(expansion("Combien lui reste-t-il à rembourser sur son prêt ?"))
+    assert not _stems("capital") & _stems(expansion("Lui reste-t-il des questions ?"))  # a phrase, not a word
+
+
+def test_a_question_about_hardship_meets_the_measures_taken() -> None:
+    assert _stems("échéancier report") <= _stems(expansion("Comment l'aide-t-on financièrement ?"))
+
+
 def test_a_directed_rule_does_not_run_backwards() -> None:
     """'sinistre' brings the kinds of claims; a theft alone does not bring the word 'sinistre'."""
     assert _stems("cambriolage") <= _stems(expansion("Quel sinistre a-t-il déclaré ?"))

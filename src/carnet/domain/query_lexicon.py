@@ -28,6 +28,7 @@ adresse | habite | habiter | vit | vivre | réside | résider | résidence | dom
     | déménage | déménagement
 relogé | relogement | hébergé | hébergement | logé
 courrier | courriers | lettre | lettres | documents | envoi | envois | postal | poste | e-mail | courriel
+    | papier
 joindre | joignable | injoignable | téléphone | portable | mobile | fixe | numéro | appeler | rappeler
 proposer | présenter | vendre | démarchage | démarcher | sollicitation | solliciter | prospection | promotion
     | promotions | promotionnel | publicité | mailing | mailings | newsletter | offre commerciale => démarchage
@@ -36,10 +37,14 @@ payer | paie | paye | coûte | coût | cotisation | prime | tarif | mensualité 
 gagne | gagner | salaire | revenu | revenus | rémunération | rémunéré
 rembourser | remboursé | remboursement | versement | versé | verser | indemnisation | indemnisé | indemnité
     | indemnités | paiement | payé | réglé | touche | toucher | perçoit | percevoir
+rendre | rend | restituer | restitution => rembourser | remboursement | remboursé
+reste à rembourser | restant dû | capital restant => capital | restant | dû | prêt | crédit
+dépenser | dépense | retirer | retrait => plafond
 par an | annuel | annuelle | annuellement
 par mois | mensuel | mensuelle | mensuellement | mensualité
 sinistre => accident | accrochage | cambriolage | vol | incendie | dégât | dommage | bris | inondation
     | tempête | grêle
+orage | orages | intempérie | intempéries | tempête | grêle | grêlon | foudre
 statut | avance | abouti | terminé => clos | clôturé | ouvert | attente | expertise | accepté
     | refusé | adopté
 régime de protection | mesure de protection | curatelle | tutelle | sauvegarde de justice | curateur
@@ -54,7 +59,14 @@ arrêt de travail | arrêt maladie | reprise du travail | reprend le travail | r
     | reprend son activité | reprendre son activité | reprise d'activité | indemnités journalières => arrêt
     | prolongation | reprise | indemnités journalières
 communiquer | langue | comprend | comprendre => langue | parle | comprend | traduit | traduction | interprète
-sourd | sourde | malentendant | malentendante | audition | auditif
+sourd | sourde | malentendant | malentendante | audition | auditif | audioprothèse | audioprothèses
+    | appareil auditif | appareils auditifs | prothèse auditive
+handicap | handicapé | handicapée | invalidité => handicap | mdph | aeeh | aah | rqth | invalidité
+banque de france | surendettement | surendetté | surendettée => surendettement | commission | plan
+    | recevable
+financièrement | difficultés financières | difficulté de paiement => échéancier | étalement | report | délai
+    | surendettement
+couvre | couvrir | couvert | couverte | couverture => contrat | assuré | garantie | tous risques
 malvoyant | malvoyante | aveugle | vue
 """
 # fmt: on
