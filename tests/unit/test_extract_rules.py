@@ -83,6 +83,8 @@ def test_questions_are_no_facts_but_requests_are() -> None:
         ("Rappelez-moi plutôt l'après-midi.", "Le membre demande à être rappelé plutôt l'après-midi."),
         ("Un monsieur m'a téléphoné la semaine dernière.", "Un monsieur a téléphoné au membre la semaine dernière."),
         ("J'appelle pour un de vos sociétaires.", "Le membre appelle pour un des sociétaires."),
+        ("Les mails de vos partenaires, j'en peux plus.", "Les mails des partenaires, le membre n'en peut plus."),
+        ("Je parle de votre service client.", "Le membre parle du service client."),
     ],
 )
 def test_member_statements_in_the_third_person(said: str, fact: str) -> None:
@@ -236,6 +238,9 @@ def test_placeholders_are_kept_verbatim() -> None:
         ("user", "J'ai fait opposition sur mon chéquier hier.", "paiement", 0.7),
         ("advisor", "Très bien, je note votre opposition.", "preference", 0.55),  # no object: not a profile fact
         ("advisor", "C'est noté : opposition au démarchage téléphonique.", "preference", 0.8),
+        # a payment announced as gone is an outcome, whoever says it
+        ("advisor", "Le premier versement d'indemnités est parti hier : 1 800 euros.", "decision", 0.8),
+        ("user", "Le virement de la Sécu n'est pas encore arrivé.", "paiement", 0.7),
         # a profile fact (how to treat the person) is worth a decision, whatever its category
         ("user", "Je suis malentendante, il faut me parler lentement.", "autre", 0.8),
     ],

@@ -83,7 +83,7 @@ _KEYWORDS = _table(
                         r"son |ses |des |les )?(?:cartes?|cheques?|prelev|paiements?|virements?|chequier))|"
                         r"opposition (?:a tout|au demarchage|a la prospection|a l'enregistrement|"
                         r"aux (?:appels|offres|sollicitations)))\b"),
-    ("paiement", 2.0, r"\b(?:paiement|payer|paye\w*|regle\w*|cotisations?|primes?|factures?|rembours\w*|"
+    ("paiement", 2.0, r"\b(?:paiement|payer|paye\w*|regle\w*|cotisations?|primes?|factures?|rembours\w*|versements?|"
                       r"carte bancaire|carte bleue|montant|retard|premiums?|invoices?|bills?|paid|pay)\b"),
     ("famille", 3.0, r"\b(?:marie\w*|mariage|pacs\w*|divorc\w*|separe\w*|"
                      r"(?<!date de )naissance|bebe|enceinte|deced\w*|deces|"
@@ -106,6 +106,7 @@ _OUTCOME = re.compile(
     r"transmis|annule|pris en charge)e?s?|est (?:accepte|valide|refuse|cloture|enregistre|ouvert|pris en charge|"
     r"resilie|annule|reporte|fixe|programme|decale|confirme|planifie)e?|prise en charge|geste commercial|"
     r"accordee?s?|reporte au|decale au|rendez-vous (?:fixe|pris|programme|confirme)|"
+    r"(?:versement|virement|paiement|remboursement|cheque|indemnisation)s?\b[^.;]{0,40}\b(?:est|sont) partie?s?|"
     r"has been (?:refunded|paid|sent|approved|accepted|"
     r"rejected|closed|opened|updated|cancell?ed)|was (?:approved|rejected|refunded))\b"
 )

@@ -34,7 +34,7 @@ _MASCULINE = frozenset(
     numéro numero téléphone telephone portable mari époux epoux fils père pere frère frere logement
     appartement véhicule vehicule rendez-vous remboursement prélèvement prelevement virement chèque cheque
     paiement montant tarif plafond budget apport expert conseiller agent service espace code rib iban
-    bonus malus
+    bonus malus côté cote comité comite été traité traite
     """.split()
 )
 _FEMININE_ENDINGS = ("tion", "sion", "ance", "ence", "ure", "té", "tie", "ette", "ise", "ine", "ière", "iere",

@@ -86,6 +86,22 @@ def swap(walk: Walk, i: int, tok: str) -> None:
     walk.tokens[i] = case(walk.tokens[i], article.rstrip())
     if article.endswith("'") and i + 1 < len(walk.tokens) and walk.tokens[i + 1].isspace():
         walk.tokens[i + 1] = ""
+    _contract(walk, i)
+
+
+_CONTRACTIONS = {("de", "le"): "du", ("de", "les"): "des", ("à", "le"): "au", ("à", "les"): "aux"}
+
+
+def _contract(walk: Walk, i: int) -> None:
+    """The article a possessive became, after "de" or "à": "les mails de vos partenaires" → "des
+    partenaires", "à votre service" → "au service"."""
+    j = walk.before(i)
+    if j is None:
+        return
+    merged = _CONTRACTIONS.get((walk.low(j), walk.low(i)))
+    if merged is not None:
+        walk.tokens[j] = case(walk.tokens[j], merged)
+        walk.drop(i)
 
 
 def _of_member(walk: Walk, i: int) -> bool:
