@@ -117,6 +117,9 @@ def test_member_statements_in_the_third_person(said: str, fact: str) -> None:
         ("Je vous appelle au sujet de votre maman.", "Le conseiller appelle le membre au sujet de la maman du membre."),
         ("Un de nos conseillers vous rappellera.", "Un des conseillers rappellera le membre."),
         ("Je vous réexplique la garantie.", "Le conseiller réexplique au membre la garantie."),
+        # the owner goes after the noun's complement
+        ("Je résilie votre contrat auto.", "Le conseiller résilie le contrat auto du membre."),
+        ("Je le dépose dans votre espace client.", "Le conseiller le dépose dans l'espace client du membre."),
     ],
 )
 def test_advisor_statements_name_both_sides(said: str, fact: str) -> None:

@@ -28,6 +28,16 @@ _NP_END = frozenset(
 )
 # Object pronouns between a subject noun phrase and its verb ("Mon fils vous l'enverra").
 _PRONOUNS = frozenset("me m' te t' vous nous l' le la les lui leur en y".split())
+# Words that complete the noun before them in call-center French ("contrat auto", "espace client",
+# "compte courant", "adresse postale"): the owner goes after them.
+_COMPLEMENTS = frozenset(
+    """
+    auto automobile habitation santé sante prévoyance prevoyance emprunteur vie obsèques obseques décès deces
+    client adhérent adherent sociétaire societaire assuré assure personnel perso professionnel pro
+    courant joint épargne epargne jeune bancaire principal principale secondaire postale électronique
+    electronique mail e-mail portable mobile fixe sinistre
+    """.split()
+)
 _FUTURE = re.compile(r"\w{2,}(?:ra|ront|rait|raient)$")
 _ADJECTIVES = frozenset("nouvelle nouveau nouvel ancienne ancien premier première premiere dernier dernière "
                         "derniere prochain prochaine actuel actuelle même meme propre".split())
@@ -120,5 +130,8 @@ def _of_member(walk: Walk, i: int) -> bool:
     walk.tokens[i] = article.rstrip()
     if article.endswith("'") and walk.tokens[i + 1].isspace():
         walk.tokens[i + 1] = ""
-    walk.tokens[words[0]] += " du membre"
+    end = 0
+    while end + 1 < len(words) and walk.low(words[end + 1]) in _COMPLEMENTS:
+        end += 1  # "votre contrat auto" → "le contrat auto du membre", not "le contrat du membre auto"
+    walk.tokens[words[end]] += " du membre"
     return True
