@@ -41,7 +41,8 @@ _INDIRECT = ("envo", "transm", "adress", "dis", "dit", "dire", "propos", "confir
              "communiqu", "garanti", "fourni", "remet", "remis", "renv", "octroi", "donn", "montr", "fai", "fer",
              "promi", "promet", "répond", "repond", "rembours", "réserv", "reserv", "accord", "attribu", "dict",
              "offert", "enverr", "prêt", "apport", "vend", "parl", "téléphon", "telephon", "ouvr", "ouvre",
-             "souhait", "annonc", "épel", "epel", "répét", "repet", "obten", "obtien", "pos", "réexpliqu", "reexpliqu",
+             "souhait", "annonc", "épel", "epel", "répét", "repet", "obten", "obtien", "pose", "posé", "poste", "posté",
+             "réexpliqu", "reexpliqu",
              # impersonal verbs whose object is the beneficiary: "il vous reste 200 euros", "il vous faut"
              "rest", "faut", "faudr", "manqu", "convien", "conviendr", "coût", "cout", "appartien", "sembl")
 _NEGATION = frozenset("pas plus jamais rien guère guere".split())  # the second part, after a simple verb
