@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -12,6 +13,7 @@ from hypothesis import strategies as st
 from carnet.adapters.vectors import payload as pl
 from carnet.domain.records import Kind, Memory, Scope, Source
 from carnet.domain.unreadable import PAYLOAD_INVALID, Unreadable
+from carnet.ports import AccessUpdate
 
 AT = datetime(2026, 1, 1, tzinfo=UTC)
 ID = "6f1c0f4e-3f0b-4a43-9a1d-2d9f4b8a6b11"
@@ -70,3 +72,28 @@ def test_the_profile_filter_is_one_equality_on_the_indexed_flag() -> None:
     assert pl.Equals(pl.PROFILE, pl.PROFILE_MARK) in pl.narrowing(RecordFilter(profile_only=True))
     assert all(getattr(c, "key", None) != pl.PROFILE for c in pl.narrowing(RecordFilter()))
     assert pl.PROFILE in pl.KEYWORD_INDEXES
+
+
+@settings(max_examples=200, deadline=None, database=None)
+@given(count=JSON, last=JSON)
+def test_access_fields_read_back_or_the_record_is_left_alone(count: Any, last: Any) -> None:
+    """``record_access`` reads only the two access fields: whatever they hold, the statistics of a sound
+    record add up and a record whose fields are damaged is left as it is (no error, no other's change)."""
+    other = "0b7a4f55-2d35-4c8e-9a5e-3c1f2b6d7e80"
+    points = [_Point(ID, {pl.ACCESS_COUNT: count, pl.LAST_ACCESSED_AT: last}), _Point(other, {pl.ACCESS_COUNT: 2})]
+    states = pl.access_states(points)
+    later = datetime(2026, 2, 1, tzinfo=UTC)
+    out = pl.access_payloads(states, [AccessUpdate(ID, 1, later), AccessUpdate(other, 3, later)])
+    assert out[other] == {pl.ACCESS_COUNT: 5, pl.LAST_ACCESSED_AT: later.timestamp()}
+    sound = isinstance(count, int) and not isinstance(count, bool) and (
+        last is None or (isinstance(last, int | float) and not isinstance(last, bool) and math.isfinite(last)))
+    assert (ID in out) is sound
+    if sound:
+        assert out[ID][pl.ACCESS_COUNT] == count + 1
+        assert out[ID][pl.LAST_ACCESSED_AT] == (later.timestamp() if last is None else max(last, later.timestamp()))
+
+
+def test_a_record_never_written_to_counts_from_zero() -> None:
+    twice = [AccessUpdate(ID, 1, AT), AccessUpdate(ID, 1, AT)]
+    out = pl.access_payloads(pl.access_states([_Point(ID, {})]), twice)
+    assert out == {ID: {pl.ACCESS_COUNT: 2, pl.LAST_ACCESSED_AT: AT.timestamp()}}

@@ -327,21 +327,46 @@ def decode(point_id: str, payload: Mapping[str, Any] | None, skipped: Skipped | 
         return None
 
 
-def access_payloads(current: Sequence[Memory], updates: Sequence[AccessUpdate]) -> dict[str, dict[str, Any]]:
-    """New ``access_count`` / ``last_accessed_at`` per record found; updates for missing ids are dropped.
+ACCESS_FIELDS = (ACCESS_COUNT, LAST_ACCESSED_AT)  # all ``record_access`` reads of a point's payload
+
+AccessState = tuple[int, float | None]  # (access_count, last_accessed_at as epoch seconds)
+
+
+def access_states(points: Iterable[Point]) -> dict[str, AccessState]:
+    """The access fields of points read with only ``ACCESS_FIELDS`` (no whole record decoded: the
+    statistics of a search's records are written after every search). A point whose fields do not
+    read back as a count and a time is left out, so its statistics are left as they are."""
+    out: dict[str, AccessState] = {}
+    for point in points:
+        p = point.payload or {}
+        count, last = p.get(ACCESS_COUNT, 0), p.get(LAST_ACCESSED_AT)
+        if isinstance(count, bool) or not isinstance(count, int):
+            continue
+        if last is not None and not _finite_number(last):
+            continue
+        out[str(point.id)] = (count, None if last is None else float(last))
+    return out
+
+
+def _finite_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def access_payloads(current: Mapping[str, AccessState], updates: Sequence[AccessUpdate]) -> dict[str, dict[str, Any]]:
+    """New ``access_count`` / ``last_accessed_at`` per record found (``current``: ``access_states``);
+    updates for missing ids are dropped.
 
     Several updates of one id add up; ``last_accessed_at`` never moves backwards.
     """
-    by_id = {m.id: m for m in current}
     out: dict[str, dict[str, Any]] = {}
     for u in updates:
-        m = by_id.get(u.memory_id)
-        if m is None:
+        state = current.get(u.memory_id)
+        if state is None:
             continue
-        prev = out.get(m.id, {ACCESS_COUNT: m.access_count, LAST_ACCESSED_AT: _epoch_or_none(m.last_accessed_at)})
+        prev = out.get(u.memory_id, {ACCESS_COUNT: state[0], LAST_ACCESSED_AT: state[1]})
         last = prev[LAST_ACCESSED_AT]
         at = epoch(u.at)
-        out[m.id] = {
+        out[u.memory_id] = {
             ACCESS_COUNT: prev[ACCESS_COUNT] + u.count_delta,
             LAST_ACCESSED_AT: at if last is None else max(last, at),
         }

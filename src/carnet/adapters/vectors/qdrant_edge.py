@@ -41,6 +41,7 @@ from qdrant_edge import (
     KeywordIndexParams,
     Modifier,
     PayloadSchemaType,
+    PayloadSelector,
     Point,
     QueryBatchRequest,
     ScrollRequest,
@@ -183,12 +184,19 @@ class EdgeVectorIndex:
                 self._shard.update(UpdateOperation.upsert_points(points, condition=scoped_filter(old)))
 
     def record_access(self, scope: Scope, updates: Sequence[AccessUpdate]) -> None:
-        """Read (scoped ``scroll`` by ids) then ``update(set_payload_by_filter)`` per record found.
+        """Read the access fields (scoped ``scroll`` by ids, those two fields only) then
+        ``update(set_payload_by_filter)`` per record found.
 
         Read-modify-write: the caller serialises calls for one scope. Ids not found are skipped.
         """
-        current = self.get(scope, [u.memory_id for u in updates])
-        for memory_id, fields in pl.access_payloads(current, updates).items():
+        wanted = pl.point_ids([u.memory_id for u in updates])
+        if not wanted:
+            return
+        request = ScrollRequest(limit=len(wanted), filter=scoped_filter(scope, ids=wanted),
+                                with_payload=PayloadSelector.Include(list(pl.ACCESS_FIELDS)))
+        with _engine_errors("scroll"):
+            records, _ = self._shard.scroll(request)
+        for memory_id, fields in pl.access_payloads(pl.access_states(records), updates).items():
             op = UpdateOperation.set_payload_by_filter(scoped_filter(scope, ids=[memory_id]), fields)
             with _engine_errors("set payload"):
                 self._shard.update(op)

@@ -269,11 +269,13 @@ class ServerVectorIndex:
         self._batch(ops, "overwrite payload")
 
     def record_access(self, scope: Scope, updates: Sequence[AccessUpdate]) -> None:
-        """Read (scoped ``scroll`` by ids) then ``POST /points/batch`` of ``set_payload`` per record found.
+        """Read the access fields (scoped ``scroll`` by ids, those two fields only) then ``POST
+        /points/batch`` of ``set_payload`` per record found.
 
         Read-modify-write: the caller serialises calls for one scope. Ids not found are skipped.
         """
-        current = self.get(scope, [u.memory_id for u in updates])
+        current = pl.access_states(self._by_ids(scope, pl.point_ids([u.memory_id for u in updates]),
+                                                with_payload=list(pl.ACCESS_FIELDS)))
         ops: list[models.UpdateOperation] = [
             models.SetPayloadOperation(
                 set_payload=models.SetPayload(payload=fields, filter=scoped_filter(scope, ids=[memory_id]),
@@ -332,6 +334,10 @@ class ServerVectorIndex:
         """``POST /points/scroll`` filtered by scope AND ids, in the order asked; unknown ids are absent,
         one whose payload does not decode is noted in ``skipped``."""
         wanted = pl.point_ids(ids)
+        return pl.in_order(wanted, self._by_ids(scope, wanted, with_payload=True), skipped)
+
+    def _by_ids(self, scope: Scope, wanted: list[str], *, with_payload: bool | list[str]) -> list[models.Record]:
+        """``POST /points/scroll`` filtered by scope AND ``wanted`` (point ids), with the payload asked."""
         if not wanted:
             return []
         with _server_errors("scroll"):
@@ -339,11 +345,11 @@ class ServerVectorIndex:
                 self._collection,
                 scroll_filter=scoped_filter(scope, ids=wanted),
                 limit=len(wanted),
-                with_payload=True,
+                with_payload=with_payload,
                 consistency=self._consistency,
                 shard_key_selector=self._distribution.selector(scope),
             )
-        return pl.in_order(wanted, records, skipped)
+        return records
 
     def scroll(self, scope: Scope, *, where: RecordFilter, limit: int, offset: str | None = None,
                skipped: Skipped | None = None) -> tuple[list[Memory], str | None]:
