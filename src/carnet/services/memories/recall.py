@@ -174,11 +174,19 @@ def exact_matches(deps: RecallNeeds, scope: Scope, where: RecordFilter, identifi
                                        skipped=skipped)
         for m in records:
             if m.id not in found:
-                s = scored.get(m.id)
-                sig = s.signals if s is not None else signals(m, cosine=0.0, keyword=1.0, scale=deps.scale,
-                                                                    weights=weights, now=now)
-                found[m.id] = Ranked(m, s.score if s is not None else final_score(sig, weights), sig)
+                found[m.id] = _ranked(deps, m, scored, now, keyword=1.0, weights=weights)
     return sorted(found.values(), key=lambda r: r.score, reverse=True)
+
+
+def _ranked(deps: RecallNeeds, m: Memory, scored: dict[str, Ranked], now: datetime, *, keyword: float,
+            weights: Weights) -> Ranked:
+    """A record found by another way than the ranked search: its score there if the search had it, else
+    fresh signals with no cosine and the ``keyword`` evidence of how it was found."""
+    s = scored.get(m.id)
+    if s is not None:
+        return Ranked(m, s.score, s.signals)
+    sig = signals(m, cosine=0.0, keyword=keyword, scale=deps.scale, weights=weights, now=now)
+    return Ranked(m, final_score(sig, weights), sig)
 
 
 CONSENT_LOOKUP = 64  # profile records read for a question asked before an offer (few per subject)
@@ -195,13 +203,7 @@ def consent_records(deps: RecallNeeds, scope: Scope, where: RecordFilter, scored
                                    limit=CONSENT_LOOKUP, skipped=skipped)
     newest = sorted((m for m in records if CONSENT in profile_kinds(m.text)),
                     key=lambda m: (m.valid_from, m.recorded_at), reverse=True)[:CONSENT_FIRST]
-    out = []
-    for m in newest:
-        s = scored.get(m.id)
-        sig = s.signals if s is not None else signals(m, cosine=0.0, keyword=0.0, scale=deps.scale, weights=weights,
-                                                        now=now)
-        out.append(Ranked(m, s.score if s is not None else final_score(sig, weights), sig))
-    return out
+    return [_ranked(deps, m, scored, now, keyword=0.0, weights=weights) for m in newest]
 
 
 def reveal_ranked(deps: RecallNeeds, scope: Scope, ranked: Sequence[Ranked],
