@@ -22,6 +22,11 @@ _CLITICS = r"(?P<clitics>(?:(?:me |m'|te |t'|se |s'|le |la |les |l'|lui |leur |e
 _VERB = r"(?P<verb>[a-zàâäçéèêëîïôöùûüœ]+)"
 _SECOND = r"(?P<second> (?:pas|jamais|rien|personne|aucune?|plus)\b)(?=(?P<after>(?: [^ ]+){0,2}))"
 _SPOKEN = re.compile(_SUBJECT + _CLITICS + _VERB + _SECOND, re.IGNORECASE)
+# A "subject" right after a "ne" and object pronouns is one of them ("je ne vous vous je pas": the
+# second "vous" belongs to the negation the first one opened): that negation has its "ne" already.
+_NE_BEFORE = re.compile(r"(?:\bne |\bn')(?:me |m'|te |t'|se |s'|le |la |les |l'|lui |leur |en |y |nous |vous ){0,3}$",
+                        re.IGNORECASE)
+_LOOK_BACK = 40  # characters: "ne" and three object pronouns
 
 # After "plus", words that make it a comparison.
 _COMPARING = frozenset("""que qu' cher chère chere chers chères cheres tard tôt tot souvent vite loin près pres grand
@@ -44,6 +49,8 @@ def _with_ne(m: re.Match[str]) -> str:
     word = second.strip().lower()
     nxt = (m.group("after") or "").strip().lower()
     if verb.lower() in _VERB_NOT or (word == "pas" and nxt.startswith("mal")):
+        return m.group(0)
+    if _NE_BEFORE.search(m.string[max(0, m.start() - _LOOK_BACK) : m.start()]):
         return m.group(0)
     if word == "plus" and _comparing(nxt.split()):
         return m.group(0)
