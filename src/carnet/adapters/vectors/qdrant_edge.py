@@ -189,13 +189,8 @@ class EdgeVectorIndex:
 
         Read-modify-write: the caller serialises calls for one scope. Ids not found are skipped.
         """
-        wanted = pl.point_ids([u.memory_id for u in updates])
-        if not wanted:
-            return
-        request = ScrollRequest(limit=len(wanted), filter=scoped_filter(scope, ids=wanted),
-                                with_payload=PayloadSelector.Include(list(pl.ACCESS_FIELDS)))
-        with _engine_errors("scroll"):
-            records, _ = self._shard.scroll(request)
+        records = self._by_ids(scope, pl.point_ids([u.memory_id for u in updates]),
+                               with_payload=PayloadSelector.Include(list(pl.ACCESS_FIELDS)))
         for memory_id, fields in pl.access_payloads(pl.access_states(records), updates).items():
             op = UpdateOperation.set_payload_by_filter(scoped_filter(scope, ids=[memory_id]), fields)
             with _engine_errors("set payload"):
@@ -231,12 +226,16 @@ class EdgeVectorIndex:
         """``scroll`` filtered by scope AND ids, in the order asked; unknown or malformed ids are absent,
         one whose payload does not decode is noted in ``skipped``."""
         wanted = pl.point_ids(ids)
+        return pl.in_order(wanted, self._by_ids(scope, wanted, with_payload=True), skipped)
+
+    def _by_ids(self, scope: Scope, wanted: list[str], *, with_payload: bool | PayloadSelector) -> list[Any]:
+        """``scroll`` filtered by scope AND ``wanted`` (point ids), with the payload asked."""
         if not wanted:
             return []
-        request = ScrollRequest(limit=len(wanted), filter=scoped_filter(scope, ids=wanted), with_payload=True)
+        request = ScrollRequest(limit=len(wanted), filter=scoped_filter(scope, ids=wanted), with_payload=with_payload)
         with _engine_errors("scroll"):
             records, _ = self._shard.scroll(request)
-        return pl.in_order(wanted, records, skipped)
+        return list(records)
 
     def scroll(self, scope: Scope, *, where: RecordFilter, limit: int, offset: str | None = None,
                skipped: Skipped | None = None) -> tuple[list[Memory], str | None]:
