@@ -259,6 +259,28 @@ class AuditUnavailable(DependencyUnavailable):
     code = "audit_unavailable"
 
 
+class SubjectLockLost(DependencyUnavailable):
+    """The subject's lock ended under the write that held it (its PostgreSQL session closed: a
+    database restart, a dropped connection), so another process may have written or erased the
+    subject since: the write stops before it creates anything outside the database; retry it."""
+
+    code = "subject_lock_lost"
+
+    def __init__(self) -> None:
+        super().__init__("the subject's lock was lost during the write; retry it", retry_after=1)
+
+
+class UnlockedWrite(CarnetError):
+    """A defect, never a client's error: a data key was about to be created by code that does not hold
+    the subject's lock. Only a write that held the lock from its start may create a subject's key;
+    anything else could re-create the key of a subject erased meanwhile."""
+
+    code = "internal_error"
+
+    def __init__(self) -> None:
+        super().__init__("a subject's data key was about to be created outside the subject's lock")
+
+
 class SubjectBusy(DependencyUnavailable):
     """Another process held the subject's lock longer than the lock timeout (an erasure or a long
     intake): nothing was written; retry after ``retry_after`` seconds."""

@@ -11,13 +11,15 @@ import pytest
 
 from carnet.adapters.sqlite.audit import SqliteAuditLog
 from carnet.bootstrap.container import Container
-from carnet.domain.intake import IntakeStatus, Message, RetryPolicy
+from carnet.domain.intake import Intake, IntakeStatus, Message, Payload, RetryPolicy
 from carnet.domain.records import Scope
+from carnet.errors import UnlockedWrite
 from carnet.ports import RecordFilter
 from carnet.services.apikeys import Principal
+from carnet.services.intake.queue import IntakeQueue
 from carnet.services.intake.worker import Worker, WorkerPool
 from carnet.services.memories.recall import Query
-from carnet.services.rights.erase import erase_subject
+from carnet.services.rights.erase import ErasureReceipt, erase_subject
 from tests.support.extractors import ScriptedExtractor
 from tests.support.queue import wait_drained
 
@@ -166,6 +168,46 @@ def test_erasure_deletes_queued_intakes_and_wins_over_a_worker(container: Contai
     _worker(container, ScriptedExtractor()).process(leased)  # the payload's key is gone: nothing comes back
     assert _count(container, "ADH-7") == 0 and not container.deps.catalog.is_registered(
         Scope("assur-nord", container.deps.hasher.subject_hash("assur-nord", "ADH-7")))
+
+
+def test_an_erasure_while_a_worker_extracts_leaves_no_key_and_no_pseudonym_map(
+        container: Container, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The soak's finding (docs/benchmarks.md, "Soak"): the worker opens the payload, the subject is
+    erased (its receipt complete), then the worker pseudonymises the call outside the subject's lock.
+    Saving the grown pseudonym map there sealed it under a new data key: an erased subject's address
+    back in the catalog, under a key alive in the key store, after a receipt that said complete."""
+    iid = _submit(container, "ADH-8", "J'habite au 4 rue des Lilas, 67000 Strasbourg.",
+                  "Mon numéro est le 06 12 34 56 78.")
+    scope = Scope("assur-nord", container.deps.hasher.subject_hash("assur-nord", "ADH-8"))
+    receipts: list[ErasureReceipt] = []
+    opened = IntakeQueue.payload
+
+    def opened_then_erased(queue: IntakeQueue, intake: Intake) -> Payload:
+        payload = opened(queue, intake)
+        receipts.append(erase_subject(container.deps, tenant="assur-nord", subject_id="ADH-8"))
+        return payload
+
+    monkeypatch.setattr(IntakeQueue, "payload", opened_then_erased)
+    (leased,) = container.queue.store.lease(owner="w1", now=datetime.now(UTC), seconds=60)
+    assert leased.id == iid
+    _worker(container, ScriptedExtractor()).process(leased)
+    assert [r.complete for r in receipts] == [True]
+    assert not container.deps.keys.exists(scope.tenant, scope.subject)  # no key made after the receipt
+    assert container.deps.catalog.pseudonym_map(scope) is None
+    assert _count(container, "ADH-8") == 0 and not container.deps.catalog.is_registered(scope)
+
+
+def test_a_data_key_is_only_created_under_the_subjects_lock(container: Container) -> None:
+    """The key ring refuses to create a subject's key for code that does not hold the subject's lock
+    (``UnlockedWrite``, nothing created); under the lock it creates it, and a second ask reuses it."""
+    scope = Scope("assur-nord", container.deps.hasher.subject_hash("assur-nord", "ADH-9"))
+    keys = container.keyring
+    with pytest.raises(UnlockedWrite):
+        keys.data_key(scope.tenant, scope.subject)
+    assert not keys.exists(scope.tenant, scope.subject)
+    with container.deps.locks.for_scope(scope):
+        made = keys.data_key(scope.tenant, scope.subject)
+    assert keys.exists(scope.tenant, scope.subject) and keys.data_key(scope.tenant, scope.subject) == made
 
 
 @pytest.mark.slow

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import psycopg
 import pytest
 
 from carnet.adapters.postgres.locks import KEY_SPACE, PostgresSubjectLocks, lock_key
 from carnet.domain.records import Scope
-from carnet.errors import SubjectBusy
+from carnet.errors import SubjectBusy, SubjectLockLost, UnlockedWrite
 from tests.support.postgres import open_test_pool
 
 A = Scope("assur-nord", "a" * 64)
@@ -152,3 +152,42 @@ def test_a_dropped_session_releases_the_lock_and_is_never_reused(
     assert first.lost == 1
     with first.for_scope(A), first.for_scope(B):  # the pool replaced the dead session
         pass
+
+
+def test_check_held_sees_the_lock_and_a_session_that_ended_under_the_write(
+        two: tuple[PostgresSubjectLocks, PostgresSubjectLocks], postgres_dsn: str) -> None:
+    """What the key ring asks before it creates a data key: held by this thread, in a live session.
+    Once PostgreSQL ended the session (a restart), the write learns it there, before it creates a key
+    that an erasure run meanwhile by another process would not know of."""
+    first, second = two
+    with pytest.raises(UnlockedWrite):
+        first.check_held(A)
+    with first.for_scope(A), first.for_scope(A):
+        first.check_held(A)  # held, re-entered
+        with pytest.raises(UnlockedWrite):
+            first.check_held(B)
+        with pytest.raises(UnlockedWrite):
+            second.check_held(A)  # another process's lock object holds nothing
+        seen: list[BaseException] = []
+        worker = threading.Thread(target=lambda: _raised(lambda: first.check_held(A), seen))
+        worker.start()
+        worker.join(10)
+        assert [type(e) for e in seen] == [UnlockedWrite]  # another thread of the process holds nothing either
+        with psycopg.connect(postgres_dsn, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory'"
+                          " AND classid = %s AND granted", (KEY_SPACE,))
+        with second.for_scope(A):  # the other process may now erase the subject
+            pass
+        with pytest.raises(SubjectLockLost) as caught:
+            first.check_held(A)
+        assert caught.value.status == 503 and caught.value.code == "subject_lock_lost"
+    assert first.lost == 1
+    with pytest.raises(UnlockedWrite):
+        first.check_held(A)
+
+
+def _raised(call: Callable[[], None], into: list[BaseException]) -> None:
+    try:
+        call()
+    except BaseException as exc:  # the test looks at its type
+        into.append(exc)

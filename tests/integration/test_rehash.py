@@ -138,7 +138,8 @@ def test_rehash_refuses_a_tenant_with_unregistered_subjects(settings: Settings, 
     c = build(settings, embedder=embedder)
     try:
         _fill(c)
-        c.keyring.data_key("t", "f" * 32)  # a data key whose subject id nobody can read back
+        with c.deps.locks.for_scope(Scope("t", "f" * 32)):  # a key is only created under its subject's lock
+            c.keyring.data_key("t", "f" * 32)  # a data key whose subject id nobody can read back
         with pytest.raises(Conflict):
             rehash_tenant(build_rehasher(c), tenant="t")
         assert _texts(c, "ADH-1002") == sorted(STORIES["ADH-1002"])  # nothing started

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import structlog
@@ -34,6 +35,7 @@ from carnet.ports import (
     Embedder,
     Extractor,
     Kms,
+    SubjectLock,
 )
 from carnet.private_fs import restrict_umask
 from carnet.services.audit import AuditTrail
@@ -81,6 +83,7 @@ def build(settings: Settings, *, embedder: Embedder | None = None, kms: Kms | No
                                              invalidations=invalidations)
     hasher = KmsSubjectHasher(keyring, kms, plane.catalog.hash_key_entry)
     locks = build_subject_locks(settings, on_acquire=lambda scope: _forget_cached(keyring, deps, scope))
+    keyring.before_create = _held_by_the_writer(locks)
     access = AccessRecorder(index=index, locks=locks, interval=settings.access_flush_seconds)
     access.start()
     sc, asm, api = settings.scoring, settings.assemble, settings.api
@@ -153,6 +156,18 @@ def build_audit(settings: Settings, clock: Clock | None = None) -> AuditTrail:
     audit = AuditTrail(build_audit_log(settings), clock or SystemClock(), interval=settings.audit_flush_seconds)
     audit.start()
     return audit
+
+
+def _held_by_the_writer(locks: SubjectLock) -> Callable[[str, str], None]:
+    """The key ring's check before it creates a subject's data key: the writer holds the subject's
+    lock, and still holds it (``SubjectLock.check_held``). The tenant's own keys (``~tenant-hash-key``)
+    belong to no subject."""
+
+    def check(tenant: str, subject: str) -> None:
+        if not subject.startswith("~"):
+            locks.check_held(Scope(tenant, subject))
+
+    return check
 
 
 def _forget_cached(keyring: Keyring, deps: Deps, scope: Scope) -> None:

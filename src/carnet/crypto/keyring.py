@@ -86,6 +86,10 @@ class Keyring:
         self.cache_hits = 0
         self.cache_misses = 0
         self.kms_timings: Callable[[str, float], None] = lambda operation, seconds: None
+        # Asked before a subject's key is created (bootstrap: the subject's lock is held, and still
+        # held). It raises to refuse, and nothing is created: a write that began before an erasure
+        # and goes on after it must not give the erased subject a new key.
+        self.before_create: Callable[[str, str], None] = lambda tenant, subject: None
 
     def data_key(self, tenant: str, subject: str) -> DataKey:
         """Write path: the subject's current key, created and stored wrapped on first use."""
@@ -99,6 +103,7 @@ class Keyring:
                 return hit
             stored = self._store.get(tenant, subject)
             if stored is None:
+                self.before_create(tenant, subject)
                 stored, key = self._create(tenant, subject)
             else:
                 key = self._unwrap(stored.wrapped)

@@ -25,4 +25,10 @@ class SubjectLock(Protocol):
 
     def for_scope(self, scope: Scope) -> AbstractContextManager[object]: ...
 
+    def check_held(self, scope: Scope) -> None:
+        """Raise unless this thread holds the subject's lock now: ``UnlockedWrite`` (a defect) when it
+        does not, ``SubjectLockLost`` (503, retried) when the adapter finds it was lost under the
+        write. The key ring asks before it creates a data key."""
+        ...
+
     def close(self) -> None: ...

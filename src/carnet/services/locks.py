@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 
 from carnet.domain.records import Scope
+from carnet.errors import UnlockedWrite
 
 
 class SubjectLocks:
@@ -20,10 +21,32 @@ class SubjectLocks:
     def __init__(self, stripes: int = 256) -> None:
         # Re-entrant: an intake worker holds its subject's lock around `remember`, which takes it again.
         self._locks = [threading.RLock() for _ in range(stripes)]
+        self._local = threading.local()  # the stripes this thread holds, with their depth
 
-    def for_scope(self, scope: Scope) -> AbstractContextManager[bool]:
-        h = zlib.crc32(f"{scope.tenant}\x1f{scope.subject}".encode())
-        return self._locks[h % len(self._locks)]
+    def for_scope(self, scope: Scope) -> AbstractContextManager[object]:
+        return self._held(self._stripe(scope))
+
+    def check_held(self, scope: Scope) -> None:
+        """``UnlockedWrite`` unless this thread holds the subject's lock (its stripe) now."""
+        if not self._depths().get(self._stripe(scope)):
+            raise UnlockedWrite()
+
+    def _stripe(self, scope: Scope) -> int:
+        return zlib.crc32(f"{scope.tenant}\x1f{scope.subject}".encode()) % len(self._locks)
+
+    def _depths(self) -> dict[int, int]:
+        depths: dict[int, int] = self._local.__dict__.setdefault("depths", {})
+        return depths
+
+    @contextmanager
+    def _held(self, stripe: int) -> Iterator[None]:
+        with self._locks[stripe]:
+            depths = self._depths()
+            depths[stripe] = depths.get(stripe, 0) + 1
+            try:
+                yield
+            finally:
+                depths[stripe] -= 1
 
     def close(self) -> None:
         """Nothing to release: the locks live and die with the process."""

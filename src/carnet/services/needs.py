@@ -186,7 +186,7 @@ class ReembedNeeds(HasSubjectDirectory, HasEmbedDates, HasEmbedder, HasIndex, Ha
     """What re-embedding every record reads."""
 
 
-class QueueNeeds(HasClock, HasHasher, HasLimits, HasSubjects, Protocol):
+class QueueNeeds(HasClock, HasHasher, HasLimits, HasLocks, HasSubjects, Protocol):
     """What queueing messages reads."""
 
 

@@ -74,7 +74,10 @@ def for_write(pii: Pii, scope: Scope, texts: Sequence[str]) -> list[Prepared]:
 def for_extraction(pii: Pii, scope: Scope, texts: Sequence[str]) -> tuple[list[str], dict[str, str]]:
     """Messages as an extractor sees them (placeholders: an LLM never reads the personal data), and
     each placeholder's value as it was written, to put the values back into the facts it returns
-    (``restore``). The subject's map grows as it would when those facts are remembered."""
+    (``restore``). New values get placeholders in a copy of the subject's map that is never saved:
+    an intake worker extracts outside the subject's lock, and a save there would write the map (and
+    create a data key) for a subject erased meanwhile. The map grows under the lock instead, when
+    ``for_write`` pseudonymises the facts being remembered."""
     if not pii.enabled or not texts:
         return list(texts), {}
     pmap = pii.maps.load(scope)
@@ -86,8 +89,6 @@ def for_extraction(pii: Pii, scope: Scope, texts: Sequence[str]) -> tuple[list[s
         pseudo.append(done.text)
         for kind, value in done.found:
             back.setdefault(pmap.placeholder(kind, value, create=False), value)
-    if pmap.changed:
-        pii.maps.save(scope, pmap)
     return pseudo, back
 
 

@@ -14,6 +14,10 @@ process of every node, with session-level advisory locks (``pg_advisory_lock(int
   timeout; past it, ``SubjectBusy`` (503, ``Retry-After``) and nothing was written.
 - The connection always goes back to the pool; if the unlock fails (connection lost), it is closed
   instead, so no lock can survive on a pooled session.
+- ``check_held(scope)``: the key ring asks it before it creates a subject's data key. A session
+  that ended while its write went on (a PostgreSQL restart) no longer holds the lock, so an erasure
+  may have run meanwhile: the write then stops (``SubjectLockLost``) rather than create a new key
+  for a subject erased under it.
 - ``on_acquire(scope)`` runs each time this process takes a subject's lock (outermost only): another
   process may have erased the subject since this one last wrote it, so bootstrap drops what this
   process cached about it there (data key, registration, pseudonym map) before anything is written.
@@ -35,7 +39,7 @@ from psycopg_pool import PoolTimeout
 
 from carnet.adapters.postgres.pool import Connection, Pool
 from carnet.domain.records import Scope
-from carnet.errors import DependencyUnavailable, SubjectBusy
+from carnet.errors import DependencyUnavailable, SubjectBusy, SubjectLockLost, UnlockedWrite
 
 log = structlog.get_logger(__name__)
 
@@ -71,6 +75,18 @@ class PostgresSubjectLocks:
 
     def for_scope(self, scope: Scope) -> AbstractContextManager[object]:
         return self._locked(scope, lock_key(scope))
+
+    def check_held(self, scope: Scope) -> None:
+        """That this thread holds the subject's lock and that the session holding it is still open
+        (one round trip): ``UnlockedWrite`` if it holds none, ``SubjectLockLost`` if the session
+        ended (PostgreSQL released the lock with it, so another process may have erased the subject)."""
+        mine = self._local.__dict__.get("held", {}).get(lock_key(scope))
+        if mine is None:
+            raise UnlockedWrite()
+        try:
+            mine.conn.execute("SELECT 1").fetchone()
+        except psycopg.Error as exc:
+            raise SubjectLockLost() from exc
 
     @contextmanager
     def _locked(self, scope: Scope, key: int) -> Iterator[None]:

@@ -68,18 +68,21 @@ def submit(deps: QueueNeeds, queue: IntakeQueue, *, tenant: str, subject_id: str
     hashes) and the session id is sealed under the subject's data key."""
     _validate(deps, messages)
     scope = scope_for(deps, tenant, subject_id)
-    deps.subjects.ensure(scope, subject_id)
     intake_id = str(uuid.uuid4())
     now = deps.clock.now()
     key_token = fingerprint = None
     if idempotency_key is not None:
         key_token = deps.hasher.request_token(tenant, "intake-key:" + request_key("messages", idempotency_key))
         fingerprint = deps.hasher.request_token(tenant, "intake-body:" + _body(session_id, messages))
-    sealed = queue.sealer.seal(scope, intake_id, Payload(subject_id, tuple(messages)))
-    stored = queue.store.add(Intake(
-        id=intake_id, tenant=tenant, subject=scope.subject, status=IntakeStatus.PENDING, created_at=now,
-        updated_at=now, session_id=queue.sealer.seal_session(scope, intake_id, session_id),
-        idempotency_key=key_token, actor=actor, sealed=sealed, fingerprint=fingerprint))
+    # Under the subject's lock, as every write of it: an erasure then comes wholly before (the intake
+    # goes with the subject) or wholly after, never between the registration and the sealing.
+    with deps.locks.for_scope(scope):
+        deps.subjects.ensure(scope, subject_id)
+        sealed = queue.sealer.seal(scope, intake_id, Payload(subject_id, tuple(messages)))
+        stored = queue.store.add(Intake(
+            id=intake_id, tenant=tenant, subject=scope.subject, status=IntakeStatus.PENDING, created_at=now,
+            updated_at=now, session_id=queue.sealer.seal_session(scope, intake_id, session_id),
+            idempotency_key=key_token, actor=actor, sealed=sealed, fingerprint=fingerprint))
     if stored.id != intake_id and stored.fingerprint is not None and stored.fingerprint != fingerprint:
         raise IdempotencyKeyReused()
     return queue.opened(stored)
