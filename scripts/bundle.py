@@ -242,9 +242,11 @@ def write_sha256sums(tree: Path) -> None:
     (tree / "SHA256SUMS").write_text("".join(lines))
 
 
-def build(out: Path, pip_args: list[str], wheelhouse: Path | None = None) -> Path:
+def build(out: Path, pip_args: list[str], wheelhouse: Path | None = None, keep_venv: Path | None = None) -> Path:
     """Builds the tree and the archive in ``out``; returns the archive's path. ``wheelhouse``: one
-    already built by ``build_wheelhouse`` from this checkout, copied instead of built again."""
+    already built by ``build_wheelhouse`` from this checkout, copied instead of built again.
+    ``keep_venv``: where to make the check's venv (installed from the wheelhouse alone) and keep it,
+    instead of a temporary directory (the test suite runs the demo from it)."""
     version = _version()
     name = f"carnet-bundle-{version}-{PLATFORM}"
     tree = out / name
@@ -293,7 +295,7 @@ def build(out: Path, pip_args: list[str], wheelhouse: Path | None = None) -> Pat
 
     t = _step("check: install Carnet from the wheelhouse alone in a fresh venv, then read its SBOM")
     with tempfile.TemporaryDirectory() as scratch:
-        venv = Path(scratch) / "venv"
+        venv = keep_venv or Path(scratch) / "venv"
         install_offline(tree / "wheelhouse", venv)
         _run(venv / "bin" / "carnet", "--help")
         write_requirements(venv, tree / "wheelhouse", tree / "requirements.txt")

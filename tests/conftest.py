@@ -16,7 +16,7 @@ from carnet.bootstrap.container import Container
 from carnet.bootstrap.wiring import build
 from carnet.ports import Embedder
 from carnet.settings.root import Settings
-from tests.support.bundle_script import bundle_script
+from tests.support.bundle_script import BUNDLE_VENV, bundle_script
 
 if TYPE_CHECKING:
     from tests.support.postgres import Cluster
@@ -112,9 +112,10 @@ def carnet_wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def carnet_bundle(tmp_path_factory: pytest.TempPathFactory, carnet_wheelhouse: Path) -> Path:
     """The air-gapped bundle's archive, built by scripts/bundle.py (~1 min: it installs once to check)
-    from the run's wheelhouse, which it copies."""
+    from the run's wheelhouse, which it copies. The check's venv is kept beside the archive, as
+    ``BUNDLE_VENV``: Carnet installed from the bundle's wheelhouse alone (``--no-index``)."""
     out = tmp_path_factory.mktemp("bundle")
-    return Path(bundle_script().build(out, [], wheelhouse=carnet_wheelhouse))
+    return Path(bundle_script().build(out, [], wheelhouse=carnet_wheelhouse, keep_venv=out / BUNDLE_VENV))
 
 
 @contextmanager

@@ -8,6 +8,7 @@ from pathlib import Path
 from types import ModuleType
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "bundle.py"
+BUNDLE_VENV = "site-venv"  # beside the bundle's archive (tests/conftest.py): the venv its build installed to check it
 
 
 @cache
