@@ -197,6 +197,19 @@ def test_an_erasure_while_a_worker_extracts_leaves_no_key_and_no_pseudonym_map(
     assert _count(container, "ADH-8") == 0 and not container.deps.catalog.is_registered(scope)
 
 
+def test_the_names_a_call_taught_are_known_to_the_subjects_map_after_it_is_applied(container: Container) -> None:
+    """The map grows with every value the call held, not only those of the facts remembered (here a
+    name only the advisor said), under the subject's lock once the intake is known to be live."""
+    messages = [Message("advisor", "Je transmets votre dossier à Mme Laurence Vasseur.", AT),
+                Message("user", "Merci, rappelez-moi demain matin.", AT + timedelta(minutes=1))]
+    iid = container.facade.submit_messages(WHO, subject_id="ADH-10", session_id="call-1", messages=messages,
+                                           idempotency_key=None).id
+    scope = Scope("assur-nord", container.deps.hasher.subject_hash("assur-nord", "ADH-10"))
+    assert _worker(container, ScriptedExtractor()).run_once() == 1
+    assert container.facade.intake_status(WHO, intake_id=iid).status is IntakeStatus.DONE
+    assert "vasseur" in container.deps.pii.maps.load(scope).known_names()
+
+
 def test_a_data_key_is_only_created_under_the_subjects_lock(container: Container) -> None:
     """The key ring refuses to create a subject's key for code that does not hold the subject's lock
     (``UnlockedWrite``, nothing created); under the lock it creates it, and a second ask reuses it."""

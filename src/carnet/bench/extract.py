@@ -179,8 +179,11 @@ def _tell(deps: Any, extractor: Extractor, tenant: str, subject: str, session: l
 
     sid = f"{subject}/{session[0].session}"
     scope = scope_for(deps, tenant, subject)
-    pseudo, back = pii.for_extraction(deps.pii, scope, [t.message.content for t in session])
-    messages = [Message(t.message.role, text, t.message.at) for t, text in zip(session, pseudo, strict=True)]
+    seen = pii.for_extraction(deps.pii, scope, [t.message.content for t in session])
+    back = seen.back
+    with deps.locks.for_scope(scope):  # as the intake worker does, before the facts are remembered
+        pii.grow(deps.pii, scope, seen.found)
+    messages = [Message(t.message.role, text, t.message.at) for t, text in zip(session, seen.pseudo, strict=True)]
     started = time.perf_counter()
     extraction: Extraction = extractor.extract(messages, session_id=sid, locale=locale)
     stats.extract_seconds += time.perf_counter() - started

@@ -49,6 +49,15 @@ class Pii:
 
 
 @dataclass(frozen=True, slots=True)
+class Extracting:
+    """A call's messages as the extractor sees them, with what ``restore`` and ``grow`` need."""
+
+    pseudo: list[str]  # each message with placeholders
+    back: dict[str, str]  # placeholder -> the value as written
+    found: tuple[tuple[str, str], ...]  # (kind, value) of every value replaced, in order
+
+
+@dataclass(frozen=True, slots=True)
 class Prepared:
     """A text once pseudonymised, with the canonical identifiers found in it (for blind indexes)."""
 
@@ -71,25 +80,41 @@ def for_write(pii: Pii, scope: Scope, texts: Sequence[str]) -> list[Prepared]:
     return out
 
 
-def for_extraction(pii: Pii, scope: Scope, texts: Sequence[str]) -> tuple[list[str], dict[str, str]]:
+def for_extraction(pii: Pii, scope: Scope, texts: Sequence[str]) -> Extracting:
     """Messages as an extractor sees them (placeholders: an LLM never reads the personal data), and
     each placeholder's value as it was written, to put the values back into the facts it returns
-    (``restore``). New values get placeholders in a copy of the subject's map that is never saved:
+    (``restore``). New values get placeholders in a copy of the subject's map that is not saved here:
     an intake worker extracts outside the subject's lock, and a save there would write the map (and
-    create a data key) for a subject erased meanwhile. The map grows under the lock instead, when
-    ``for_write`` pseudonymises the facts being remembered."""
+    create a data key) for a subject erased meanwhile. ``found`` lists the values, for ``grow`` to
+    add to the map under the lock."""
     if not pii.enabled or not texts:
-        return list(texts), {}
+        return Extracting(list(texts), {}, ())
     pmap = pii.maps.load(scope)
     extra = pii.tenant_recognizers(scope.tenant)
     pseudo: list[str] = []
     back: dict[str, str] = {}
+    found: list[tuple[str, str]] = []
     for text, spans in zip(texts, pii.detector.detect_batch(texts), strict=True):
         done = pseudonymize(text, _with(text, spans, extra, pii.threshold), pmap, known=find_known_names(text, pmap))
         pseudo.append(done.text)
+        found.extend(done.found)
         for kind, value in done.found:
             back.setdefault(pmap.placeholder(kind, value, create=False), value)
-    return pseudo, back
+    return Extracting(pseudo, back, tuple(found))
+
+
+def grow(pii: Pii, scope: Scope, found: Sequence[tuple[str, str]]) -> None:
+    """The subject's map given a placeholder for each value found in a call (``for_extraction``), in
+    order, and saved. Call it holding the subject's lock, once the intake is known to be still there
+    (an erasure deletes it under the same lock): the names a call taught are then known to the later
+    detection of the subject's texts (``find_known_names``), even where the detector misses them."""
+    if not pii.enabled or not found:
+        return
+    pmap = pii.maps.load(scope)
+    for kind, value in found:
+        pmap.placeholder(kind, value)
+    if pmap.changed:
+        pii.maps.save(scope, pmap)
 
 
 def restore(text: str, back: Mapping[str, str]) -> str:

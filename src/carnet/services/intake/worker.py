@@ -108,27 +108,34 @@ class Worker:
         intake = self.queue.opened(intake)  # its session id is stored sealed
         payload = self.queue.payload(intake)
         extraction = payload.extraction
+        found: Sequence[tuple[str, str]]
         if extraction is None:
             with self._heartbeat(intake):  # an LLM may take longer than a lease: keep it while it works
-                extraction = self._extract(scope, payload, intake.session_id)
+                extraction, found = self._extract(scope, payload, intake.session_id)
             staged = self.queue.sealer.reseal(scope, intake.id, replace(payload, extraction=extraction),
                                               like=intake.sealed)
             if not self.queue.store.stage(intake.id, owner=self.owner, sealed=staged):
                 raise DependencyUnavailable("the intake's lease was lost")
             self.queue.store.renew(intake.id, owner=self.owner,
                                    until=self.deps.clock.now() + timedelta(seconds=self.lease_seconds))
+        else:  # staged by an earlier attempt: only the values the call holds are read again
+            found = pii.for_extraction(self.deps.pii, scope, [m.content for m in payload.messages]).found
         items = _memories(intake, payload.messages, extraction)
         self._propose_stated(intake.tenant, payload.messages)
-        if not items:
+        if not items and not found:
             return []
-        event = self.audit.event(tenant=intake.tenant, actor=intake.actor, action="intake.apply",
-                                 subject=intake.subject, targets=(intake.id,), detail={"count": len(items)})
         # Under the subject's lock, and only if the intake is still ours: an erasure (which deletes the
-        # subject's intakes under the same lock) can then never be followed by this intake's memories.
+        # subject's intakes under the same lock) can then never be followed by this intake's memories,
+        # nor by the pseudonym map's growth (nor, so, by a new data key).
         with self.deps.locks.for_scope(scope):
             if not self.queue.store.renew(intake.id, owner=self.owner,
                                           until=self.deps.clock.now() + timedelta(seconds=self.lease_seconds)):
                 raise DependencyUnavailable("the intake's lease was lost")
+            pii.grow(self.deps.pii, scope, found)
+            if not items:
+                return []
+            event = self.audit.event(tenant=intake.tenant, actor=intake.actor, action="intake.apply",
+                                     subject=intake.subject, targets=(intake.id,), detail={"count": len(items)})
             with self.audit.recorded(event):
                 outcomes = remember(self.deps, tenant=intake.tenant, subject_id=payload.subject_id, items=items,
                                     actor=intake.actor)
@@ -181,9 +188,12 @@ class Worker:
             done.set()
             thread.join()
 
-    def _extract(self, scope: Scope, payload: Payload, session_id: str | None) -> Extraction:
-        pseudo, back = pii.for_extraction(self.deps.pii, scope, [m.content for m in payload.messages])
-        messages = [Message(m.role, text, m.at) for m, text in zip(payload.messages, pseudo, strict=True)]
+    def _extract(self, scope: Scope, payload: Payload,
+                 session_id: str | None) -> tuple[Extraction, Sequence[tuple[str, str]]]:
+        """The extraction, and the call's personal values (for ``pii.grow`` under the lock)."""
+        seen = pii.for_extraction(self.deps.pii, scope, [m.content for m in payload.messages])
+        back = seen.back
+        messages = [Message(m.role, text, m.at) for m, text in zip(payload.messages, seen.pseudo, strict=True)]
         started = time.perf_counter()
         try:
             found = self.extractor.extract(messages, session_id=session_id, locale=self.deps.locale)
@@ -191,8 +201,8 @@ class Worker:
             self.hooks.extracted("failed", time.perf_counter() - started, None)
             raise
         self.hooks.extracted("ok", time.perf_counter() - started, found)
-        return replace(found, facts=tuple(replace(f, text=pii.restore(f.text, back)) for f in found.facts),
-                       episode=pii.restore(found.episode, back) if found.episode else None)
+        return (replace(found, facts=tuple(replace(f, text=pii.restore(f.text, back)) for f in found.facts),
+                        episode=pii.restore(found.episode, back) if found.episode else None), seen.found)
 
     def _outage(self, intake: Intake, reason: str) -> None:
         now = self.deps.clock.now()
