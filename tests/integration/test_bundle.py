@@ -132,12 +132,11 @@ def test_installs_from_the_wheelhouse_and_runs_the_demo_with_no_network(
         "--disable-pip-version-check", "--no-index", "--find-links", bundle / "wheelhouse",
         "--report", tmp_path / "report.json", "-r", bundle / "requirements.txt", cwd=tmp_path, env=env)
     assert resolved.returncode == 0, resolved.stdout + resolved.stderr
-    would = {_normalized(i["metadata"]["name"]): i["metadata"]["version"]
-             for i in json.loads((tmp_path / "report.json").read_text())["install"]}
+    report = json.loads((tmp_path / "report.json").read_text())["install"]
+    would = {_normalized(i["metadata"]["name"]): i["metadata"]["version"] for i in report}
     pinned = dict(line.split("==") for line in (bundle / "requirements.txt").read_text().split())
     assert would == {_normalized(name): version for name, version in pinned.items()}
-    assert all(i["download_info"]["url"].startswith("file://")
-               for i in json.loads((tmp_path / "report.json").read_text())["install"])
+    assert all(i["download_info"]["url"].startswith("file://") for i in report)
     demo = _offline(venv / "bin" / "carnet", "demo", cwd=tmp_path, env=env)
     assert demo.returncode == 0, demo.stdout + demo.stderr
     assert "Contexte assemblé pour le LLM" in demo.stdout

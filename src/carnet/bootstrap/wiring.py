@@ -24,7 +24,7 @@ from carnet.bootstrap.stores import (
 from carnet.crypto.intake_sealer import IntakeSealer
 from carnet.crypto.keyring import Keyring
 from carnet.crypto.subject_ids import KeyringSubjectIdSealer
-from carnet.crypto.tenant_hasher import KmsSubjectHasher
+from carnet.crypto.tenant_hasher import KmsSubjectHasher, is_hash_key_entry
 from carnet.domain.budget import TierBudget
 from carnet.domain.records import Scope
 from carnet.domain.retention import DecayRule
@@ -160,11 +160,11 @@ def build_audit(settings: Settings, clock: Clock | None = None) -> AuditTrail:
 
 def _held_by_the_writer(locks: SubjectLock) -> Callable[[str, str], None]:
     """The key ring's check before it creates a subject's data key: the writer holds the subject's
-    lock, and still holds it (``SubjectLock.check_held``). The tenant's own keys (``~tenant-hash-key``)
+    lock, and still holds it (``SubjectLock.check_held``). The tenant's hash keys (``~tenant-hash-key``…)
     belong to no subject."""
 
     def check(tenant: str, subject: str) -> None:
-        if not subject.startswith("~"):
+        if not is_hash_key_entry(subject):
             locks.check_held(Scope(tenant, subject))
 
     return check
