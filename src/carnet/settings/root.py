@@ -157,6 +157,8 @@ class Settings(BaseSettings):
     embedder_query_prefix: str = ""
     embedder_passage_prefix: str = ""
     embed_threads: int | None = Field(None, ge=1)
+    # The model in a child process of its own (its own interpreter and GIL); see docs/configuration.md.
+    embed_process: bool = False
     # Queries that arrive while the model is busy are embedded together, up to this many (1: one by one).
     embed_query_batch: int = Field(16, ge=1, le=256)
     query_cache_size: int = Field(4096, ge=0)

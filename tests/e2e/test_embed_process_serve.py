@@ -1,0 +1,70 @@
+"""`carnet serve` with its model in a child process (``CARNET_EMBED_PROCESS=true``): the whole write
+and read path works, the child runs at a lower priority, and it ends with the server."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from carnet.bootstrap.stores import build_control_plane
+from carnet.services.apikeys import create_key
+from carnet.settings.root import Settings
+from tests.support.serve import serve_process
+
+
+def _children(pid: int) -> list[int]:
+    out: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        children = (task / "children").read_text().split()
+        out.extend(int(c) for c in children)
+    return out
+
+
+def _is_embedder(pid: int) -> bool:
+    try:
+        return b"multiprocessing" in Path(f"/proc/{pid}/cmdline").read_bytes() and \
+            b"resource_tracker" not in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.slow
+def test_serve_with_the_model_in_its_own_process(tmp_path: Path) -> None:
+    plane = build_control_plane(Settings(data_dir=tmp_path / "data", key_dir=tmp_path / "keys"))
+    try:
+        key = create_key(plane.catalog, plane.pepper, tenant="assur-nord", roles=["agent"])[0]
+    finally:
+        plane.catalog.close()
+    agent = {"Authorization": f"Bearer {key}"}
+    with serve_process(tmp_path, {"CARNET_EMBED_PROCESS": "true"}) as (base, proc):
+        made = httpx.post(f"{base}/api/v1/subjects/ADH-1/memories", headers=agent, timeout=30,
+                          json={"text": "Le membre habite 12 rue des Lilas à Lyon."})
+        assert made.status_code == 201, made.text
+        found = httpx.post(f"{base}/api/v1/subjects/ADH-1/search", headers=agent, timeout=30,
+                           json={"query": "Où habite-t-il ?", "k": 3})
+        assert found.status_code == 200 and "Lilas" in found.json()["results"][0]["memory"]["text"]
+        ctx = httpx.post(f"{base}/api/v1/context/assemble", headers=agent, timeout=30,
+                         json={"subject_id": "ADH-1", "query": "adresse ?"})
+        assert ctx.status_code == 200, ctx.text
+        embedders = [c for c in _children(proc.pid) if _is_embedder(c)]
+        assert len(embedders) == 1
+        child = embedders[0]
+        assert os.getpriority(os.PRIO_PROCESS, child) >= min(19, os.getpriority(os.PRIO_PROCESS, proc.pid) + 10)
+    assert proc.returncode is not None
+    deadline = time.monotonic() + 10
+    while not _gone(child) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _gone(child)
+
+
+def _gone(pid: int) -> bool:
+    """Exited (a zombie waiting for init to reap it counts: it holds no memory and runs nothing)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, IndexError):
+        return True
+    return state in ("Z", "X")
