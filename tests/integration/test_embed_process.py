@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from carnet.adapters.embedders.process import PASSAGE_SLICE, EmbedderFailed, ProcessEmbedder, _Threads
 from carnet.errors import DependencyUnavailable
+from carnet.ports import Embedder
 from tests.support.shared_index import HashEmbedder
 
 
@@ -147,11 +148,11 @@ def test_close_stops_the_child_and_refuses_later_calls() -> None:
 
 
 @pytest.mark.slow
-def test_the_e5_model_gives_the_same_vectors_in_its_own_process() -> None:
+def test_the_e5_model_gives_the_same_vectors_in_its_own_process(embedder: Embedder) -> None:
     from carnet.adapters.embedders.e5_fast import E5FastEmbedder
 
-    local = E5FastEmbedder(threads=1)
-    emb = ProcessEmbedder(functools.partial(E5FastEmbedder, threads=1))
+    local = embedder  # the session's model, in this process (its thread count left as it is)
+    emb = ProcessEmbedder(functools.partial(E5FastEmbedder), query_threads=None)  # the same threads
     try:
         texts = ["Le membre habite 12 rue des Lilas.", "Sinistre déclaré le 3 mars.", "x" * 3000]
         np.testing.assert_allclose(emb.embed_passages(texts), local.embed_passages(texts), atol=1e-5)
