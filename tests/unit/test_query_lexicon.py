@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from carnet.domain.query_lexicon import expansion, parse
@@ -73,10 +73,19 @@ def test_a_question_outside_the_lexicon_gets_nothing() -> None:
     assert expansion("Quelle est la couleur préférée du chat ?") == ""
 
 
+# An addition is a phrase ("assurance de prêt"), added when it holds a term the question lacks: one of
+# its words may be a function word ("de") or a word the question has ("assurance emprunteur").
+@example("EMPRUNTEUR")
+@example("assurance emprunteur")
 @given(st.text(max_size=80))
 def test_expansion_never_repeats_the_question_and_is_deterministic(question: str) -> None:
     first = expansion(question)
     assert first == expansion(question)
     asked = _stems(question)
-    for word in first.split():
-        assert not set(content_terms(word)) <= asked
+    assert not first or _stems(first) - asked
+
+
+def test_a_phrase_is_added_for_the_term_the_question_lacks() -> None:
+    added = expansion("Son assurance emprunteur ?")
+    assert "prêt" in added.split()
+    assert _stems("assurance emprunteur") < _stems("assurance emprunteur " + added)
