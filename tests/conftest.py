@@ -17,6 +17,7 @@ from carnet.bootstrap.wiring import build
 from carnet.ports import Embedder
 from carnet.settings.root import Settings
 from tests.support.bundle_script import BUNDLE_VENV, bundle_script
+from tests.support.serve import TEST_REQUEST_DEADLINE_MS  # admission's deadline, not the machine's load
 
 if TYPE_CHECKING:
     from tests.support.postgres import Cluster
@@ -52,7 +53,8 @@ def embedder() -> Embedder:
 
 @pytest.fixture
 def container(tmp_path: Path, embedder: Embedder) -> Iterator[Container]:
-    c = build(Settings(data_dir=tmp_path / "data", key_dir=tmp_path / "keys"), embedder=embedder)
+    c = build(Settings(data_dir=tmp_path / "data", key_dir=tmp_path / "keys",
+                       api={"request_deadline_ms": TEST_REQUEST_DEADLINE_MS}), embedder=embedder)
     try:
         yield c
     finally:

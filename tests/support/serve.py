@@ -12,6 +12,12 @@ from pathlib import Path
 
 from carnet.entrypoints.http.server import free_port, wait_ready
 
+# Admission's deadline for the tests' servers (in process and ``serve_process``): the default (500 ms)
+# measures the machine, and a request waiting that long for a thread under the suite's load (three
+# workers and their subprocesses on two cores) was refused with 503 ``overloaded`` where a test expected
+# its 400. The tests of admission itself set their own (tests/e2e/test_admission.py, tests/unit/test_admission.py).
+TEST_REQUEST_DEADLINE_MS = 60_000
+
 
 @contextmanager
 def serve_process(root: Path, env: dict[str, str], *, log_name: str = "serve.log",
@@ -20,7 +26,9 @@ def serve_process(root: Path, env: dict[str, str], *, log_name: str = "serve.log
     is expected on https (``env`` carries its ``CARNET_TLS__*``) and readiness is polled with it."""
     port = free_port()
     cmd = [sys.executable, "-m", "carnet", "serve", "--data-dir", str(root / "data"), "--port", str(port)]
-    full_env = {**os.environ, "CARNET_KEY_DIR": str(root / "keys"), "CARNET_MAINTENANCE__SCHEDULER": "false", **env}
+    full_env = {**os.environ, "CARNET_KEY_DIR": str(root / "keys"), "CARNET_MAINTENANCE__SCHEDULER": "false",
+                # admission's deadline: not the machine's load under the suite (above)
+                "CARNET_API__REQUEST_DEADLINE_MS": str(TEST_REQUEST_DEADLINE_MS), **env}
     with (root / log_name).open("wb") as log:
         proc = subprocess.Popen(cmd, env=full_env, stdout=subprocess.DEVNULL, stderr=log)
         base = f"{'https' if tls is not None else 'http'}://127.0.0.1:{port}"
