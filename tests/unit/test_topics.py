@@ -7,6 +7,7 @@ rules (slots and topics) can decide.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from hypothesis import strategies as st
 from carnet.adapters.local.calibration_file import load_thresholds
 from carnet.domain.reconcile.decide import Action, Decision, Incoming, Rule, decide
 from carnet.domain.reconcile.topic_rules import TOPICS
-from carnet.domain.reconcile.topics import CASE_WORDS, keyword_text, read_topics, supersedes
+from carnet.domain.reconcile.topics import CASE_WORDS, bridged, keyword_text, read_topics, supersedes
 from carnet.domain.records import Kind, Memory, Scope
 
 CALIBRATION = Path(__file__).resolve().parents[2] / "src" / "carnet" / "calibration"
@@ -73,6 +74,16 @@ SUPERSEDED = [
                  "La cotisation auto passe à 61 euros par mois.", id="a-premium-told-as-what-one-pays"),
     pytest.param("Une option assistance 0 km a été ajoutée au contrat en mars.",
                  "Le conseiller annule l'option depuis l'origine et rembourse les 6 euros.", id="a-holding-ended"),
+    pytest.param("Le client confirme : la Peugeot 208 immatriculée GH-456-JK, au tiers.",
+                 "Il a vendu la 208 en mai ; il roule maintenant en Toyota Yaris.",
+                 id="a-model-named-by-its-number"),
+    pytest.param("Virement automatique de 150 euros le 5 du mois vers le livret de sa fille.",
+                 "Le virement permanent vers le livret de sa fille passe à 200 euros.",
+                 id="a-standing-order-named-otherwise"),
+    pytest.param("Un expert passera le 22 juillet au garage (dossier DGE-2024-118).",
+                 "Dossier DGE-2024-118 clos, indemnité de 900 euros versée.", id="an-expert's-visit-is-a-status"),
+    pytest.param("Le dossier de surendettement est en cours d'instruction.",
+                 "Le dossier de surendettement est accepté par la commission.", id="a-file-named-by-its-kind-alone"),
 ]  # fmt: skip
 
 KEPT = [
@@ -114,6 +125,12 @@ KEPT = [
                  "Le contrat auto est résilié au 10 septembre.", id="one-of-two-holdings-ended"),
     pytest.param("Il a un livret A, avec un virement de 20 euros le 5 du mois.",
                  "Le conseiller annule l'option assistance.", id="another-holding-ended"),
+    pytest.param("Sinistre grêle déclaré le 9 juillet, dossier SIN-2031-0001.",
+                 "Le dossier grêle est clos.", id="a-file-named-by-kind-does-not-close-its-opening"),
+    pytest.param("Le dossier vol est en attente du dépôt de plainte.",
+                 "Le dossier grêle est clos.", id="another-kind-of-file"),
+    pytest.param("Un expert passera le 22 juillet au garage (dossier DGE-2024-118).",
+                 "Le dossier grêle est clos.", id="a-kind-is-not-a-reference"),
 ]  # fmt: skip
 
 
@@ -232,3 +249,38 @@ def test_the_keyword_text_only_adds_words_of_the_table(text: str) -> None:
     out = keyword_text(text)
     assert out.startswith(text)
     assert set(out[len(text):].split()) <= table
+
+
+# A file named by its kind only takes the reference of the one file of that kind its neighbours name.
+HAIL_OPENED = "Le conseiller déclare le sinistre SIN-2031-0001, grêle sur la voiture garée devant la maison."
+HAIL_EXPERT = "Un expert passera le 22 juillet au garage (dossier SIN-2031-0001)."
+HAIL_CLOSED = "Le dossier grêle est clos : 2 340 euros réglés au garage."
+
+
+def _decide_among(olds: dict[str, str], new: str) -> Decision:
+    records = [replace(_record(text), id=id_) for id_, text in olds.items()]
+    incoming = Incoming(text=new, pseudo_text=new, kind=Kind.FACT, id="new", valid_from=T0 + timedelta(days=60))
+    return decide(incoming, [(r, COSINE) for r in records], SHIPPED)
+
+
+def test_a_file_named_by_its_kind_closes_the_status_of_the_one_file_of_that_kind() -> None:
+    decision = _decide_among({"opened": HAIL_OPENED, "expert": HAIL_EXPERT}, HAIL_CLOSED)
+    assert decision.superseded == ("expert",), decision.reason
+
+
+def test_two_files_of_the_kind_leave_the_file_unknown() -> None:
+    other = "Sinistre SIN-2031-0002 déclaré : grêle sur la véranda."
+    decision = _decide_among({"opened": HAIL_OPENED, "expert": HAIL_EXPERT, "other": other}, HAIL_CLOSED)
+    assert decision.superseded == (), decision.reason
+
+
+def test_bridging_needs_a_neighbour_of_the_same_kind() -> None:
+    fire = "Le conseiller déclare le sinistre SIN-2031-0001, incendie dans la cuisine."
+    decision = _decide_among({"opened": fire, "expert": HAIL_EXPERT}, HAIL_CLOSED)
+    assert decision.superseded == (), decision.reason
+
+
+def test_a_kind_is_read_only_in_a_note_about_a_file() -> None:
+    assert read_topics("La grêle a abîmé le toit.").case_kinds == frozenset()
+    assert read_topics("Le dossier grêle est clos.").case_kinds == {"grêle"}
+    assert bridged(read_topics("La grêle a abîmé le toit."), [read_topics(HAIL_OPENED)]).refs == frozenset()

@@ -41,7 +41,7 @@ from enum import StrEnum
 
 from carnet.domain.reconcile.slot_cues import CHANGE_MARKERS, NEGATION
 from carnet.domain.reconcile.slots import Comparison, Reading, Relation, compare, is_negated, read, uncovered
-from carnet.domain.reconcile.topics import TopicReading, may_close, read_topics, supersedes
+from carnet.domain.reconcile.topics import TopicReading, bridged, may_close, read_topics, supersedes
 from carnet.domain.records import Kind, Memory, Source, Status
 from carnet.domain.text import content_terms, content_tokens, exact_key, jaccard
 
@@ -267,16 +267,17 @@ def _by_slot(new: _Seen, seen: Sequence[_Seen], relations: Mapping[str, Comparis
 def _by_topic(new: _Seen, seen: Sequence[_Seen], decision: Decision | None) -> Decision | None:
     """Records the newer note makes untrue by topic (``carnet.domain.reconcile.topics``), added to what the slot
     rule found. A record the note is older than is never closed by it (a late write of an old fact)."""
-    hits = [(s, name) for s in seen if not _newer(s, new) and (name := supersedes(new.topics, s.topics))]
+    topics = bridged(new.topics, (s.topics for s in seen))  # "le dossier grêle est clos": which file
+    hits = [(s, name) for s in seen if not _newer(s, new) and (name := supersedes(topics, s.topics))]
     if not hits:
         return decision
-    topics = tuple(dict.fromkeys(name for _, name in hits))
+    names = tuple(dict.fromkeys(name for _, name in hits))
     if decision is None:
-        return Decision(Action.SUPERSEDE, Rule.TOPIC, f"newer statement on topic {', '.join(topics)}",
-                        superseded=tuple(s.id for s, _ in hits), slots=topics,
+        return Decision(Action.SUPERSEDE, Rule.TOPIC, f"newer statement on topic {', '.join(names)}",
+                        superseded=tuple(s.id for s, _ in hits), slots=names,
                         score=max(s.cosine for s, _ in hits))  # fmt: skip
     superseded = tuple(dict.fromkeys([*decision.superseded, *(s.id for s, _ in hits)]))
-    return replace(decision, superseded=superseded, reason=f"{decision.reason}; topic {', '.join(topics)}")
+    return replace(decision, superseded=superseded, reason=f"{decision.reason}; topic {', '.join(names)}")
 
 
 # Slots whose value a note may give for someone else than the member, anywhere in it ("joindre la

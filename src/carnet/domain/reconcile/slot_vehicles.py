@@ -25,6 +25,8 @@ _NOT_MODEL = (
     r"diesel|essence|petrol|neuve?|new|occasion|used|modele|model(?! \w)|scooter|moto|voiture|car|depuis|"
     r"since|qui|that|immatricule\w*|\d{4}"
 )
+# A make or a model named alone ("une Skoda Enyaq", "la Clio"): what a note about a vehicle names it by.
+MAKES = rf"(?:{_BRANDS}|{'|'.join(_MODEL_BRAND)})"
 VEHICLE = rf"(?P<v>\b(?:{_BRANDS})(?:\s+(?!(?:{_NOT_MODEL})\b)[\w-]+){{0,2}}|\b(?:{'|'.join(_MODEL_BRAND)})\b)"
 
 

@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 
 from carnet.domain.pii.patterns import POSTAL_ADDRESS
+from carnet.domain.reconcile.slot_vehicles import MAKES
 
 Pattern = re.Pattern[str]
 
@@ -110,9 +111,11 @@ TOPICS: tuple[Topic, ...] = (
           qualifiers=(("withdrawal", _c(r"\b(?:retraits?|withdrawals?)\b")),
                       ("payment", _c(r"\b(?:paiements?|achats?|payments?)\b"))),
           words=("plafond de carte", "card limit")),
-    Topic("standing_order", _c(r"\b(?:virements? permanents?|virements? mensuels?|standing orders?)\b"),
+    Topic("standing_order", _c(r"\b(?:virements? (?:permanents?|mensuels?|automatiques?|recurrents?)|"
+                                 r"ordres? permanents?|standing orders?|recurring transfers?)\b"),
           per_person=False, words=("virement permanent", "standing order")),
-    Topic("loan_insurance", _c(r"\b(?:assurance (?:emprunteur|de pret|du pret|credit)|loan insurance)\b"),
+    Topic("loan_insurance", _c(r"\b(?:assurance (?:emprunteur|de pret|du pret|credit)|loan insurance|"
+                               r"(?:delegation|substitution) (?:d'assurance|chez|aupres)|insurance delegation)\b"),
           per_person=False, words=("assurance emprunteur", "loan insurance")),
     Topic("premium", _c(r"\b(?:cotisations?|primes? (?:annuelles?|mensuelles?|d'assurance)?|premium)\b|"
                         r"\b(?:paie|paient|payez|payons|pays|paying)\b"
@@ -126,7 +129,7 @@ TOPICS: tuple[Topic, ...] = (
     Topic("down_payment", _c(r"\b(?:apport(?: personnel)?|down payment)\b"), per_person=False,
           words=("apport", "down payment")),
     Topic("budget", _c(r"\bbudget\b"), per_person=False, words=("budget", "budget")),
-    Topic("vehicle", _c(r"\b(?:vehicule|voiture|immatricul\w*|vehicle)\b"), exclusive=False, per_person=False,
+    Topic("vehicle", _c(rf"\b(?:vehicule|voiture|immatricul\w*|vehicle|{MAKES})\b"), exclusive=False, per_person=False,
           words=("véhicule assuré", "insured vehicle")),
 )
 
@@ -203,7 +206,7 @@ HYPOTHETICAL = _c(r"\b(?:devis|simulation|simule\w*|proposition|estimation|estim
 
 # A status of a claim, complaint or file ("en attente d'expertise", "clos", "déclaré recevable").
 CASE_STATUS = _c(
-    r"\b(?:en attente|en cours|instruction|expertise|clos|close|clotur\w*|regle|reglee|solde|soldee|recevable|"
+    r"\b(?:en attente|en cours|instruction|expert(?:ise)?s?|clos|close|clotur\w*|regle|reglee|solde|soldee|recevable|"
     r"irrecevable|adopte|adoptee|accepte|acceptee|refuse|refusee|rejete\w*|valide|validee|suspendu\w*|ouvert|"
     r"ouverte|en traitement|classe sans suite|abouti|accorde\w*|pending|in progress|closed|settled|accepted|"
     r"rejected|approved|under review)\b"
@@ -211,6 +214,22 @@ CASE_STATUS = _c(
 # A note about a file: its references are the file's, and so are its amounts.
 CASE_NOUNS = _c(r"\b(?:dossiers?|sinistres?|reclamations?|plaintes?|litiges?|contestations?|declar\w*|claims?|"
                 r"complaints?|tickets?|files?)\b")
+# What a file is about, for a note that names a file but not its reference ("au sujet de votre dossier
+# grêle"): the kinds of claims and procedures a call center opens files for, each by its French name.
+CASE_KINDS: tuple[tuple[str, Pattern], ...] = (
+    ("incendie", _c(r"\b(?:incendies?|feu|fire)\b")),
+    ("dégât des eaux", _c(r"\b(?:degats? des eaux|fuites?|inondations?|infiltrations?|water damage|flood\w*|"
+                          r"leak\w*)\b")),
+    ("grêle", _c(r"\b(?:grele|hail\w*)\b")),
+    ("tempête", _c(r"\b(?:tempetes?|orages?|storms?)\b")),
+    ("vol", _c(r"\b(?:vol|vols|cambriolages?|effraction|theft|burglary)\b")),
+    ("bris de glace", _c(r"\b(?:bris de glace|pare-brise|windscreen|windshield)\b")),
+    ("accident", _c(r"\b(?:accidents?|collisions?|accrochages?|crash)\b")),
+    ("décès", _c(r"\b(?:deces|allocation obseques|death)\b")),
+    ("surendettement", _c(r"\b(?:surendettement|over-?indebtedness)\b")),
+    ("arrêt de travail", _c(r"\b(?:arrets? (?:de travail|maladie)|indemnites journalieres|sick leave)\b")),
+    ("réclamation", _c(r"\b(?:reclamations?|contestations?|complaints?)\b")),
+)  # fmt: skip
 # The note tells how the file was opened (an event: it stays true).
 CASE_OPENING = _c(
     r"\b(?:(?:declare|depose|enregistre|ouvert|signale|survenu)e?s? le|a (?:depose|declare|signale|ouvert)|"

@@ -7,7 +7,10 @@ pattern for. The newer note ``N`` supersedes the older ``O`` when:
 
 - **a case moves on**: both name the same file reference, both state its status ("en attente
   d'expertise", then "clos"), and ``O`` is not the file's opening ("déclaré le 11 juillet",
-  "conteste … réclamation enregistrée le"): opening a claim is an event and stays true;
+  "conteste … réclamation enregistrée le"): opening a claim is an event and stays true. A note that
+  names its file by kind only ("le dossier grêle est clos") takes the reference of the one file of
+  that kind its neighbours name (``bridged``); two notes naming no reference are about the same
+  file when they name the same kind;
 - **an attribute changes**: both are about one attribute that holds one value at a time (same
   qualifier: the mobile, not the landline; the auto premium, not the home one; the same person:
   a son's phone is not the member's), and ``N`` either says it changed ("désormais", "passe à",
@@ -41,11 +44,13 @@ a value).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from carnet.domain.linking import references
 from carnet.domain.reconcile.topic_rules import (
     ADDITIVE,
+    CASE_KINDS,
     CASE_NOUNS,
     CASE_OPENING,
     CASE_STATUS,
@@ -97,6 +102,7 @@ class TopicReading:
     parties: frozenset[str]  # people other than the member whose values it may give
     refs: frozenset[str]  # file references
     case_refs: frozenset[str]  # the references of a note about a file (a claim, a complaint)
+    case_kinds: frozenset[str]  # what the files it is about are about (``topic_rules.CASE_KINDS``)
     change: bool
     additive: bool
     temporary: bool
@@ -168,6 +174,7 @@ def _read(text: str) -> TopicReading:
                           if NOT_A_HOLDER.search(folded, 0, m.start()) is None),
         refs=refs,
         case_refs=refs if CASE_NOUNS.search(folded) else frozenset(),
+        case_kinds=case_kinds(folded),
         change=CHANGE.search(folded) is not None,
         additive=ADDITIVE.search(folded) is not None,
         temporary=TEMPORARY.search(folded) is not None,
@@ -268,9 +275,50 @@ def may_close(new: TopicReading, old: TopicReading, *, per_person: bool) -> bool
     return not (new.ended and not new.ended & old.values)
 
 
+def case_kinds(folded: str) -> frozenset[str]:
+    """The kinds of file a note names (``CASE_KINDS``), for a note about a file (``CASE_NOUNS``)."""
+    if CASE_NOUNS.search(folded) is None:
+        return frozenset()
+    return frozenset(name for name, pattern in CASE_KINDS if pattern.search(folded))
+
+
+def file_kinds(text: str) -> frozenset[str]:
+    """The kinds of file a note names when it names no reference ("le dossier grêle est clos"): what
+    ``bridged`` needs the neighbours naming a file of that kind for."""
+    return frozenset() if references(text) else case_kinds(fold(text))
+
+
+def names_file_of(text: str, kinds: frozenset[str]) -> bool:
+    """``text`` names a file by reference, and the file is of one of ``kinds``."""
+    return bool(references(text)) and bool(case_kinds(fold(text)) & kinds)
+
+
+def bridged(new: TopicReading, neighbours: Iterable[TopicReading]) -> TopicReading:
+    """``new`` as a note about the file it names by kind only ("au sujet de votre dossier grêle … le
+    dossier est clos"): with the reference of the neighbours naming a file of that kind, when they all
+    name one same reference ("le sinistre SIN-2025-077310, grêle sur …"). Two files of that kind, or
+    none: ``new`` as it is."""
+    if not new.case_kinds or new.refs:
+        return new
+    named = [n.case_refs for n in neighbours if n.case_refs and n.case_kinds & new.case_kinds]
+    if not named:
+        return new
+    common = frozenset.intersection(*named)
+    if not common:
+        return new
+    return replace(new, refs=common, case_refs=common)
+
+
+def same_case(new: TopicReading, old: TopicReading) -> bool:
+    """The two notes are about one file: a shared reference, or (neither naming one) a shared kind."""
+    if new.refs or old.refs:
+        return bool(new.refs & old.refs)
+    return bool(new.case_kinds & old.case_kinds)
+
+
 def supersedes(new: TopicReading, old: TopicReading) -> str | None:
     """The topic (or ``"case"``) by which ``new``, the newer note, makes ``old`` untrue; else None."""
-    if new.refs & old.refs and new.case_state and old.case_state and not old.case_opening:
+    if new.case_state and old.case_state and not old.case_opening and same_case(new, old):
         return "case"
     if not may_close(new, old, per_person=False):
         return None
@@ -301,8 +349,8 @@ def _by_attribute(new: TopicReading, old: TopicReading) -> str | None:
             return name
     if old.plan and not new.plan and new.done and len(new.words & old.words) >= _PLAN_SHARED:
         return "done"  # "projet de panneaux solaires" then "panneaux solaires posés le …"
-    if new.ended & old.names:
-        return "ended"  # "la Clio a été vendue": whatever named the Clio no longer holds
+    if new.ended & old.names or (old.topics and new.ended & (old.values - old.dates)):
+        return "ended"  # "la Clio a été vendue", "vendu la 3008": whatever named it no longer holds
     if _ends_holding(new, old):
         return "ended"  # "j'annule l'option": the notes that the option was taken out no longer hold
     return None

@@ -19,7 +19,7 @@ from carnet.domain.linking import references
 from carnet.domain.pii.special import special_categories
 from carnet.domain.profile import is_profile
 from carnet.domain.reconcile.decide import Action, Incoming, Memo, ReconcileThresholds, decide
-from carnet.domain.reconcile.topics import keyword_text
+from carnet.domain.reconcile.topics import file_kinds, keyword_text, names_file_of
 from carnet.domain.reconcile.values import DATETIME_MESSAGE, TEXT_MESSAGE, in_range, is_clean
 from carnet.domain.records import HistoryEntry, Kind, Memory, Scope, Source, point_id
 from carnet.domain.text import normalize
@@ -270,6 +270,16 @@ def _candidates(deps: RememberNeeds, scope: Scope, batch: _Batch, record: Memory
     # reconcile reads both texts; a neighbour that does not open is no candidate (it is left as it is)
     unique = list({c.memory.id: c for c in hits}.values())
     revealed = {m.id: m for m in deps.index.reveal(scope, [c.memory for c in unique], pseudo_text=True)}
+    kinds = file_kinds(record.text)
+    if kinds:  # "le dossier grêle est clos": the notes naming the grêle file's reference meet it too
+        seen = {c.memory.id for c in unique}
+        tokens = {t for m in revealed.values() if names_file_of(m.text, kinds) for t in m.blind_index[:LINKED_TOKENS]}
+        more = [c for token in sorted(tokens) for c in deps.index.hybrid_search(
+            scope, dense=vec, sparse=None, limit=LINKED_CANDIDATES, where=replace(where, blind_token=token)).dense
+            if c.memory.id not in seen]
+        more = list({c.memory.id: c for c in more}.values())
+        revealed |= {m.id: m for m in deps.index.reveal(scope, [c.memory for c in more], pseudo_text=True)}
+        unique += more
     for c in unique:
         if c.memory.id not in revealed:
             continue

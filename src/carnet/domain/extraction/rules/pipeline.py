@@ -12,11 +12,13 @@ messages are instructions, never facts):
 4. the statement is rewritten in the third person (``rewrite_fr``/``rewrite_en``), given a
    category and importance (``classify``) and a ``valid_from`` (``dates``); a French date said
    without its year ("le 22 avril", "vendredi, le 9", "hier") is written out in full (``years``);
-5. the same fact said twice in a call is kept once; a correction ("non pardon, c'est le 12") keeps
+5. a note saying where a file stands without naming it gets the file the call last named
+   (``cases``), and stays a record of its own after the file's opening;
+6. the same fact said twice in a call is kept once; a correction ("non pardon, c'est le 12") keeps
    only the corrected value (``corrections``); a verbless piece that continues the sentence before
    it ("J'ai signé un CDI. Cariste, à Yutz.") is joined to that fact (``fragments``); a fact whose
    words another fact of the call holds entirely is dropped (``repeats``);
-6. what a speaker says in one message is one record (``turns``), the introduction apart.
+7. what a speaker says in one message is one record (``turns``), the introduction apart.
 
 For a session, the episode summary (``episode``) is built from the member's topics and the
 advisor's decisions. Everything is pure Python regular expressions, a fraction of a millisecond
@@ -31,7 +33,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from carnet.domain.extraction.model import ExtractedFact, Extraction
-from carnet.domain.extraction.rules import answers, corrections, episode, fragments, turns
+from carnet.domain.extraction.rules import answers, cases, corrections, episode, fragments, turns
 from carnet.domain.extraction.rules.classify import category, importance
 from carnet.domain.extraction.rules.dates import valid_from
 from carnet.domain.extraction.rules.elision import restore_apostrophes
@@ -74,6 +76,7 @@ class _Call:
     message_start: int = 0  # index in ``facts`` of the current message's first fact
     turn: int = 0  # the current message's number
     turns: list[int] = field(default_factory=list)  # per fact: its message's number (``turns``)
+    file: str | None = None  # the file the call last named (``cases``)
     # speaker → (statement, question, voice, index in ``facts``) of their last fact
     said: dict[str, tuple[str, str | None, str | None, int]] = field(default_factory=dict)
 
@@ -115,6 +118,8 @@ class _Call:
             return False
         if not content_tokens(_PLACEHOLDER.sub(" ", statement)) and not _PLACEHOLDER.search(statement):
             return False
+        if cases.is_status(statement) and cases.is_opening(self.facts[last[3]].text):
+            return False  # a file's status after its opening: a record of its own (``add``)
         text = rewrite_en(statement, last[2] or speaker) if self.english else rewrite_fr(statement, last[2] or speaker)
         self._extend(last[3], self.dated(text, at), speaker)
         return True
@@ -131,6 +136,10 @@ class _Call:
         text = self.dated(rewrite_en(statement, voice) if self.english else rewrite_fr(statement, voice), at)
         if question is not None and len(content_tokens(text)) <= _SHORT_ANSWER:
             text = _with_question(text, question, english=self.english)
+        this_message = [f.text for f in self.facts[self.message_start:]]
+        if cases.is_status(text) and any(cases.is_opening(t) for t in this_message):
+            alone = True  # "Je déclare le sinistre … Un expert passera le 22.": the status is replaced, not the opening
+        text = cases.with_file(text, self.file, before=() if alone else this_message)
         key = exact_key(text)
         if key in self.seen:
             return
@@ -159,6 +168,8 @@ def extract(messages: Sequence[Message], *, session_id: str | None, locale: str)
         call.turn += 1
         waiting = question if speaker == MEMBER else None  # until the member's answer begins
         for n, said in enumerate(sentences):
+            before = sentences[n - 1] if n > 0 else question if speaker == MEMBER else None
+            call.file = cases.named(said, before) or call.file
             sentence = corrections.within(said)
             fix = corrections.opening(sentence)
             if fix is not None and call.correct(fix, speaker, message.at):
@@ -283,4 +294,5 @@ def _episode(call: _Call, messages: Sequence[Message], session_id: str | None) -
         return None
     at = next((m.at for m in messages if m.at is not None), None)
     named = episode.topics(call.member_said, english=call.english)
-    return episode.summary(at=at, topics=named, decisions=call.decisions, english=call.english)
+    decisions = [cases.without_file(d) for d in call.decisions]
+    return episode.summary(at=at, topics=named, decisions=decisions, english=call.english)

@@ -8,6 +8,8 @@ ritual, then keeps what remains if it carries information:
 
 - a placeholder, a number, a code or a date;
 - a keyword of a fact category (``classify``), or a decision;
+- a file's status said of the file ("Le dossier est clos.", "Votre dossier est recevable."): the
+  state a case is in, which a later status replaces (``reconcile.topic_rules``);
 - for the member only, a statement with at least two content words (the advisor's other sentences
   are procedure: they need one of the signals above).
 
@@ -20,6 +22,7 @@ from __future__ import annotations
 import re
 
 from carnet.domain.extraction.rules.classify import is_decision, keyword_scores
+from carnet.domain.reconcile.topic_rules import CASE_NOUNS, CASE_STATUS
 from carnet.domain.text import content_tokens, fold
 
 _RITUAL = [
@@ -132,6 +135,10 @@ def is_noted(sentence: str) -> bool:
     return m is not None and len(content_tokens(folded[m.end() - 1 :])) >= _NOTED_WORDS
 
 
+def _case_status(folded: str) -> bool:
+    return CASE_NOUNS.search(folded) is not None and CASE_STATUS.search(folded) is not None
+
+
 def carries_information(sentence: str, *, advisor: bool) -> bool:
     if bare_reference(sentence):
         return False
@@ -140,7 +147,8 @@ def carries_information(sentence: str, *, advisor: bool) -> bool:
     words = content_tokens(_PLACEHOLDER.sub(" ", sentence))
     if not words:
         return False  # "Le <BIRTHDATE_1>.": a value whose question was not understood
-    keyworded = bool(keyword_scores(fold(sentence))) or is_decision(sentence, advisor=advisor)
+    folded = fold(sentence)
+    keyworded = bool(keyword_scores(folded)) or is_decision(sentence, advisor=advisor) or _case_status(folded)
     if len(words) == 1:  # "Injoignable." is a note, "Le 12 mars." an answer; "Parfait." is neither
         return keyworded or _DIGIT.search(_PLACEHOLDER.sub(" ", sentence)) is not None
     if keyworded or _HARD_INFO.search(sentence):
