@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from carnet.adapters.local.calibration_file import load_thresholds
 from carnet.domain.reconcile.decide import Action, Decision, Incoming, Rule, decide
+from carnet.domain.reconcile.summaries import restates
 from carnet.domain.reconcile.topic_rules import TOPICS
 from carnet.domain.reconcile.topics import CASE_WORDS, bridged, keyword_text, read_topics, supersedes
 from carnet.domain.records import Kind, Memory, Scope
@@ -82,6 +83,9 @@ SUPERSEDED = [
                  id="a-standing-order-named-otherwise"),
     pytest.param("Un expert passera le 22 juillet au garage (dossier DGE-2024-118).",
                  "Dossier DGE-2024-118 clos, indemnité de 900 euros versée.", id="an-expert's-visit-is-a-status"),
+    pytest.param("Assurance emprunteur : il paie 74 euros par mois ; c'est le contrat groupe de la banque.",
+                 "La délégation chez Assurlex est acceptée ; la cotisation du contrat groupe s'arrête au 1er juin.",
+                 id="a-group-contract-that-stops"),
     pytest.param("Le dossier de surendettement est en cours d'instruction.",
                  "Le dossier de surendettement est accepté par la commission.", id="a-file-named-by-its-kind-alone"),
 ]  # fmt: skip
@@ -127,6 +131,8 @@ KEPT = [
                  "Le conseiller annule l'option assistance.", id="another-holding-ended"),
     pytest.param("Sinistre grêle déclaré le 9 juillet, dossier SIN-2031-0001.",
                  "Le dossier grêle est clos.", id="a-file-named-by-kind-does-not-close-its-opening"),
+    pytest.param("Il a un contrat habitation pour la maison de Dax.",
+                 "Le prélèvement de la cotisation auto s'arrête en juin.", id="a-payment-ends-not-the-holding"),
     pytest.param("Le dossier vol est en attente du dépôt de plainte.",
                  "Le dossier grêle est clos.", id="another-kind-of-file"),
     pytest.param("Un expert passera le 22 juillet au garage (dossier DGE-2024-118).",
@@ -284,3 +290,19 @@ def test_a_kind_is_read_only_in_a_note_about_a_file() -> None:
     assert read_topics("La grêle a abîmé le toit.").case_kinds == frozenset()
     assert read_topics("Le dossier grêle est clos.").case_kinds == {"grêle"}
     assert bridged(read_topics("La grêle a abîmé le toit."), [read_topics(HAIL_OPENED)]).refs == frozenset()
+
+
+@pytest.mark.parametrize(
+    ("summary", "decision", "restated"),
+    [
+        ("Appel du 3 mai 2025 : cotisation ; le conseiller passe la cotisation à 61 euros par mois.",
+         "Le conseiller passe la cotisation à 61 euros par mois.", True),
+        ("Appel du 3 mai 2025 : l'expert passera le 22 juillet.",
+         "L'expert passera le 22 juillet (dossier SIN-2031-0001).", True),
+        ("Appel du 3 mai 2025 : le conseiller passe la cotisation à 61…",
+         "Le conseiller passe la cotisation à 61 euros par mois.", False),
+        ("Appel du 3 mai 2025 : oui ; le conseiller envoie le contrat.", "Oui.", False),
+    ],
+)
+def test_a_summary_restates_a_decision_it_holds_whole(summary: str, decision: str, restated: bool) -> None:
+    assert restates(summary, decision) is restated

@@ -181,14 +181,15 @@ EVENT = _c(
 # The note ends or withdraws something: it only makes untrue the records that name what ended.
 WITHDRAWAL = _c(
     r"\b(?:vendu\w*|resilie\w*|annule\w*|retire\w*|revoque\w*|termine\w*|clotur\w*|fin (?:du|de la|des)|"
+    r"s'arrete\w*|prend fin|prendra fin|"
     r"sold|cancell?ed|terminated|withdr[ae]w\w*|revoked)\b"
 )
 
 # What a member holds and may end, named with a definite article or a possessive where it ends
 # ("j'annule l'option", "son contrat auto est résilié"): the notes that name such a holding, with the
 # same product lines, no longer hold.
-HELD = _c(r"\b(?:l'|le |la |les |son |sa |ses |votre |vos )(option|contrat|abonnement|garantie|livret|pret|credit|"
-          r"subscription|contract|policy|add-on)s?\b")
+HELD = _c(r"\b(?:l'|le |la |les |du |des |son |sa |ses |votre |vos )(option|contrat|abonnement|garantie|livret|pret|"
+          r"credit|subscription|contract|policy|add-on)s?\b")
 HELD_ANYWHERE = _c(r"\b(option|contrat|abonnement|garantie|livret|pret|credit|subscription|contract|policy|add-on)s?\b")
 
 # A plan ("projet de", "envisage") is superseded by the note that it was carried out ("posés le …").

@@ -19,9 +19,10 @@ from carnet.domain.linking import references
 from carnet.domain.pii.special import special_categories
 from carnet.domain.profile import is_profile
 from carnet.domain.reconcile.decide import Action, Incoming, Memo, ReconcileThresholds, decide
+from carnet.domain.reconcile.summaries import restates
 from carnet.domain.reconcile.topics import file_kinds, keyword_text, names_file_of
 from carnet.domain.reconcile.values import DATETIME_MESSAGE, TEXT_MESSAGE, in_range, is_clean
-from carnet.domain.records import HistoryEntry, Kind, Memory, Scope, Source, point_id
+from carnet.domain.records import HistoryEntry, Kind, Memory, Scope, Source, Status, point_id
 from carnet.domain.text import normalize
 from carnet.errors import IdempotencyKeyReused, InvalidInput
 from carnet.ports import IndexedMemory, RecordFilter, SubjectHasher, Vector
@@ -312,12 +313,14 @@ def _reconcile_one(deps: RememberNeeds, scope: Scope, batch: _Batch, mid: str, i
         # A merge may also close records that contradict the fact it confirms.
         closed = _supersede(batch, decision.superseded, candidates, by=target.id, at=record.valid_from,
                             now=now, actor=actor, rule=decision.reason)
+        _close_summaries(deps, scope, batch, closed, by=target.id, at=record.valid_from, now=now, actor=actor)
         return Outcome("merged", merged, merged_into=target.id, superseded=closed, reason=decision.reason)
     _stage_new(deps, scope, batch, record, vec, now, actor, decision.reason)
     closed = ()
     if decision.action is Action.SUPERSEDE:
         closed = _supersede(batch, decision.superseded, candidates, by=mid, at=record.valid_from,
                             now=now, actor=actor, rule=decision.reason)
+        _close_summaries(deps, scope, batch, closed, by=mid, at=record.valid_from, now=now, actor=actor)
     return Outcome("superseded" if closed else "created", record, superseded=closed, reason=decision.reason)
 
 
@@ -340,6 +343,26 @@ def _supersede(batch: _Batch, ids: Sequence[str], candidates: Sequence[tuple[Mem
         batch.history.append(HistoryEntry(old_id, now, "superseded", actor, {"by": by, "rule": rule}))
         closed.append(old_id)
     return tuple(closed)
+
+
+def _close_summaries(deps: RememberNeeds, scope: Scope, batch: _Batch, closed: Sequence[str], *, by: str,
+                     at: datetime, now: datetime, actor: str) -> None:
+    """The summaries of the calls the closed facts were read from, when they restate one of them
+    (``reconcile.summaries``), closed by the same note. A call's summary is found by the id its intake
+    gave it (``intake:<id>:episode``): no search, one read, and only when something was closed."""
+    facts = [m for m in (_resolve(batch, i) for i in closed) if m.kind is Kind.FACT]
+    wanted = {keyed_id(deps.hasher, scope, f"intake:{s.ref}:episode"): m for m in facts for s in m.sources
+              if s.kind == "intake"}
+    if not wanted:
+        return
+    pending = {i: _resolve(batch, i) for i in wanted if i in batch.changed or i in batch.new}
+    stored = deps.index.get(scope, [i for i in wanted if i not in pending])
+    for summary in [*pending.values(), *stored]:
+        fact = wanted[summary.id]
+        if summary.kind is Kind.EPISODE and summary.status is Status.ACTIVE and restates(summary.text, fact.text):
+            _stage_change(batch, summary.superseded(by=by, at=max(at, summary.valid_from)))
+            batch.history.append(HistoryEntry(summary.id, now, "superseded", actor,
+                                              {"by": by, "rule": "the call's summary restates a closed fact"}))
 
 
 def _thresholds_for(deps: RememberNeeds, item: NewMemory) -> ReconcileThresholds:

@@ -1,0 +1,53 @@
+"""A call's summary that restates a decision a newer note makes untrue is closed with it, on the real
+stack (``reconcile.summaries``): found by the id its intake gave it, never by a search. Sentences
+written for this test."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from carnet.bootstrap.container import Container
+from carnet.domain.records import Kind, Source, Status
+from carnet.services.memories.reads import list_memories
+from carnet.services.memories.remember import NewMemory, remember
+
+AT = datetime(2026, 2, 20, tzinfo=UTC)
+DECISION = "Le conseiller met à jour : arrêt prolongé jusqu'au 31 mars 2026."
+OTHER = "Le conseiller envoie le formulaire de prévoyance par e-mail."
+LATER = "Nouvelle prolongation : arrêt jusqu'au 30 avril 2026."
+
+
+def _call(container: Container, subject: str, intake: str, facts: list[str], summary: str) -> None:
+    source = (Source("intake", intake, "call-1"),)
+    items = [NewMemory(text=t, occurred_at=AT, idempotency_key=f"intake:{intake}:{n}", sources=source)
+             for n, t in enumerate(facts)]
+    items.append(NewMemory(text=summary, kind=Kind.EPISODE, occurred_at=AT, idempotency_key=f"intake:{intake}:episode",
+                           sources=source))
+    remember(container.deps, tenant="t", subject_id=subject, actor="a", items=items)
+
+
+def _statuses(container: Container, subject: str) -> dict[str, Status]:
+    page = list_memories(container.deps, tenant="t", subject_id=subject, status=None)
+    return {m.text: m.status for m in page.items}
+
+
+def test_the_summary_restating_a_superseded_decision_is_closed(container: Container) -> None:
+    summary = f"Appel du 20 février 2026 : arrêt de travail ; {DECISION[:1].lower()}{DECISION[1:-1]} ; " \
+              f"{OTHER[:1].lower()}{OTHER[1:-1]}."
+    _call(container, "S1", "I1", [DECISION, OTHER], summary)
+    remember(container.deps, tenant="t", subject_id="S1", actor="a",
+             items=[NewMemory(text=LATER, occurred_at=AT + timedelta(days=35))])  # fmt: skip
+    statuses = _statuses(container, "S1")
+    assert statuses[DECISION] is Status.SUPERSEDED
+    assert statuses[summary] is Status.SUPERSEDED
+    assert statuses[OTHER] is Status.ACTIVE  # the summary's other decision is a fact of its own
+
+
+def test_a_summary_in_other_words_stays(container: Container) -> None:
+    summary = "Appel du 20 février 2026 : l'arrêt de travail a été mis à jour."
+    _call(container, "S2", "I2", [DECISION], summary)
+    remember(container.deps, tenant="t", subject_id="S2", actor="a",
+             items=[NewMemory(text=LATER, occurred_at=AT + timedelta(days=35))])  # fmt: skip
+    statuses = _statuses(container, "S2")
+    assert statuses[DECISION] is Status.SUPERSEDED
+    assert statuses[summary] is Status.ACTIVE
