@@ -1,6 +1,6 @@
 """A file named by its kind only ("le dossier grêle est clos") closes the status of the one file of that
 kind on the real stack: reconcile meets the notes naming that file's reference, however far their
-wording, through the note that names both (``remember._candidates``). Sentences written for this test."""
+wording, through the note that names both (``neighbours.nearest``). Sentences written for this test."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from carnet.bootstrap.container import Container
 from carnet.domain.records import Status
-from carnet.services.memories import remember as remember_module
+from carnet.services.memories import neighbours
 from carnet.services.memories.reads import list_memories
 from carnet.services.memories.remember import NewMemory, remember
 
@@ -25,7 +25,7 @@ def _statuses(container: Container, subject: str) -> dict[str, Status]:
     return {m.text: m.status for m in page.items}
 
 
-@pytest.mark.parametrize("nearest", [1, remember_module.RECONCILE_CANDIDATES])
+@pytest.mark.parametrize("nearest", [1, neighbours.RECONCILE_CANDIDATES])
 def test_the_kind_leads_to_the_file_and_its_status_is_replaced(container: Container, monkeypatch: pytest.MonkeyPatch,
                                                                nearest: int) -> None:
     """With one nearest neighbour only, the expert's visit is met through the opening's reference."""
@@ -33,7 +33,7 @@ def test_the_kind_leads_to_the_file_and_its_status_is_replaced(container: Contai
     for n, text in enumerate([OPENED, EXPERT]):
         remember(container.deps, tenant="t", subject_id=subject, actor="a",
                  items=[NewMemory(text=text, occurred_at=AT + timedelta(days=n))])  # fmt: skip
-    monkeypatch.setattr(remember_module, "RECONCILE_CANDIDATES", nearest)
+    monkeypatch.setattr(neighbours, "RECONCILE_CANDIDATES", nearest)
     remember(container.deps, tenant="t", subject_id=subject, actor="a",
              items=[NewMemory(text=CLOSED, occurred_at=AT + timedelta(days=40))])  # fmt: skip
     statuses = _statuses(container, subject)

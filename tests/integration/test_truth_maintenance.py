@@ -1,6 +1,6 @@
 """Truth maintenance through the real write path (embedder, shard, reconcile): a file's newer status
 supersedes its older one even when many other notes read closer to it, because the records naming the
-same reference are always reconcile's candidates (``services/memories/remember._candidates``)."""
+same reference are always reconcile's candidates (``services/memories/neighbours.nearest``)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ import pytest
 
 from carnet.bootstrap.container import Container
 from carnet.domain.records import Status
+from carnet.ports import RecordFilter
+from carnet.services.memories import neighbours
 from carnet.services.memories import remember as remember_module
 from carnet.services.memories.remember import NewMemory, remember
 
@@ -37,7 +39,7 @@ def test_a_file_status_supersedes_the_files_older_status_among_many_closer_notes
     scope = remember_module.scope_for(container.deps, "t", "M-1")
     (stored,) = container.deps.index.get(scope, [old])
     assert stored.status is Status.SUPERSEDED
-    others = container.deps.index.scroll(scope, where=remember_module.RecordFilter(statuses=(Status.SUPERSEDED,)),
+    others = container.deps.index.scroll(scope, where=RecordFilter(statuses=(Status.SUPERSEDED,)),
                                          limit=50)
     assert [m.id for m in others[0]] == [old]  # no other member file was closed by it
 
@@ -47,6 +49,6 @@ def test_without_the_linked_candidates_the_old_status_is_out_of_reach(
 ) -> None:
     """The scenario above really needs the reference: by wording alone the old status is not among the
     nearest candidates (so the first test would fail without them)."""
-    monkeypatch.setattr(remember_module, "LINKED_TOKENS", 0)
+    monkeypatch.setattr(neighbours, "LINKED_TOKENS", 0)
     _, superseded = _story(container, "M-2")
     assert superseded == []

@@ -11,8 +11,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-import numpy as np
-
 from carnet.domain.embedding_text import embedding_text
 from carnet.domain.idempotency import canonical
 from carnet.domain.linking import references
@@ -20,19 +18,16 @@ from carnet.domain.pii.special import special_categories
 from carnet.domain.profile import is_profile
 from carnet.domain.reconcile.decide import Action, Incoming, Memo, ReconcileThresholds, decide
 from carnet.domain.reconcile.summaries import restates
-from carnet.domain.reconcile.topics import file_kinds, keyword_text, names_file_of
+from carnet.domain.reconcile.topics import keyword_text
 from carnet.domain.reconcile.values import DATETIME_MESSAGE, TEXT_MESSAGE, in_range, is_clean
 from carnet.domain.records import HistoryEntry, Kind, Memory, Scope, Source, Status, point_id
 from carnet.domain.text import normalize
 from carnet.errors import IdempotencyKeyReused, InvalidInput
-from carnet.ports import IndexedMemory, RecordFilter, SubjectHasher, Vector
+from carnet.ports import IndexedMemory, SubjectHasher, Vector
 from carnet.services import pii
+from carnet.services.memories import neighbours
 from carnet.services.needs import RememberNeeds
 from carnet.services.scope import scope_for
-
-RECONCILE_CANDIDATES = 8
-LINKED_TOKENS = 2  # identifiers of a note whose records are always candidates (a file reference, a phone)
-LINKED_CANDIDATES = 4  # records per identifier
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,48 +252,10 @@ def _build(deps: RememberNeeds, scope: Scope, mid: str, item: NewMemory, prepare
     )
 
 
-def _candidates(deps: RememberNeeds, scope: Scope, batch: _Batch, record: Memory, vec: Vector,
-                now: datetime) -> list[tuple[Memory, float]]:
-    """The subject's live records of the same kind nearest to ``vec``, stored or pending in this batch,
-    and those naming one of the note's identifiers (a file reference, a phone: its blind-index tokens),
-    however far their wording: "dossier … clos" must meet "dossier … en attente d'expertise"."""
-    where = RecordFilter(kinds=(record.kind,), not_expired_at=now)
-    hits = deps.index.hybrid_search(scope, dense=vec, sparse=None, limit=RECONCILE_CANDIDATES, where=where).dense
-    for token in record.blind_index[:LINKED_TOKENS]:
-        hits += deps.index.hybrid_search(scope, dense=vec, sparse=None, limit=LINKED_CANDIDATES,
-                                         where=replace(where, blind_token=token)).dense
-    found: dict[str, tuple[Memory, float]] = {}
-    # reconcile reads both texts; a neighbour that does not open is no candidate (it is left as it is)
-    unique = list({c.memory.id: c for c in hits}.values())
-    revealed = {m.id: m for m in deps.index.reveal(scope, [c.memory for c in unique], pseudo_text=True)}
-    kinds = file_kinds(record.text)
-    if kinds:  # "le dossier grêle est clos": the notes naming the grêle file's reference meet it too
-        seen = {c.memory.id for c in unique}
-        tokens = {t for m in revealed.values() if names_file_of(m.text, kinds) for t in m.blind_index[:LINKED_TOKENS]}
-        more = [c for token in sorted(tokens) for c in deps.index.hybrid_search(
-            scope, dense=vec, sparse=None, limit=LINKED_CANDIDATES, where=replace(where, blind_token=token)).dense
-            if c.memory.id not in seen]
-        more = list({c.memory.id: c for c in more}.values())
-        revealed |= {m.id: m for m in deps.index.reveal(scope, [c.memory for c in more], pseudo_text=True)}
-        unique += more
-    for c in unique:
-        if c.memory.id not in revealed:
-            continue
-        current = batch.changed.get(c.memory.id, revealed[c.memory.id])
-        if current.is_live(now):
-            found[current.id] = (current, c.score)
-    for pending in batch.new.values():
-        m = batch.changed.get(pending.memory.id, pending.memory)
-        if m.kind is record.kind and m.is_live(now):
-            found[m.id] = (m, float(np.dot(pending.dense, vec)))
-    ranked = sorted(found.values(), key=lambda mc: mc[1], reverse=True)
-    return ranked[: RECONCILE_CANDIDATES + LINKED_TOKENS * LINKED_CANDIDATES]
-
-
 def _reconcile_one(deps: RememberNeeds, scope: Scope, batch: _Batch, mid: str, item: NewMemory, prepared: _Prepared,
                    vec: Vector, now: datetime, actor: str) -> Outcome:
     record = _build(deps, scope, mid, item, prepared, now)
-    candidates = _candidates(deps, scope, batch, record, vec, now)
+    candidates = neighbours.nearest(deps, scope, record, vec, now, pending=batch.new, changed=batch.changed)
     incoming = Incoming(text=record.text, pseudo_text=record.pseudo_text, kind=record.kind, id=mid,
                         sources=record.sources, valid_from=record.valid_from)
     decision = decide(incoming, candidates, _thresholds_for(deps, item), memo=batch.readings)
