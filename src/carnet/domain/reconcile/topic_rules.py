@@ -166,7 +166,7 @@ TEMPORARY = _c(r"\b(?:pendant (?:les?|la|ses|son|sa)|temporairement|provisoireme
 # those the member lives with or at ("avec son compagnon", "chez sa fille"): the value is still theirs.
 THIRD_PARTIES = _c(
     r"\b(?:epouse|mari|conjointe?|compagne|compagnon|fils|filles?|pere|mere|frere|soeur|enfants?|"
-    r"curat(?:eur|rice)|tut(?:eur|rice)|mandataire|aidante?|voisine?|notaire|avocate?|"
+    r"curat(?:eur|rice)|tut(?:eur|rice)|mandataire|aidante?|voisine?|notaire|avocate?|appelante?|"
     r"wife|husband|spouse|daughter|father|mother|brother|sister|guardian|neighbou?r)\b"
 )
 NOT_A_HOLDER = _c(r"\b(?:avec|chez|with|at)\s+(?:[\w']+\s+)?$")

@@ -14,11 +14,13 @@ messages are instructions, never facts):
    without its year ("le 22 avril", "vendredi, le 9", "hier") is written out in full (``years``);
 5. a note saying where a file stands without naming it gets the file the call last named
    (``cases``), and stays a record of its own after the file's opening;
-6. the same fact said twice in a call is kept once; a correction ("non pardon, c'est le 12") keeps
+6. a call made for the member (a guardian, a relative: ``proxy``) has the caller's "je" written
+   "l'appelant", and its opening name is the caller's;
+7. the same fact said twice in a call is kept once; a correction ("non pardon, c'est le 12") keeps
    only the corrected value (``corrections``); a verbless piece that continues the sentence before
    it ("J'ai signé un CDI. Cariste, à Yutz.") is joined to that fact (``fragments``); a fact whose
    words another fact of the call holds entirely is dropped (``repeats``);
-7. what a speaker says in one message is one record (``turns``), the introduction apart.
+8. what a speaker says in one message is one record (``turns``), the introduction apart.
 
 For a session, the episode summary (``episode``) is built from the member's topics and the
 advisor's decisions. Everything is pure Python regular expressions, a fraction of a millisecond
@@ -33,7 +35,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from carnet.domain.extraction.model import ExtractedFact, Extraction
-from carnet.domain.extraction.rules import answers, cases, corrections, episode, fragments, turns
+from carnet.domain.extraction.rules import answers, cases, corrections, episode, fragments, proxy, turns
 from carnet.domain.extraction.rules.classify import category, importance
 from carnet.domain.extraction.rules.dates import valid_from
 from carnet.domain.extraction.rules.elision import restore_apostrophes
@@ -77,6 +79,7 @@ class _Call:
     turn: int = 0  # the current message's number
     turns: list[int] = field(default_factory=list)  # per fact: its message's number (``turns``)
     file: str | None = None  # the file the call last named (``cases``)
+    proxy: bool = False  # the member's side is someone calling for the member (``proxy``)
     # speaker → (statement, question, voice, index in ``facts``) of their last fact
     said: dict[str, tuple[str, str | None, str | None, int]] = field(default_factory=dict)
 
@@ -120,7 +123,8 @@ class _Call:
             return False
         if cases.is_status(statement) and cases.is_opening(self.facts[last[3]].text):
             return False  # a file's status after its opening: a record of its own (``add``)
-        text = rewrite_en(statement, last[2] or speaker) if self.english else rewrite_fr(statement, last[2] or speaker)
+        voice = last[2] or speaker
+        text = rewrite_en(statement, voice) if self.english else rewrite_fr(statement, voice, proxy=self.proxy)
         self._extend(last[3], self.dated(text, at), speaker)
         return True
 
@@ -133,7 +137,8 @@ class _Call:
         """``speaker`` said it (it decides the category); ``voice`` is whose words they are (it
         decides who "je" and "vous" are): the advisor's for a question confirmed by the member."""
         voice = voice or (ADVISOR if speaker == MEMBER and _relayed(statement) else speaker)
-        text = self.dated(rewrite_en(statement, voice) if self.english else rewrite_fr(statement, voice), at)
+        said = rewrite_en(statement, voice) if self.english else rewrite_fr(statement, voice, proxy=self.proxy)
+        text = self.dated(said, at)
         if question is not None and len(content_tokens(text)) <= _SHORT_ANSWER:
             text = _with_question(text, question, english=self.english)
         this_message = [f.text for f in self.facts[self.message_start:]]
@@ -155,6 +160,7 @@ class _Call:
 
 def extract(messages: Sequence[Message], *, session_id: str | None, locale: str) -> Extraction:
     call = _Call(english=locale.lower().startswith("en"))
+    call.proxy = proxy.calls_for_someone([m.content for m in messages if _ROLES.get(m.role.strip().lower()) == MEMBER])
     question: str | None = None  # the advisor's last question, waiting for the member's answer
     asked_by_member: str | None = None  # the member's last question, waiting for the advisor's answer
     for message in messages:
@@ -226,7 +232,8 @@ def _read(call: _Call, sentence: str, speaker: str, at: datetime | None, questio
 def _keep(call: _Call, statement: str, speaker: str, at: datetime | None, question: str | None = None,
           voice: str | None = None, *, continues: bool = False) -> None:
     clean = strip_fillers(statement)
-    named = introduction(clean, english=call.english) if speaker == MEMBER and voice is None else None
+    named = (introduction(clean, english=call.english, caller=call.proxy)
+             if speaker == MEMBER and voice is None else None)
     if named is not None:  # "<PERSON_1>, j'ai un contrat…": the name, then the rest
         call.add(named[0], MEMBER, at, alone=True)
         clean = named[1]

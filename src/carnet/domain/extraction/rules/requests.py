@@ -53,9 +53,9 @@ _INTRODUCTION = re.compile(
 _SPEAKING = re.compile(r"(?:je|j'|j’|i|i'm)\b", re.IGNORECASE)
 
 
-def introduction(sentence: str, *, english: bool) -> tuple[str, str] | None:
+def introduction(sentence: str, *, english: bool, caller: bool = False) -> tuple[str, str] | None:
     """("Le membre s'appelle <PERSON_1>.", the rest of the sentence) when the member opens with
-    their name, else None."""
+    their name, else None. ``caller``: someone calling for the member ("L'appelant s'appelle …")."""
     m = _INTRODUCTION.match(sentence.strip())
     if m is None:
         return None
@@ -63,7 +63,10 @@ def introduction(sentence: str, *, english: bool) -> tuple[str, str] | None:
     if not (m.group("fr") or m.group("en")) and rest and not _SPEAKING.match(rest):
         return None  # "M. <PERSON_1>, artisan plombier, a un compte…": a note about them, not a greeting
     who = m.group("who")
-    fact = f"The member's name is {who}." if english else f"Le membre s'appelle {who}."
+    if caller:
+        fact = f"The caller's name is {who}." if english else f"L'appelant s'appelle {who}."
+    else:
+        fact = f"The member's name is {who}." if english else f"Le membre s'appelle {who}."
     return fact, rest
 
 

@@ -23,11 +23,11 @@ from carnet.domain.extraction.rules.negation import spoken_ne
 from carnet.domain.extraction.rules.possessives import and_me, possessive_subject, swap
 from carnet.domain.extraction.rules.requests import imperative
 from carnet.domain.extraction.rules.verbs import AUXILIARIES, looks_first_plural, looks_second_plural, third_singular
-from carnet.domain.extraction.rules.walk import ADVISOR, MEMBER, Walk, case
+from carnet.domain.extraction.rules.walk import ADVISOR, CALLER, MEMBER, Walk, case
 
 __all__ = ["ADVISOR", "MEMBER", "rewrite_fr"]
 
-_NOUN = {"member": "le membre", "advisor": "le conseiller", "household": "le foyer du membre"}
+_NOUN = {"member": "le membre", "advisor": "le conseiller", "household": "le foyer du membre", "caller": "l'appelant"}
 _CLITICS = frozenset("ne n' me m' te t' se s' le la les l' lui leur en y vous nous".split())
 _PREPOSITIONS = frozenset(
     "à a chez pour avec sans par de d' contre envers vers selon entre auprès aupres sur sous que qu' et ou".split()
@@ -67,14 +67,15 @@ _ADVISOR_FRAME = re.compile(
 )
 
 
-def rewrite_fr(sentence: str, speaker: str) -> str:
-    """``sentence`` said by ``speaker`` (``MEMBER`` or ``ADVISOR``), as a third-person fact."""
+def rewrite_fr(sentence: str, speaker: str, *, proxy: bool = False) -> str:
+    """``sentence`` said by ``speaker`` (``MEMBER`` or ``ADVISOR``), as a third-person fact. ``proxy``:
+    the member's side of the call is someone calling for the member, and their "je" is "l'appelant"."""
     if speaker == MEMBER:
         text = and_me(_CALLING_BECAUSE.sub("", sentence.strip()).strip())
     else:
         text = _ADVISOR_FRAME.sub("", sentence.strip()).strip()
     text = imperative(text, advisor=speaker == ADVISOR) or text
-    walk = Walk.of(spoken_ne(text), speaker)
+    walk = Walk.of(spoken_ne(text), speaker, CALLER if proxy and speaker == MEMBER else MEMBER)
     possessive_subject(walk)
     i = 0
     while i < len(walk.tokens):
@@ -88,7 +89,7 @@ def _step(walk: Walk, i: int) -> int:
     if not tok or tok.isspace():
         return i
     if tok in ("je", "j'"):
-        return _subject(walk, i, "1s", "member" if walk.speaker == MEMBER else "advisor")
+        return _subject(walk, i, "1s", walk.me if walk.speaker == MEMBER else "advisor")
     if tok == "on" and walk.speaker == MEMBER and _impersonal(walk, i):
         return i  # "qu'on me rappelle": someone, not the household (the advisor's "on" is the company)
     if tok in ("nous", "on") and _is_subject(walk, i, tok):
@@ -104,9 +105,9 @@ def _step(walk: Walk, i: int) -> int:
         if i + 1 < len(walk.tokens) and walk.tokens[i + 1] == ",":
             walk.drop(i + 1)
     elif tok == "moi":
-        walk.tokens[i] = "lui"
+        walk.tokens[i] = "l'appelant" if walk.me == CALLER else "lui"
     elif tok in ("me", "m'"):
-        _object(walk, i, "member" if walk.speaker == MEMBER else "advisor")
+        _object(walk, i, walk.me if walk.speaker == MEMBER else "advisor")
     elif tok == "nous" and _after_preposition(walk, i):
         walk.tokens[i] = "le foyer" if walk.speaker == MEMBER else "l'établissement"
     return i

@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass, field
 
 MEMBER, ADVISOR = "member", "advisor"
+CALLER = "caller"  # someone calling for the member: a guardian, a relative (``proxy``)
 
 TOKEN = re.compile(
     r"<[A-Z][A-Z0-9_]*_\d+>|(?:qu|jusqu|lorsqu|puisqu|[jmtslndc])['’](?=[\w<])|\w+(?:-\w+)*|\s+|.",
@@ -21,12 +22,13 @@ TOKEN = re.compile(
 class Walk:
     tokens: list[str]
     speaker: str  # MEMBER or ADVISOR
+    me: str = MEMBER  # who "je" is in the member's mouth: CALLER when someone calls for the member
     named: set[str] = field(default_factory=set)  # who already has their noun ("le membre")
     last_subject: str | None = None
 
     @classmethod
-    def of(cls, text: str, speaker: str) -> Walk:
-        return cls(TOKEN.findall(text), speaker)
+    def of(cls, text: str, speaker: str, me: str = MEMBER) -> Walk:
+        return cls(TOKEN.findall(text), speaker, me)
 
     def text(self) -> str:
         return "".join(self.tokens)

@@ -1,0 +1,38 @@
+"""Someone calling for the member: a guardian, a relative, a legal representative. Pure.
+
+"Karine Duval, mandataire judiciaire… J'appelle pour un de vos sociétaires, M. Gilbert Chevallier";
+"C'est Julien Schaller, le fils de Mme Odile Schaller"; "J'appelle avec mon père, il est client". On
+such a call the member's side speaks for the member, and its "je" is the caller: "c'est moi qu'il faut
+appeler pour toute décision : 04 79 …" is the caller's number, not the member's, and the name it opens
+with is the caller's. Read in the member side's first two messages, where callers say who they are.
+
+A member calling about a relative their contract covers ("j'appelle pour mon fils, il a eu un
+accident") is the member: a relative after "pour" is not enough, the caller must say the person is the
+client, or be their representative, or name them ("pour M. …", "pour un de vos sociétaires").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from carnet.domain.text import fold
+
+_RELATIVE = r"(?:fils|fille|mari|femme|epou\w+|conjoint\w*|pere|mere|neveu|niece|frere|soeur|petite?-(?:fils|fille))"
+_FOR_SOMEONE = re.compile(
+    r"\bj'appelle (?:pour|au nom de|de la part de) (?:un|une) (?:de vos|des) (?:societaires|adherent\w*|clients?|"
+    r"assure\w*|membres)\b"
+    r"|\b(?:j'appelle|je vous appelle|je suis la|je suis) (?:pour|au nom de|de la part de) "
+    r"(?:m\.|mme|monsieur|madame)\s"
+    r"|\b(?:il|elle) est (?:client|cliente|adherent|adherente|societaire|assure|assuree)\b"
+    rf"|\bje suis (?:son|sa|le|la) (?:{_RELATIVE}|curat\w+|tut\w+|mandataire)\b"
+    r"|\b(?:mandataire judiciaire|curat(?:eur|rice)|tut(?:eur|rice)) (?:de|a|pour)\b"
+    rf"|\b(?:le|la) {_RELATIVE} de (?:m\.|mme|monsieur|madame|<person_\d+>)"
+    r"|^\W*(?:bonjour\W+)?(?:madame|monsieur)?\W*(?:<person_\d+>|\w+ \w+)\W+(?:[\w' ]{1,30}\W+)?pour (?:m\.|mme) "
+)
+_FIRST_MESSAGES = 2
+
+
+def calls_for_someone(member_messages: Sequence[str]) -> bool:
+    """The member side's first messages say it calls for the member (see the module's docstring)."""
+    return any(_FOR_SOMEONE.search(fold(m)) for m in member_messages[:_FIRST_MESSAGES])

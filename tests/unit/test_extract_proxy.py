@@ -1,0 +1,69 @@
+"""A call made for the member (``extraction.rules.proxy``): the caller's "je" is "l'appelant", their
+name is not the member's, and their phone number does not replace the member's.
+
+Sentences are written for these tests (general call-center French), not taken from a benchmark."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from carnet.domain.extraction.rules import extract
+from carnet.domain.extraction.rules.proxy import calls_for_someone
+from carnet.domain.extraction.rules.rewrite_fr import MEMBER, rewrite_fr
+from carnet.domain.intake import Message
+from carnet.domain.reconcile.topics import read_topics, supersedes
+
+AT = datetime(2025, 5, 6, 14, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("opening", "proxy"),
+    [
+        ("Bonjour, Sylvie Marchand, mandataire judiciaire. J'appelle pour un de vos adhérents, M. Paul Roche.", True),
+        ("Bonjour, Sylvie Marchand, UDAF, pour M. Roche.", True),
+        ("C'est Marc Roche, le fils de Mme Jeanne Roche.", True),
+        ("Bonjour, j'appelle avec ma mère, elle est cliente chez vous.", True),
+        ("Je suis sa tutrice depuis mars.", True),
+        ("Bonjour, j'appelle pour mon fils, il a eu un accident avec la voiture.", False),
+        ("Bonjour, Paul Roche, client depuis 2012.", False),
+        ("Bonjour, c'est Mme Roche. Mon fils a eu son permis.", False),
+    ],
+)
+def test_who_calls_for_the_member(opening: str, proxy: bool) -> None:
+    assert calls_for_someone([opening]) is proxy
+
+
+def test_only_the_first_two_messages_say_who_calls() -> None:
+    assert not calls_for_someone(["Bonjour.", "J'ai une question.", "Je suis sa tutrice."])
+
+
+@pytest.mark.parametrize(
+    ("said", "written"),
+    [
+        ("C'est moi qu'il faut appeler pour toute décision : 04 79 00 11 22.",
+         "C'est l'appelant qu'il faut appeler pour toute décision : 04 79 00 11 22."),
+        ("Je dois cosigner tout contrat.", "L'appelant doit cosigner tout contrat."),
+        ("Il est sous curatelle renforcée.", "Il est sous curatelle renforcée."),
+    ],
+)  # fmt: skip
+def test_the_caller_s_first_person(said: str, written: str) -> None:
+    assert rewrite_fr(said, MEMBER, proxy=True) == written
+
+
+def test_a_call_for_the_member_keeps_the_caller_apart() -> None:
+    turns = [("user", "Bonjour, Sylvie Marchand, UDAF, pour M. Roche."),
+             ("advisor", "Bonjour madame, je vous écoute."),
+             ("user", "Je gère ses comptes. Appelez-moi pour toute décision : 04 79 00 11 22.")]  # fmt: skip
+    messages = [Message(role, text, AT + timedelta(seconds=20 * n)) for n, (role, text) in enumerate(turns)]
+    texts = [f.text for f in extract(messages, session_id="c", locale="fr").facts]
+    assert not any("Le membre s'appelle" in t for t in texts), texts
+    assert any(t.startswith("L'appelant gère ses comptes") for t in texts), texts
+
+
+def test_the_caller_s_phone_does_not_replace_the_member_s() -> None:
+    caller = read_topics("C'est l'appelant qu'il faut appeler pour toute décision : 04 79 00 11 22.")
+    member = read_topics("Le membre confirme son numéro de téléphone : 04 79 33 44 55.")
+    assert supersedes(member, caller) is None
+    assert supersedes(caller, member) is None
