@@ -354,6 +354,14 @@ def test_what_the_advisor_dictates_to_the_file_is_a_fact() -> None:
     assert facts[1] == "À compter du 1er juillet 2025, <ADDRESS_1>."
 
 
+def test_what_the_advisor_notes_that_is_a_fact() -> None:
+    facts = _texts(
+        ("advisor", "Je note que vous êtes logée chez votre fils à Vannes pendant les travaux."),
+        ("advisor", "Je note que oui."),  # nothing to note
+    )
+    assert facts == ["Le membre est logée chez son fils à Vannes pendant les travaux."]
+
+
 _EXCHANGE = [
     ("advisor", "Vous avez un numéro de dossier ?"), ("advisor", "Quelle est votre adresse ?"),
     ("advisor", "212,40 euros par mois exactement."), ("advisor", "Pour vous deux, 131,80 euros."),

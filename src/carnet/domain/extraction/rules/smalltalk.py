@@ -120,7 +120,7 @@ def bare_reference(sentence: str) -> bool:
 
 
 # The advisor saying what goes in the file: "Je le note, madame : on vous parlera lentement…", "C'est
-# noté : à compter du 1er juillet…". What follows the colon is a note, whatever its words.
+# noté : à compter du 1er juillet…". What follows the colon (or "que") is a note, whatever its words.
 _NOTED = re.compile(
     r"(?:je (?:le |l')?(?:note|mets|inscris|indique)(?: (?:dans|sur) (?:votre|le) dossier)?|c'est note)"
     r"(?:,? (?:madame|monsieur)(?: <person_\d+>)?)?\s*:\s*\S"
@@ -128,11 +128,19 @@ _NOTED = re.compile(
 _NOTED_WORDS = 2  # content words after the colon
 
 
+# "Je note que vous êtes hébergée chez votre sœur pendant les travaux": what follows "que" is the note.
+_NOTED_THAT = re.compile(r"(?:(?:bien|tres bien|d'accord|entendu),? )?(?:je note|j'ai note|je prends (?:bonne )?note)"
+                         r"(?: bien)? (?:que |qu')")
+
+
 def is_noted(sentence: str) -> bool:
-    """The advisor dictating a note to the file ("Je le note : …")."""
+    """The advisor dictating a note to the file ("Je le note : …", "Je note que …")."""
     folded = fold(sentence).strip()
     m = _NOTED.match(folded)
-    return m is not None and len(content_tokens(folded[m.end() - 1 :])) >= _NOTED_WORDS
+    if m is not None:
+        return len(content_tokens(folded[m.end() - 1 :])) >= _NOTED_WORDS
+    m = _NOTED_THAT.match(folded)
+    return m is not None and len(content_tokens(folded[m.end() :])) >= _NOTED_WORDS
 
 
 def _case_status(folded: str) -> bool:
