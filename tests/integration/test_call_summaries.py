@@ -51,3 +51,16 @@ def test_a_summary_in_other_words_stays(container: Container) -> None:
     statuses = _statuses(container, "S2")
     assert statuses[DECISION] is Status.SUPERSEDED
     assert statuses[summary] is Status.ACTIVE
+
+
+def test_any_closed_fact_of_the_call_restated_closes_its_summary(container: Container) -> None:
+    """Two facts of one call closed by one note: the summary restates the second only."""
+    premium = "La cotisation auto est de 54 euros par mois."
+    summary = "Appel du 20 février 2026 : cotisation ; la cotisation auto est de 54 euros par mois."
+    _call(container, "S3", "I3", [DECISION, premium], summary)
+    later = "Arrêt prolongé jusqu'au 30 avril 2026 ; la cotisation auto passe à 61 euros par mois."
+    remember(container.deps, tenant="t", subject_id="S3", actor="a",
+             items=[NewMemory(text=later, occurred_at=AT + timedelta(days=35))])  # fmt: skip
+    statuses = _statuses(container, "S3")
+    assert statuses[DECISION] is Status.SUPERSEDED and statuses[premium] is Status.SUPERSEDED
+    assert statuses[summary] is Status.SUPERSEDED

@@ -307,16 +307,18 @@ def _close_summaries(deps: RememberNeeds, scope: Scope, batch: _Batch, closed: S
     """The summaries of the calls the closed facts were read from, when they restate one of them
     (``reconcile.summaries``), closed by the same note. A call's summary is found by the id its intake
     gave it (``intake:<id>:episode``): no search, one read, and only when something was closed."""
-    facts = [m for m in (_resolve(batch, i) for i in closed) if m.kind is Kind.FACT]
-    wanted = {keyed_id(deps.hasher, scope, f"intake:{s.ref}:episode"): m for m in facts for s in m.sources
-              if s.kind == "intake"}
+    wanted: dict[str, list[str]] = {}  # a summary's id → the texts of its call's closed facts
+    for m in (_resolve(batch, i) for i in closed):
+        for s in m.sources if m.kind is Kind.FACT else ():
+            if s.kind == "intake":
+                wanted.setdefault(keyed_id(deps.hasher, scope, f"intake:{s.ref}:episode"), []).append(m.text)
     if not wanted:
         return
     pending = {i: _resolve(batch, i) for i in wanted if i in batch.changed or i in batch.new}
     stored = deps.index.get(scope, [i for i in wanted if i not in pending])
     for summary in [*pending.values(), *stored]:
-        fact = wanted[summary.id]
-        if summary.kind is Kind.EPISODE and summary.status is Status.ACTIVE and restates(summary.text, fact.text):
+        restated = any(restates(summary.text, text) for text in wanted[summary.id])
+        if summary.kind is Kind.EPISODE and summary.status is Status.ACTIVE and restated:
             _stage_change(batch, summary.superseded(by=by, at=max(at, summary.valid_from)))
             batch.history.append(HistoryEntry(summary.id, now, "superseded", actor,
                                               {"by": by, "rule": "the call's summary restates a closed fact"}))
