@@ -9,7 +9,9 @@ from datetime import UTC, datetime, timedelta
 from carnet.bootstrap.container import Container
 from carnet.domain.records import Kind, Source, Status
 from carnet.services.memories.reads import list_memories
-from carnet.services.memories.remember import NewMemory, remember
+from carnet.services.memories.remember import NewMemory, keyed_id, remember
+from carnet.services.scope import scope_for
+from tests.integration.test_tamper import _flip_ciphertext_byte
 
 AT = datetime(2026, 2, 20, tzinfo=UTC)
 DECISION = "Le conseiller met à jour : arrêt prolongé jusqu'au 31 mars 2026."
@@ -64,3 +66,17 @@ def test_any_closed_fact_of_the_call_restated_closes_its_summary(container: Cont
     statuses = _statuses(container, "S3")
     assert statuses[DECISION] is Status.SUPERSEDED and statuses[premium] is Status.SUPERSEDED
     assert statuses[summary] is Status.SUPERSEDED
+
+
+def test_a_damaged_summary_is_left_as_it_is_and_the_write_goes_through(container: Container) -> None:
+    """The summary does not open: the decision is still closed by the newer note, nothing fails."""
+    summary = f"Appel du 20 février 2026 : arrêt de travail ; {DECISION[:1].lower()}{DECISION[1:-1]}."
+    _call(container, "S4", "I4", [DECISION], summary)
+    scope = scope_for(container.deps, "t", "S4")
+    _flip_ciphertext_byte(container, scope, keyed_id(container.deps.hasher, scope, "intake:I4:episode"))
+    outcomes = remember(container.deps, tenant="t", subject_id="S4", actor="a",
+                        items=[NewMemory(text=LATER, occurred_at=AT + timedelta(days=35))])  # fmt: skip
+    assert outcomes[0].action == "superseded"
+    page = list_memories(container.deps, tenant="t", subject_id="S4", status=None)
+    assert {m.text: m.status for m in page.items}[DECISION] is Status.SUPERSEDED
+    assert len(page.unreadable) == 1  # the summary, counted as unreadable, not closed nor lost
