@@ -17,6 +17,7 @@ from carnet.domain.linking import references
 from carnet.domain.pii.special import special_categories
 from carnet.domain.profile import is_profile
 from carnet.domain.reconcile.decide import Action, Incoming, Memo, ReconcileThresholds, decide
+from carnet.domain.reconcile.remainder import remainder
 from carnet.domain.reconcile.summaries import restates
 from carnet.domain.reconcile.topics import keyword_text
 from carnet.domain.reconcile.values import DATETIME_MESSAGE, TEXT_MESSAGE, in_range, is_clean
@@ -69,6 +70,7 @@ class _Batch:
     history: list[HistoryEntry] = field(default_factory=list)
     aliases: dict[str, str] = field(default_factory=dict)
     readings: Memo = field(default_factory=dict)  # reconcile's parsed texts, for this call only
+    rests: dict[str, NewMemory] = field(default_factory=dict)  # what closed records still say (``_keep_rest``)
 
 
 def remember(deps: RememberNeeds, *, tenant: str, subject_id: str, items: Sequence[NewMemory],
@@ -98,6 +100,7 @@ def remember(deps: RememberNeeds, *, tenant: str, subject_id: str, items: Sequen
             if mid in batch.new or mid in outcomes:
                 continue  # the same item twice in one request
             outcomes[mid] = _reconcile_one(deps, scope, batch, mid, item, prepared[mid], vec, now, actor)
+        _stage_rests(deps, scope, batch, now, actor)
         _write(deps, scope, batch)
     return [outcomes.get(i) or Outcome("unchanged", stored[aliases.get(i, i)]) for i in ids]
 
@@ -270,6 +273,7 @@ def _reconcile_one(deps: RememberNeeds, scope: Scope, batch: _Batch, mid: str, i
         # A merge may also close records that contradict the fact it confirms.
         closed = _supersede(batch, decision.superseded, candidates, by=target.id, at=record.valid_from,
                             now=now, actor=actor, rule=decision.reason)
+        _keep_rest(deps, scope, batch, closed, record.text)
         _close_summaries(deps, scope, batch, closed, by=target.id, at=record.valid_from, now=now, actor=actor)
         return Outcome("merged", merged, merged_into=target.id, superseded=closed, reason=decision.reason)
     _stage_new(deps, scope, batch, record, vec, now, actor, decision.reason)
@@ -277,6 +281,7 @@ def _reconcile_one(deps: RememberNeeds, scope: Scope, batch: _Batch, mid: str, i
     if decision.action is Action.SUPERSEDE:
         closed = _supersede(batch, decision.superseded, candidates, by=mid, at=record.valid_from,
                             now=now, actor=actor, rule=decision.reason)
+        _keep_rest(deps, scope, batch, closed, record.text)
         _close_summaries(deps, scope, batch, closed, by=mid, at=record.valid_from, now=now, actor=actor)
     return Outcome("superseded" if closed else "created", record, superseded=closed, reason=decision.reason)
 
@@ -300,6 +305,33 @@ def _supersede(batch: _Batch, ids: Sequence[str], candidates: Sequence[tuple[Mem
         batch.history.append(HistoryEntry(old_id, now, "superseded", actor, {"by": by, "rule": rule}))
         closed.append(old_id)
     return tuple(closed)
+
+
+def _keep_rest(deps: RememberNeeds, scope: Scope, batch: _Batch, closed: Sequence[str], new_text: str) -> None:
+    """For each closed fact of several parts that ``new_text`` makes untrue only in part
+    (``reconcile.remainder``): a record of the parts still true, with the closed one's date, sources and
+    retention, staged after the batch is reconciled (``_stage_rests``). Its id is keyed on the closed
+    record's, so a replay or a second closing writes it once."""
+    for m in (_resolve(batch, i) for i in closed):
+        rest = remainder(new_text, m.text) if m.kind is Kind.FACT else None
+        if rest is None:
+            continue
+        rid = keyed_id(deps.hasher, scope, f"rest:{m.id}")
+        batch.rests[rid] = NewMemory(text=rest, occurred_at=m.valid_from, importance=m.importance,
+                                     category=m.category, tags=m.tags, retention=m.retention, sources=m.sources,
+                                     session_id=m.session_id, agent_id=m.agent_id)
+
+
+def _stage_rests(deps: RememberNeeds, scope: Scope, batch: _Batch, now: datetime, actor: str) -> None:
+    """The remainders of this batch's closed records, written as new records (pseudonymised, embedded
+    and sealed like any other) without being reconciled: they were already true beside the others."""
+    fresh = [(rid, item) for rid, item in batch.rests.items() if rid not in batch.new]
+    if not fresh:
+        return
+    prepared = _pseudonymize(deps, scope, fresh)
+    for (rid, item), vec in zip(fresh, _embed(deps, fresh, prepared, now), strict=True):
+        record = _build(deps, scope, rid, item, prepared[rid], now)
+        _stage_new(deps, scope, batch, record, vec, now, actor, "the parts of a closed record still true")
 
 
 def _close_summaries(deps: RememberNeeds, scope: Scope, batch: _Batch, closed: Sequence[str], *, by: str,
