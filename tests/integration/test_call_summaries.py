@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 from carnet.bootstrap.container import Container
 from carnet.domain.records import Kind, Source, Status
 from carnet.services.memories.reads import list_memories
+from carnet.services.memories.recall import Query, search
 from carnet.services.memories.remember import NewMemory, keyed_id, remember
 from carnet.services.scope import scope_for
 from tests.integration.test_tamper import _flip_ciphertext_byte
@@ -80,3 +81,22 @@ def test_a_damaged_summary_is_left_as_it_is_and_the_write_goes_through(container
     page = list_memories(container.deps, tenant="t", subject_id="S4", status=None)
     assert {m.text: m.status for m in page.items}[DECISION] is Status.SUPERSEDED
     assert len(page.unreadable) == 1  # the summary, counted as unreadable, not closed nor lost
+
+
+def test_a_summary_restating_the_answers_above_it_gives_its_place(container: Container) -> None:
+    """Searched over facts and summaries, a summary saying only what the facts found say is moved
+    behind the next record: the advisor sees one more answer, not the same one twice."""
+    opening = "Le conseiller ouvre un dossier d'indemnités journalières, le PRV-2031-0107."
+    payment = "Le premier versement d'indemnités journalières est parti : 960 euros (dossier PRV-2031-0107)."
+    summary = "Appel du 20 février 2026 : le conseiller ouvre un dossier d'indemnités journalières, le PRV-2031-0107."
+    _call(container, "S5", "I5", [opening], summary)
+    remember(container.deps, tenant="t", subject_id="S5", actor="a",
+             items=[NewMemory(text=payment, occurred_at=AT + timedelta(days=30))])
+    question = "Le dossier PRV-2031-0107 a-t-il donné lieu à un versement ?"
+
+    def found(k: int) -> list[str]:
+        return [r.memory.text for r in search(container.deps, tenant="t", subject_id="S5", query=Query(question, k=k))]
+
+    assert set(found(2)) == {opening, payment}
+    everything = found(5)
+    assert everything[-1] == summary  # still found, after the records it restates

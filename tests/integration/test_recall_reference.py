@@ -55,3 +55,16 @@ def test_references_and_personal_identifiers_are_both_looked_up() -> None:
 def test_the_keyword_query_keeps_the_question_first() -> None:
     assert keyword_query("Adresse ?").startswith("Adresse ? ")
     assert keyword_query("Hello there") == "Hello there"
+
+
+def test_the_subject_s_own_number_does_not_bring_its_greeting_up(container: Container) -> None:
+    """The member number said at the start of a call is in the answer and in the greeting; linking
+    by it put the greeting right behind any answer that repeated it."""
+    answer = "Martin, CLI-880021 ; le membre a pris un gravillon sur l'autoroute, le pare-brise est fendu."
+    greeting = "Pierre Martin, client depuis 2012 ; son numéro client, c'est CLI-880021."
+    other = "Le pare-brise sera remplacé jeudi chez un réparateur agréé, sans franchise."
+    remember(container.deps, tenant="t", subject_id="CLI-880021", actor="a",
+             items=[NewMemory(text=t, occurred_at=AT) for t in (answer, greeting, other)])
+    found = search(container.deps, tenant="t", subject_id="CLI-880021",
+                   query=Query(text="Le pare-brise fendu par un gravillon, c'est réparé ?", k=2))
+    assert [r.memory.text for r in found] == [answer, other]

@@ -78,6 +78,25 @@ def test_the_summary_of_the_call_is_written_without_the_labels() -> None:
     assert extraction.episode is not None and "(dossier" not in extraction.episode
 
 
+def test_a_payment_said_in_a_call_about_a_file_is_the_file_s() -> None:
+    texts = [f.text for f in _call(
+        ("advisor", "Je vous appelle pour votre dossier PRV-2031-0107."),
+        ("advisor", "Le premier versement est parti hier : 960 euros, pour vingt jours."),
+        ("advisor", "Votre cotisation reste de 58 euros par mois."),
+    ).facts]  # fmt: skip
+    assert any("960 euros" in t and t.endswith("(dossier PRV-2031-0107).") for t in texts), texts
+    assert not any("58 euros" in t and "(dossier" in t for t in texts), texts  # a premium is no payment
+
+
+@pytest.mark.parametrize(("text", "paid"), [
+    ("Le conseiller verse 340 euros au membre.", True), ("Remboursé : 120 €.", True),
+    ("Le premier versement est parti.", False),  # no amount
+    ("Le membre paie 74 euros par mois.", False),  # a premium, not a payment received
+])  # fmt: skip
+def test_a_payment_is_a_payment_word_and_an_amount(text: str, paid: bool) -> None:
+    assert cases.is_payment(text) is paid
+
+
 def test_no_label_without_a_file_named_in_the_call() -> None:
     texts = [f.text for f in _call(("advisor", "Un expert passera le 22 juillet. Le dossier est clos.")).facts]
     assert texts and not any("(dossier" in t for t in texts)

@@ -1,4 +1,4 @@
-from carnet.domain.linking import bring_linked_up, references
+from carnet.domain.linking import bring_linked_up, linking_references, references
 
 
 def test_references_found_and_ordinary_words_ignored() -> None:
@@ -18,3 +18,9 @@ def test_no_reference_or_limit_reached_keeps_order() -> None:
     assert bring_linked_up(["a", "b", "c"], references) == ["a", "b", "c"]
     ranked = ["X AB-1", "y", "AB-1 z", "AB-1 w", "AB-1 v"]
     assert bring_linked_up(ranked, references, limit=2) == ["X AB-1", "AB-1 z", "AB-1 w", "y", "AB-1 v"]
+
+
+def test_the_subject_s_own_number_links_none_of_its_records() -> None:
+    text = "Martin, CLI-880021 ; il appelle pour le sinistre SIN-2031-0042."
+    assert linking_references(text, "CLI-880021") == {"SIN-2031-0042"}
+    assert linking_references(text, "another-subject") == {"CLI-880021", "SIN-2031-0042"}

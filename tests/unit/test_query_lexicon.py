@@ -48,6 +48,14 @@ def test_a_question_about_hardship_meets_the_measures_taken() -> None:
     assert _stems("échéancier report") <= _stems(expansion("Comment l'aide-t-on financièrement ?"))
 
 
+def test_savings_driving_insuring_and_procedures_meet_the_words_notes_use() -> None:
+    assert _stems("livret plafond") <= _stems(expansion("Peut-il encore mettre de côté sur son épargne ?"))
+    assert _stems("conducteur permis") <= _stems(expansion("Sa fille peut-elle conduire la voiture ?"))
+    assert _stems("contrat formule") <= _stems(expansion("Combien pour assurer son studio ?"))
+    assert _stems("adopté recevable") & _stems(expansion("Où en est la procédure ?"))
+    assert _stems("cotisation") <= _stems(expansion("Quel est le prix de sa complémentaire ?"))
+
+
 def test_a_directed_rule_does_not_run_backwards() -> None:
     """'sinistre' brings the kinds of claims; a theft alone does not bring the word 'sinistre'."""
     assert _stems("cambriolage") <= _stems(expansion("Quel sinistre a-t-il déclaré ?"))

@@ -24,6 +24,14 @@ def test_a_value_said_alone_takes_the_part_before_it_along() -> None:
     assert kept == "Le membre a un chien ; il préfère les appels le matin."
 
 
+def test_a_part_pointing_back_takes_the_part_it_points_at_along() -> None:
+    new = "Le conseiller modifie le virement permanent : 90 euros le 2 de chaque mois."
+    old = "Le membre paie la cantine de sa nièce ; il le fait en espèces, et il voudrait un virement automatique."
+    assert remainder(new, old) is None
+    old = "Le membre a une nièce à Nancy ; il paie sa cantine en espèces, et il voudrait un virement automatique."
+    assert remainder(new, old) == "Le membre a une nièce à Nancy"
+
+
 def test_a_part_about_what_the_newer_note_gives_is_not_kept() -> None:
     """The old request is answered by the newer note, not left beside it."""
     new = ("Délégation acceptée : l'assurance de prêt passe chez Prévia le 1er mars, et la cotisation du contrat "

@@ -31,6 +31,13 @@ def references(text: str) -> frozenset[str]:
     return frozenset(m.group(0) for m in _REFERENCE.finditer(text))
 
 
+def linking_references(text: str, subject_id: str) -> frozenset[str]:
+    """The references of ``text`` that link records, for its blind index: all but the subject's own
+    id. A member number said in the calls ("Baudry, CLI-204417") is the subject of every record, not
+    a file: linking by it brought a call's greeting up behind any answer that repeated it."""
+    return references(text) - {subject_id}
+
+
 def bring_linked_up(ranked: Sequence[T], refs_of: Callable[[T], Collection[str]], *, limit: int = 2) -> list[T]:
     """``ranked`` best first. Records sharing a reference with the first one move up behind it.
 

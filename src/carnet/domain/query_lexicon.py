@@ -33,7 +33,7 @@ joindre | joignable | injoignable | téléphone | portable | mobile | fixe | num
 proposer | présenter | vendre | démarchage | démarcher | sollicitation | solliciter | prospection | promotion
     | promotions | promotionnel | publicité | mailing | mailings | newsletter | offre commerciale => démarchage
     | sollicitation | prospection | commercial | commerciaux | promotionnel | publicité
-payer | paie | paye | coûte | coût | cotisation | prime | tarif | mensualité | prélève | prélèvement
+payer | paie | paye | coûte | coût | prix | cotisation | prime | tarif | mensualité | prélève | prélèvement
 gagne | gagner | salaire | revenu | revenus | rémunération | rémunéré
 rembourser | remboursé | remboursement | versement | versé | verser | indemnisation | indemnisé | indemnité
     | indemnités | paiement | payé | réglé | touche | toucher | perçoit | percevoir
@@ -45,13 +45,14 @@ par mois | mensuel | mensuelle | mensuellement | mensualité
 sinistre => accident | accrochage | cambriolage | vol | incendie | dégât | dommage | bris | inondation
     | tempête | grêle
 orage | orages | intempérie | intempéries | tempête | grêle | grêlon | foudre
-statut | avance | abouti | terminé => clos | clôturé | ouvert | attente | expertise | accepté
+statut | avance | abouti | terminé | procédure => clos | clôturé | ouvert | attente | expertise | accepté
     | refusé | adopté
 régime de protection | mesure de protection | curatelle | tutelle | sauvegarde de justice | curateur
     | curatrice | tuteur | tutrice | habilitation familiale
 emploi | travail | travaille | métier | profession | employeur | salarié | embauché | cdi | cdd | intérim
     | chômage
 voiture | véhicule | auto | automobile
+volant | conduire | conduit | conducteur | conductrice | permis
 maison | habitation | logement | appartement
 assurance de prêt | assurance prêt | assurance emprunteur | emprunteur
 hôpital | hospitalisation | hospitalisé | clinique
@@ -66,7 +67,9 @@ banque de france | surendettement | surendetté | surendettée => surendettement
     | recevable
 financièrement | difficultés financières | difficulté de paiement => échéancier | étalement | report | délai
     | surendettement
-couvre | couvrir | couvert | couverte | couverture => contrat | assuré | garantie | tous risques
+couvre | couvrir | couvert | couverte | couverture | assurer => contrat | assuré | garantie | formule
+    | tous risques
+épargne | livret | livrets | ldds | lep => livret | épargne | ldds | lep | plafond
 malvoyant | malvoyante | aveugle | vue
 """
 # fmt: on

@@ -10,7 +10,10 @@ A part is made untrue when the attribute rules (``topics.supersedes``, part agai
 or the slot table (a conflicting value) say so. There is a remainder only when the parts can be told
 apart: at least one part is made untrue and at least one is not. When no single part is (the note was
 closed on its whole reading: a file's status, the contradiction band), the whole note stays closed, as
-before. A remainder of fewer than ``MIN_TERMS`` content words ("c'est noté") is not worth a record.
+before. A part that only completes the one before it (a bare value, or a part pointing back at it: "il le
+fait au guichet") takes that one along when it is closed. A part about an attribute the newer note
+gives is not kept either (the old request the new note answers). A remainder of fewer than
+``MIN_TERMS`` content words ("c'est noté") is not worth a record.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import re
 
 from carnet.domain.reconcile.slots import Reading, Relation, compare, read
 from carnet.domain.reconcile.topics import TopicReading, read_topics, supersedes
-from carnet.domain.text import content_terms
+from carnet.domain.text import content_terms, fold
 
 _PARTS = re.compile(r"\s;\s")
 MIN_TERMS = 3
@@ -43,14 +46,19 @@ def remainder(new_text: str, old_text: str, new_topics: TopicReading | None = No
     closed = [_closed(p, topics, slots) for p in pieces]
     if not any(closed) or all(closed):
         return None
-    for i in range(1, len(pieces)):
-        if closed[i] and _bare(pieces[i]):
+    for i in range(len(pieces) - 1, 0, -1):
+        if closed[i] and (_bare(pieces[i]) or _ANAPHORA.match(fold(pieces[i]))):
             closed[i - 1] = True  # "le membre laisse son numéro ; 06 39 98 41 27": the value's frame
     kept = [p for p, c in zip(pieces, closed, strict=True) if not c and not _about_same(p, topics)]
     if not kept:
         return None
     text = " ; ".join(kept)
     return text if len(set(content_terms(text))) >= MIN_TERMS else None
+
+
+# A part that starts by pointing back at the one before ("il le fait au guichet", "ça passe à"):
+# the two are one statement.
+_ANAPHORA = re.compile(r"(?:il|elle|ils|elles|on|le membre|l'appelant)\s+(?:le|la|les|l'|en|y)\b|(?:ca|cela)\b")
 
 
 def _bare(part: str) -> bool:

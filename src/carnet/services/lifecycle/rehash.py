@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from carnet.crypto.keyring import Keyring
 from carnet.crypto.pseudonym_store import SealedPseudonymMaps
 from carnet.crypto.tenant_hasher import TENANT_ENTRY, is_hash_key_entry, next_hash_key_entry
-from carnet.domain.linking import references
+from carnet.domain.linking import linking_references
 from carnet.domain.pii.pseudonyms import PseudonymMap
 from carnet.domain.reconcile.topics import keyword_text
 from carnet.domain.records import Scope
@@ -84,7 +84,7 @@ def rehash_tenant(r: Rehasher, *, tenant: str, progress: Callable[[int, int], No
     records = 0
     for n, (subject, subject_id, new) in enumerate(moves, start=1):
         r.keyring.copy_entry(tenant, subject.scope.subject, new.subject)
-        records += _move_records(r, subject.scope, new, hasher, sparse)
+        records += _move_records(r, subject.scope, new, hasher, sparse, subject_id)
         r.catalog.move_subject(subject.scope, new, hash_key=target, sealed_id=r.sealer.seal_id(new, subject_id),
                                sealed_map=_resealed_map(r, subject.scope, new))
         r.keyring.shred(tenant, subject.scope.subject)
@@ -101,7 +101,8 @@ def _destroy_hash_keys(r: Rehasher, tenant: str, *, keep: set[str]) -> int:
                if is_hash_key_entry(e.subject) and e.subject not in keep)
 
 
-def _move_records(r: Rehasher, old: Scope, new: Scope, hasher: SubjectHasher, sparse: SparseEncoder) -> int:
+def _move_records(r: Rehasher, old: Scope, new: Scope, hasher: SubjectHasher, sparse: SparseEncoder,
+                  subject_id: str) -> int:
     """Page by page from the start: what is moved leaves ``old``, so the next page is what remains."""
     moved = 0
     every = RecordFilter(statuses=None)
@@ -109,15 +110,15 @@ def _move_records(r: Rehasher, old: Scope, new: Scope, hasher: SubjectHasher, sp
         page, _ = r.index.scroll(old, where=every, limit=_PAGE)
         if not page:
             return moved
-        items = [(replace(m, scope=new, blind_index=_blind_index(r, hasher, new.tenant, m.text)),
+        items = [(replace(m, scope=new, blind_index=_blind_index(r, hasher, new.tenant, m.text, subject_id)),
                   sparse.encode_document(new, keyword_text(m.pseudo_text))) for m in page]
         r.index.rescope(old, new, items)
         moved += len(items)
 
 
-def _blind_index(r: Rehasher, hasher: SubjectHasher, tenant: str, text: str) -> tuple[str, ...]:
+def _blind_index(r: Rehasher, hasher: SubjectHasher, tenant: str, text: str, subject_id: str) -> tuple[str, ...]:
     """The record's tokens under the new key: its references and the identifiers it names."""
-    return hasher.blind_tokens(tenant, [*references(text), *identifiers_in(r.pii, tenant, text)])
+    return hasher.blind_tokens(tenant, [*linking_references(text, subject_id), *identifiers_in(r.pii, tenant, text)])
 
 
 def _resealed_map(r: Rehasher, old: Scope, new: Scope) -> bytes | None:

@@ -19,6 +19,7 @@ from carnet.domain.query_intent import read_intent
 from carnet.domain.query_lexicon import expansion
 from carnet.domain.records import Kind, Memory, Scope, Status
 from carnet.domain.scoring import Signals, Weights, final_score, signals
+from carnet.domain.text import content_terms
 from carnet.domain.unreadable import Found, Skipped
 from carnet.errors import InvalidInput, SubjectNotFound
 from carnet.ports import HybridHits, RecordFilter, SparseVector, Vector
@@ -51,11 +52,35 @@ def search(deps: RecallNeeds, *, tenant: str, subject_id: str, query: Query) -> 
     prepared = pii.for_query(deps.pii, scope, query.text)
     qvec = deps.embedder.embed_query(query_text(prepared.pseudo_text, locale=deps.locale), tenant=scope.tenant)
     skipped: Skipped = []
-    ranked = rank(deps, scope, query, qvec, now, prepared=prepared, skipped=skipped)
+    spare = SUMMARY_SPARE if query.kinds is None or Kind.EPISODE in query.kinds else 0
+    ranked = rank(deps, scope, replace(query, k=min(query.k + spare, deps.limits.max_k)), qvec, now,
+                  prepared=prepared, skipped=skipped)
+    ranked = without_restated(ranked)[: query.k]
     if not ranked and not skipped:
         ensure_subject_exists(deps, scope)
     deps.access.record(scope, [r.memory.id for r in ranked], now)
     return Found(ranked, deps.unreadable.add("search", skipped))
+
+
+# A search over facts and call summaries reads this many more records, so that a summary restating the
+# facts found can give its place to the next record (``without_restated``).
+SUMMARY_SPARE = 3
+RESTATED = 0.8  # share of a summary's words that the facts found already say
+
+
+def without_restated(ranked: list[Ranked]) -> list[Ranked]:
+    """``ranked`` (best first, revealed) with the call summaries that only restate the other records
+    found moved to the end, in their order: "Appel du 12 janvier : le conseiller ouvre le dossier
+    PRV-… ." beside the note of that opening takes the place of an answer the advisor has not seen. The
+    summary's heading (up to its first " : ") does not count: it dates the call."""
+    said = {t for r in ranked if r.memory.kind is not Kind.EPISODE for t in content_terms(r.memory.text, cache=False)}
+
+    def restated(r: Ranked) -> bool:
+        terms = set(content_terms(r.memory.text.partition(" : ")[2] or r.memory.text, cache=False))
+        return r.memory.kind is Kind.EPISODE and bool(terms) and len(terms & said) >= RESTATED * len(terms)
+
+    moved = [r for r in ranked if restated(r)]
+    return [r for r in ranked if not any(r is m for m in moved)] + moved
 
 
 def validate_query(deps: RecallNeeds, query: Query) -> None:

@@ -13,7 +13,7 @@ from datetime import datetime
 
 from carnet.domain.embedding_text import embedding_text
 from carnet.domain.idempotency import canonical
-from carnet.domain.linking import references
+from carnet.domain.linking import linking_references
 from carnet.domain.pii.special import special_categories
 from carnet.domain.profile import is_profile
 from carnet.domain.reconcile.decide import Action, Incoming, Memo, ReconcileThresholds, decide
@@ -70,6 +70,7 @@ class _Batch:
     history: list[HistoryEntry] = field(default_factory=list)
     aliases: dict[str, str] = field(default_factory=dict)
     readings: Memo = field(default_factory=dict)  # reconcile's parsed texts, for this call only
+    subject_id: str = ""  # as the caller named it: its own reference links none of its records (``_build``)
     rests: dict[str, NewMemory] = field(default_factory=dict)  # what closed records still say (``_keep_rest``)
 
 
@@ -94,7 +95,7 @@ def remember(deps: RememberNeeds, *, tenant: str, subject_id: str, items: Sequen
                  for i, item, fp in zip(ids, items, prints, strict=True) if i not in seen]
         prepared = _pseudonymize(deps, scope, fresh)
         vectors = _embed(deps, fresh, prepared, now)
-        batch = _Batch()
+        batch = _Batch(subject_id=subject_id)
         outcomes: dict[str, Outcome] = {}
         for (mid, item), vec in zip(fresh, vectors, strict=True):
             if mid in batch.new or mid in outcomes:
@@ -123,9 +124,9 @@ def insert_new(deps: RememberNeeds, *, tenant: str, subject_id: str, items: Sequ
         fresh = list(by_id.items())
         prepared = _pseudonymize(deps, scope, fresh)
         vectors = _embed(deps, fresh, prepared, now)
-        batch = _Batch()
+        batch = _Batch(subject_id=subject_id)
         for (mid, item), vec in zip(fresh, vectors, strict=True):
-            record = _build(deps, scope, mid, item, prepared[mid], now)
+            record = _build(deps, scope, mid, item, prepared[mid], now, own=subject_id)
             incoming = Incoming(text=record.text, pseudo_text=record.pseudo_text, kind=record.kind, id=mid,
                                 sources=record.sources, valid_from=record.valid_from)
             _stage_new(deps, scope, batch, record, vec, now, actor, decide(incoming, [], deps.thresholds).reason)
@@ -228,7 +229,9 @@ def passage_text(deps: RememberNeeds, item: NewMemory, pseudo_text: str, context
                           locale=deps.locale, context=context)
 
 
-def _build(deps: RememberNeeds, scope: Scope, mid: str, item: NewMemory, prepared: _Prepared, now: datetime) -> Memory:
+def _build(deps: RememberNeeds, scope: Scope, mid: str, item: NewMemory, prepared: _Prepared, now: datetime, *,
+           own: str) -> Memory:
+    """The record to store; ``own``: the subject's id (``linking.linking_references``)."""
     valid_from = item.occurred_at or now
     retention = deps.retention.classes(scope.tenant)[item.retention or "default"]
     special = special_categories(item.text)
@@ -249,7 +252,8 @@ def _build(deps: RememberNeeds, scope: Scope, mid: str, item: NewMemory, prepare
         sources=item.sources or (Source("api", mid, item.session_id),),
         agent_id=item.agent_id,
         session_id=item.session_id,
-        blind_index=deps.hasher.blind_tokens(scope.tenant, [*references(item.text), *prepared.text.identifiers]),
+        blind_index=deps.hasher.blind_tokens(scope.tenant, [*linking_references(item.text, own),
+                                                            *prepared.text.identifiers]),
         special=special,
         profile=item.kind is Kind.FACT and is_profile(item.text),
     )
@@ -257,7 +261,7 @@ def _build(deps: RememberNeeds, scope: Scope, mid: str, item: NewMemory, prepare
 
 def _reconcile_one(deps: RememberNeeds, scope: Scope, batch: _Batch, mid: str, item: NewMemory, prepared: _Prepared,
                    vec: Vector, now: datetime, actor: str) -> Outcome:
-    record = _build(deps, scope, mid, item, prepared, now)
+    record = _build(deps, scope, mid, item, prepared, now, own=batch.subject_id)
     candidates = neighbours.nearest(deps, scope, record, vec, now, pending=batch.new, changed=batch.changed)
     incoming = Incoming(text=record.text, pseudo_text=record.pseudo_text, kind=record.kind, id=mid,
                         sources=record.sources, valid_from=record.valid_from)
@@ -330,7 +334,7 @@ def _stage_rests(deps: RememberNeeds, scope: Scope, batch: _Batch, now: datetime
         return
     prepared = _pseudonymize(deps, scope, fresh)
     for (rid, item), vec in zip(fresh, _embed(deps, fresh, prepared, now), strict=True):
-        record = _build(deps, scope, rid, item, prepared[rid], now)
+        record = _build(deps, scope, rid, item, prepared[rid], now, own=batch.subject_id)
         _stage_new(deps, scope, batch, record, vec, now, actor, "the parts of a closed record still true")
 
 

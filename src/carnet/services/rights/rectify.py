@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from carnet.domain.embedding_text import embedding_text
-from carnet.domain.linking import references
+from carnet.domain.linking import linking_references
 from carnet.domain.pii.special import special_categories
 from carnet.domain.profile import is_profile
 from carnet.domain.reconcile.topics import keyword_text
@@ -54,7 +54,7 @@ def rectify(deps: RectifyNeeds, *, tenant: str, subject_id: str, memory_id: str,
     with deps.locks.for_scope(scope):
         old = _stored(deps, scope, memory_id)
         now = deps.clock.now()
-        new = _corrected(deps, old, correction, now)
+        new = _corrected(deps, old, correction, now, subject_id)
         if correction.text is not None or (correction.occurred_at is not None and deps.embed_dates):
             deps.index.upsert(scope, [_indexed(deps, scope, new)])
         else:
@@ -109,7 +109,7 @@ def _validate(deps: RectifyNeeds, tenant: str, c: Correction) -> None:
         raise InvalidInput("unknown retention class")
 
 
-def _corrected(deps: RectifyNeeds, old: Memory, c: Correction, now: datetime) -> Memory:
+def _corrected(deps: RectifyNeeds, old: Memory, c: Correction, now: datetime, subject_id: str) -> Memory:
     new = replace(
         old,
         category=old.category if c.category is None else c.category,
@@ -124,7 +124,8 @@ def _corrected(deps: RectifyNeeds, old: Memory, c: Correction, now: datetime) ->
         new = replace(new, text=c.text, pseudo_text=prepared.pseudo_text, special=special_categories(c.text),
                       profile=old.kind is Kind.FACT and is_profile(c.text),
                       blind_index=deps.hasher.blind_tokens(old.scope.tenant,
-                                                           [*references(c.text), *prepared.identifiers]))
+                                                           [*linking_references(c.text, subject_id),
+                                                            *prepared.identifiers]))
     if c.text is not None or c.occurred_at is not None or c.retention is not None:
         tenant = old.scope.tenant  # a class dropped from the settings since: the tenant's default
         retention = deps.retention.lookup(tenant, new.retention) or deps.retention.classes(tenant)["default"]

@@ -52,6 +52,21 @@ def is_status(text: str) -> bool:
             and (CASE_NOUNS.search(folded) is not None or _EXPERT.search(folded) is not None))
 
 
+# A payment said in a call about a file is the file's: "Le premier versement est parti hier : 1 800
+# euros." names neither the file nor a status, and a question naming the file ("le dossier … a-t-il
+# donné lieu à un paiement ?") should find it. A payment word and an amount.
+_PAID = re.compile(r"\b(?:versements?|verse[se]?|versee?s|indemnis\w*|rembourse[se]?|remboursee?s|reglee?s?|payee?s?|"
+                   r"virements?)\b")
+_AMOUNT = re.compile(r"\d\s*(?:euros?|eur|€)")
+
+
+def is_payment(text: str) -> bool:
+    """A note telling of a payment of an amount ("le conseiller verse 8 050 euros", "versement de
+    1 800 €"): in a call about a file, the file's."""
+    folded = fold(text)
+    return _PAID.search(folded) is not None and _AMOUNT.search(folded) is not None
+
+
 def _codes(text: str) -> frozenset[str]:
     """The references ``text`` names, not the placeholders of pseudonymisation (a name, a town): the
     extractor reads pseudonymised messages, and "le cabinet <PERSON_2>" names no file."""
@@ -63,9 +78,9 @@ def is_opening(text: str) -> bool:
 
 
 def with_file(text: str, label: str | None, *, before: Sequence[str] = ()) -> str:
-    """``text`` naming the file ``label`` when it states a status and names no file of its own.
+    """``text`` naming the file ``label`` when it states a status or a payment and names no file of its own.
     ``before``: the notes of the same message it is joined to (``turns``): one label for all."""
-    if label is None or not is_status(text) or _codes(text):
+    if label is None or not (is_status(text) or is_payment(text)) or _codes(text):
         return text
     if any(fold(label) in fold(t) for t in (text, *before)):
         return text
