@@ -91,6 +91,20 @@ def test_addresses_names_and_dates_of_birth() -> None:
     assert found("rendez-vous le 3 mai 2024") == []
 
 
+@pytest.mark.parametrize(("text", "names"), [
+    ("jean dupont rappelle demain", ["jean dupont"]),
+    ("Jean Dupont rappelle demain", ["Jean Dupont"]),
+    ("JEAN DUPONT rappelle demain", ["JEAN DUPONT"]),
+    ("Rendez-vous avec Inès d'Alembert le 14 octobre", ["Inès d'Alembert"]),
+    # a capitalised given name then a word in lower case: the name and a verb, not a surname
+    ("Mélanie part demain pour Lyon", ["Mélanie"]),
+    ("How did Melanie feel after the accident?", ["Melanie"]),
+    ("What did Caroline research?", ["Caroline"]),
+])
+def test_a_given_name_takes_the_next_word_only_when_it_is_written_as_a_surname(text: str, names: list[str]) -> None:
+    assert [v for kind, v in found(text) if kind == "PERSON"] == names
+
+
 def test_tenant_formats() -> None:
     detector = PatternDetector(extra=(tenant_recognizer("CONTRACT", r"\bCTR-\d{6}\b"),))
     assert found("contrat CTR-004512 résilié", detector) == [("CONTRACT", "CTR-004512")]

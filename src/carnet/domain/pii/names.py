@@ -1,6 +1,7 @@
 """Given names, to find people written in lower case ("jean dupont rappelle"), where a NER model
 trained on edited text sees nothing. A frequent French given name followed by a word that is not a
-French function word is taken for a person. Written for the project from common knowledge of
+French function word, written in the same case ("jean dupont", "Jean Dupont", "JEAN DUPONT"), is taken
+for a person. Written for the project from common knowledge of
 French naming; it errs towards recall (a missed name leaks, a false one costs a placeholder)."""
 
 from __future__ import annotations
@@ -45,14 +46,27 @@ _GIVEN = "|".join(re.escape(n) for n in _SPELLINGS)
 _STOP = "|".join(re.escape(w) for w in sorted(_FUNCTION_WORDS, key=len, reverse=True))
 
 _GIVEN_CAPITALIZED = "|".join(re.escape(n[0].upper() + n[1:]) for n in _SPELLINGS)
+_GIVEN_LOWER = "|".join(re.escape(n) for n in sorted({n.lower() for n in _SPELLINGS}, key=len, reverse=True))
+_GIVEN_UPPER = "|".join(re.escape(n) for n in sorted({n.upper() for n in _SPELLINGS}, key=len, reverse=True))
+# A particle may come first: "Inès d'Alembert", "Jean de La Fontaine".
+_PARTICLE = r"(?:d['’]|(?:de|du|des|le|la|van|von|ben)\s+)(?=[A-ZÀ-ÖØ-Þ])"
+_SURNAME_CAPITALIZED = rf"(?:{_PARTICLE})?[A-ZÀ-ÖØ-Þ][\wÀ-ÖØ-öø-ÿ'’\-]{{1,30}}"
+_SURNAME_ANY = r"[a-zà-öø-ÿA-ZÀ-ÖØ-Þ][\wÀ-ÖØ-öø-ÿ'’\-]{1,30}"
 
-# "jean dupont", "Jean dupont": a given name then a word that is not a function word.
-GIVEN_AND_SURNAME = Recognizer(
-    PERSON,
-    re.compile(rf"(?<![\w-])((?:{_GIVEN})(?:-(?:{_GIVEN}))?\s+(?!(?:{_STOP})\b)[a-zà-öø-ÿ][a-zà-öø-ÿ'’\-]{{1,30}})"
-               rf"(?![\w-])", re.IGNORECASE),
-    0.6,
-    group=1,
+
+def _given_then(given: str, surname: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![\w-])((?:{given})(?:-(?:{given}))?\s+(?!(?:{_STOP})\b(?![\s'’]+[A-ZÀ-ÖØ-Þ])){surname})"
+                      rf"(?![\w-])")
+
+
+# A given name then a word that is not a function word, in one case: "jean dupont" (all in lower case,
+# as notes are typed in a hurry), "Jean Dupont", "JEAN DUPONT". A capitalised given name followed by a
+# word in lower case is the name and a verb ("Mélanie part demain", "did Melanie feel"), never a
+# surname: that word is left to the text (the name alone is ``GIVEN_ALONE``'s).
+GIVEN_AND_SURNAME = tuple(
+    Recognizer(PERSON, _given_then(given, surname), 0.6, group=1)
+    for given, surname in ((_GIVEN_LOWER, _SURNAME_ANY), (_GIVEN_CAPITALIZED, _SURNAME_CAPITALIZED),
+                           (_GIVEN_UPPER, _SURNAME_CAPITALIZED))
 )
 # "Emma", "Jean-Pierre": a capitalised given name alone (a lone lower-case "pierre" is too often a word).
 GIVEN_ALONE = Recognizer(
@@ -61,4 +75,4 @@ GIVEN_ALONE = Recognizer(
     0.6,
     group=1,
 )
-NAME_RECOGNIZERS = (GIVEN_AND_SURNAME, GIVEN_ALONE)
+NAME_RECOGNIZERS = (*GIVEN_AND_SURNAME, GIVEN_ALONE)
