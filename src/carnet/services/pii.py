@@ -22,7 +22,7 @@ import structlog
 from carnet.domain.pii.canonical import canonical
 from carnet.domain.pii.patterns import Recognizer
 from carnet.domain.pii.pseudonyms import PLACEHOLDER, Pseudonymized, PseudonymMap, find_known_names, pseudonymize
-from carnet.domain.pii.spans import BUILT_IN, IDENTIFIERS, Span, settle
+from carnet.domain.pii.spans import BUILT_IN, IDENTIFIERS, PERSON, Span, settle
 from carnet.domain.records import Scope
 from carnet.errors import CarnetError, DependencyUnavailable
 from carnet.ports import PiiDetector, PseudonymMaps
@@ -64,6 +64,7 @@ class Prepared:
     pseudo_text: str
     identifiers: tuple[str, ...] = ()
     kinds: tuple[str, ...] = ()  # the types of personal data found
+    names: tuple[str, ...] = ()  # the people it names, as written (in memory only: never stored nor logged)
 
 
 def for_write(pii: Pii, scope: Scope, texts: Sequence[str]) -> list[Prepared]:
@@ -171,7 +172,8 @@ def _is_identifier(kind: str) -> bool:
 
 def _prepared(p: Pseudonymized) -> Prepared:
     ids = tuple(dict.fromkeys(canonical(k, v) for k, v in p.found if _is_identifier(k)))
-    return Prepared(p.text, ids, tuple(dict.fromkeys(k for k, _ in p.found)))
+    return Prepared(p.text, ids, tuple(dict.fromkeys(k for k, _ in p.found)),
+                    tuple(dict.fromkeys(v for k, v in p.found if k == PERSON)))
 
 
 def personal_data_kinds(pii: Pii, tenant: str, text: str) -> tuple[str, ...]:
