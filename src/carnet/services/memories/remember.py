@@ -321,8 +321,9 @@ def _keep_rest(deps: RememberNeeds, scope: Scope, batch: _Batch, closed: Sequenc
         if rest is None:
             continue
         rid = keyed_id(deps.hasher, scope, f"rest:{m.id}")
+        kept = m.retention if deps.retention.lookup(scope.tenant, m.retention) else None  # a class since dropped
         batch.rests[rid] = NewMemory(text=rest, occurred_at=m.valid_from, importance=m.importance,
-                                     category=m.category, tags=m.tags, retention=m.retention, sources=m.sources,
+                                     category=m.category, tags=m.tags, retention=kept, sources=m.sources,
                                      session_id=m.session_id, agent_id=m.agent_id)
 
 
