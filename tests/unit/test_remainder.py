@@ -32,6 +32,12 @@ def test_a_part_pointing_back_takes_the_part_it_points_at_along() -> None:
     assert remainder(new, old) == "Le membre a une nièce à Nancy"
 
 
+def test_a_file_moved_on_keeps_the_part_that_opened_it() -> None:
+    new = "Dossier PRV-2031-0440 : premier versement de 900 euros, versé le 4 mars."
+    old = "Le conseiller ouvre le dossier PRV-2031-0440 ; il faudra le certificat médical du chirurgien."
+    assert remainder(new, old) == "Le conseiller ouvre le dossier PRV-2031-0440"
+
+
 def test_a_part_about_what_the_newer_note_gives_is_not_kept() -> None:
     """The old request is answered by the newer note, not left beside it."""
     new = ("Délégation acceptée : l'assurance de prêt passe chez Prévia le 1er mars, et la cotisation du contrat "

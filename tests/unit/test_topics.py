@@ -286,6 +286,27 @@ def test_bridging_needs_a_neighbour_of_the_same_kind() -> None:
     assert decision.superseded == (), decision.reason
 
 
+PENDING = "Le conseiller ouvre le dossier PRV-2031-0440 ; il faudra le certificat médical du chirurgien."
+PAID_FIRST = "Dossier PRV-2031-0440 : premier versement de 900 euros, versé le 4 mars."
+PAID_SECOND = "Dossier PRV-2031-0440 : deuxième versement de 700 euros, versé le 2 avril."
+
+
+def test_a_payment_moves_the_file_on_and_the_waiting_part_of_a_turn_is_closed() -> None:
+    decision = _decide_among({"pending": PENDING}, PAID_FIRST)
+    assert decision.superseded == ("pending",), decision.reason
+    assert read_topics("il faudra l'acte de naissance").case_state  # waiting for a document is a status
+
+
+def test_a_payment_is_an_event_that_a_later_payment_does_not_close() -> None:
+    decision = _decide_among({"first": PAID_FIRST}, PAID_SECOND)
+    assert decision.superseded == (), decision.reason
+
+
+def test_a_payment_on_another_file_closes_nothing() -> None:
+    decision = _decide_among({"pending": PENDING}, "Dossier PRV-2031-0999 : versement de 900 euros, versé le 4 mars.")
+    assert decision.superseded == (), decision.reason
+
+
 def test_a_kind_is_read_only_in_a_note_about_a_file() -> None:
     assert read_topics("La grêle a abîmé le toit.").case_kinds == frozenset()
     assert read_topics("Le dossier grêle est clos.").case_kinds == {"grêle"}

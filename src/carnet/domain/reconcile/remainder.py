@@ -7,13 +7,15 @@ coming back, but the second driver was lost with it. ``remainder`` gives the par
 leaves true, so the service can keep them as a record of their own.
 
 A part is made untrue when the attribute rules (``topics.supersedes``, part against the newer note)
-or the slot table (a conflicting value) say so. There is a remainder only when the parts can be told
-apart: at least one part is made untrue and at least one is not. When no single part is (the note was
-closed on its whole reading: a file's status, the contradiction band), the whole note stays closed, as
-before. A part that only completes the one before it (a bare value, or a part pointing back at it: "il le
-fait au guichet") takes that one along when it is closed. A part about an attribute the newer note
-gives is not kept either (the old request the new note answers). A remainder of fewer than
-``MIN_TERMS`` content words ("c'est noté") is not worth a record.
+or the slot table (a conflicting value) say so, or, when the newer note moves on the file the note is
+about (a status, a payment), when it states a status of that file other than its opening: "le
+conseiller ouvre le dossier DEC-… ; il faudra l'acte de décès" keeps its opening. There is a remainder
+only when the parts can be told apart: at least one part is made untrue and at least one is not. When
+no single part is (the note was closed on its whole reading: the contradiction band), the whole note
+stays closed, as before. A part that only completes the one before it (a bare value, or a part
+pointing back at it: "il le fait au guichet") takes that one along when it is closed. A part about an
+attribute the newer note gives is not kept either (the old request the new note answers). A remainder
+of fewer than ``MIN_TERMS`` content words ("c'est noté") is not worth a record.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from __future__ import annotations
 import re
 
 from carnet.domain.reconcile.slots import Reading, Relation, compare, read
-from carnet.domain.reconcile.topics import TopicReading, read_topics, supersedes
+from carnet.domain.reconcile.topics import TopicReading, read_topics, same_case, supersedes
 from carnet.domain.text import content_terms, fold
 
 _PARTS = re.compile(r"\s;\s")
@@ -43,7 +45,8 @@ def remainder(new_text: str, old_text: str, new_topics: TopicReading | None = No
         return None
     topics = new_topics or read_topics(new_text)
     slots = read(new_text)
-    closed = [_closed(p, topics, slots) for p in pieces]
+    filed = (topics.case_state or topics.case_paid) and same_case(topics, read_topics(old_text))
+    closed = [_closed(p, topics, slots, filed=filed) for p in pieces]
     if not any(closed) or all(closed):
         return None
     for i in range(len(pieces) - 1, 0, -1):
@@ -74,8 +77,13 @@ def _about_same(part: str, topics: TopicReading) -> bool:
     return bool(read_topics(part).topics & topics.topics)
 
 
-def _closed(part: str, topics: TopicReading, slots: Reading) -> bool:
-    found = supersedes(topics, read_topics(part))
+def _closed(part: str, topics: TopicReading, slots: Reading, *, filed: bool) -> bool:
+    """``filed``: the newer note moves on the file the whole old note is about (``topics.moves_case``);
+    then a part stating a status that is not the file's opening is closed."""
+    reading = read_topics(part)
+    if filed and reading.case_state and not reading.case_opening:
+        return True
+    found = supersedes(topics, reading)
     if found is not None and found != "case":
         return True
     return compare(read(part), slots).relation is Relation.CONFLICT

@@ -211,7 +211,13 @@ CASE_STATUS = _c(
     r"irrecevable|adopte|adoptee|accepte|acceptee|refuse|refusee|rejete\w*|valide|validee|suspendu\w*|ouvert|"
     r"ouverte|en traitement|classe sans suite|abouti|accorde\w*|pending|in progress|closed|settled|accepted|"
     r"rejected|approved|under review)\b"
+    # waiting for a document: "il faudra l'acte de décès", "il manque le justificatif"
+    r"|\bil (?:faudra|faut|manque) (?:\S+ ){0,2}(?:[ld]')?(?:actes?|justificatifs?|certificats?|attestations?|pieces?|"
+    r"documents?|avis|rapports?|factures?|releves?)\b"
 )
+# A payment made on a file moves it on ("l'allocation a été versée le 10 juillet"): it closes the file's
+# earlier status, but a payment is an event and no later note closes it (a second payment is another).
+CASE_PAID = _c(r"\b(?:versee?s?|verse|payee?s?|indemnisee?s?|remboursee?s?|vire|viree?s?|paid|refunded)\b")
 # A note about a file: its references are the file's, and so are its amounts.
 CASE_NOUNS = _c(r"\b(?:dossiers?|sinistres?|reclamations?|plaintes?|litiges?|contestations?|declar\w*|claims?|"
                 r"complaints?|tickets?|files?)\b")

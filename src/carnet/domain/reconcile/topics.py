@@ -53,6 +53,7 @@ from carnet.domain.reconcile.topic_rules import (
     CASE_KINDS,
     CASE_NOUNS,
     CASE_OPENING,
+    CASE_PAID,
     CASE_STATUS,
     CHANGE,
     DONE,
@@ -114,6 +115,7 @@ class TopicReading:
     lines: frozenset[str]  # the product lines it names (auto, home…)
     case_state: bool
     case_opening: bool
+    case_paid: bool
     plan: bool
     hypothetical: bool
     done: bool
@@ -186,6 +188,7 @@ def _read(text: str) -> TopicReading:
         lines=frozenset(name for name, pattern in PRODUCT_LINES if pattern.search(folded)),
         case_state=CASE_STATUS.search(folded) is not None,
         case_opening=CASE_OPENING.search(folded) is not None,
+        case_paid=CASE_PAID.search(folded) is not None,
         plan=PLAN.search(folded) is not None,
         hypothetical=HYPOTHETICAL.search(folded) is not None,
         done=DONE.search(folded) is not None,
@@ -316,9 +319,18 @@ def same_case(new: TopicReading, old: TopicReading) -> bool:
     return bool(new.case_kinds & old.case_kinds)
 
 
+def moves_case(new: TopicReading, old: TopicReading) -> bool:
+    """``new`` states a file's status or a payment on it, and ``old`` (or one of its parts) states an
+    earlier status of the same file without opening it: "il faudra l'acte de décès" in "le conseiller
+    ouvre le dossier DEC-… ; il faudra l'acte de décès" (the opening part is kept: ``remainder``)."""
+    if not (new.case_state or new.case_paid) or not same_case(new, old):
+        return False
+    return any(part.case_state and not part.case_opening for part in old.parts or (old,))
+
+
 def supersedes(new: TopicReading, old: TopicReading) -> str | None:
     """The topic (or ``"case"``) by which ``new``, the newer note, makes ``old`` untrue; else None."""
-    if new.case_state and old.case_state and not old.case_opening and same_case(new, old):
+    if moves_case(new, old):
         return "case"
     if not may_close(new, old, per_person=False):
         return None
