@@ -5,9 +5,11 @@ this rule needs only to know what two notes are *about* (``topic_rules.TOPICS``)
 newer one gives another value or says something changed, so it carries to wordings nobody wrote a
 pattern for. The newer note ``N`` supersedes the older ``O`` when:
 
-- **a case moves on**: both name the same file reference, both state its status ("en attente
-  d'expertise", then "clos"), and ``O`` is not the file's opening ("déclaré le 11 juillet",
-  "conteste … réclamation enregistrée le"): opening a claim is an event and stays true. A note that
+- **a case moves on**: both name the same file reference, ``N`` states its status ("clos") or a
+  payment made on it ("versée le 10 juillet"), and ``O`` (or one of its parts) states an earlier
+  status ("en attente d'expertise", "il faudra l'acte de décès") that is not the file's opening
+  ("déclaré le 11 juillet", "conteste … réclamation enregistrée le"): opening a claim is an event and
+  stays true, and so is a payment. A note that
   names its file by kind only ("le dossier grêle est clos") takes the reference of the one file of
   that kind its neighbours name (``bridged``); two notes naming no reference are about the same
   file when they name the same kind;
