@@ -186,6 +186,15 @@ def test_false_supersessions_and_noise_are_counted_on_fact_records() -> None:
     scores = Scores()
     score_records(scores, sdata, view)
     assert (scores.false_superseded, scores.noise_records, scores.fact_records, scores.episodes) == (1, 1, 4, 1)
+    assert scores.false_superseded_kept == 0
+
+
+def test_a_false_supersession_whose_fact_an_active_record_still_says_is_counted_kept() -> None:
+    records = {"b": _rec("b", FACTS[2], "superseded"), "r": _rec("r", FACTS[2])}  # the remainder says it
+    view = view_by_words(records, [FACTS[0], FACTS[2]], WEIGHTS)
+    scores = Scores()
+    score_records(scores, _pair_subject(), view)
+    assert (scores.false_superseded, scores.false_superseded_kept) == (1, 1)
 
 
 def test_nothing_to_check_is_null_not_one() -> None:

@@ -15,7 +15,9 @@ docs/benchmarks.md, "French scenarios"):
   old fact. Pairs whose old fact left no record are not checked (``superseded_unmapped``).
 - ``superseded_status``: a pair is hidden by status when every fact record carrying the old fact has
   status ``superseded``.
-- ``false_superseded``: superseded records that carry a fact no pair names as ``old``.
+- ``false_superseded``: superseded records that carry a fact no pair names as ``old``;
+  ``false_superseded_kept``: those of them whose facts an active record still carries (a turn closed
+  for one part whose other parts reconcile kept as a record of their own: nothing true was lost).
 - ``noise``: share of the stored fact records that carry no fact and hold no query's ``expect_any``.
 """
 
@@ -82,6 +84,7 @@ class Scores:
     status_checked: int = 0
     status_hidden: int = 0
     false_superseded: int = 0
+    false_superseded_kept: int = 0
     fact_records: int = 0
     noise_records: int = 0
     episodes: int = 0
@@ -170,5 +173,7 @@ def score_records(scores: Scores, sdata: dict[str, Any], view: View) -> None:
         scores.fact_records += 1
         if rec.status == "superseded" and facts and not facts & olds:
             scores.false_superseded += 1
+            if all(any(view.records[i].status == "active" for i in view.carriers[f]) for f in facts):
+                scores.false_superseded_kept += 1
         if not facts and not any(e in rec.text.lower() for e in expected):
             scores.noise_records += 1

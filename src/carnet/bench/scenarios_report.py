@@ -55,6 +55,7 @@ def summary(r: Run) -> dict[str, Any]:
         "stale_queries": s.stale_found,
         "stale_checked": s.stale_checked,
         "false_superseded": s.false_superseded,
+        "false_superseded_kept": s.false_superseded_kept,
         "records": s.fact_records,
         "episodes": s.episodes,
         "calls": r.calls.calls if calls else None,
@@ -91,7 +92,8 @@ def show(r: Run, *, json_out: bool) -> None:
     )
     console.print(f"superseded status  {_fmt(out['superseded_status'], s.status_hidden, s.status_checked)}")
     console.print(f"stale              {_fmt(out['stale'], s.stale_found, s.stale_checked)}")
-    console.print(f"false superseded   {s.false_superseded}")
+    kept = s.false_superseded_kept
+    console.print(f"false superseded   {s.false_superseded} ({kept} of them still said by an active record)")
     if r.source == "calls":
         console.print(f"facts per call     {out['facts_per_call']} (the file: {out['file_facts_per_call']})")
         console.print(f"noise              {_fmt(out['noise'], s.noise_records, s.fact_records)}")
