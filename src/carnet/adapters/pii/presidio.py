@@ -22,11 +22,13 @@ import structlog
 
 from carnet.adapters.pii.charset_memo import charsets_memoized
 from carnet.adapters.pii.unimported import without
+from carnet.domain.pii.common_words import NOT_A_NAME, all_common
 from carnet.domain.pii.detector import PatternDetector
 from carnet.domain.pii.language import is_language
 from carnet.domain.pii.names import is_given_name
 from carnet.domain.pii.patterns import Recognizer
 from carnet.domain.pii.spans import PERSON, Span, settle
+from carnet.domain.text import fold
 
 with without("transformers"):  # Presidio's Hugging Face engine, never used here (adapters.pii.unimported)
     from presidio_analyzer import AnalyzerEngine, RecognizerRegistry, RecognizerResult
@@ -111,8 +113,11 @@ def _tidy(text: str, span: Span) -> Span | None:
     word opening a sentence that is not a known given name ("Rappeler", "Devis")."""
     words = [(m.start() + span.start, m.end() + span.start) for m in re.finditer(r"\S+", text[span.start : span.end])]
     while words and (_TITLE.match(text[words[0][0] : words[0][1]])
-                     or text[words[0][0] : words[0][1]].lower().strip(".,!?;:") in _NOT_NAMES):
+                     or text[words[0][0] : words[0][1]].lower().strip(".,!?;:") in _NOT_NAMES
+                     or _folded(text, words[0]) in NOT_A_NAME):
         words.pop(0)
+    if all_common([_folded(text, w) for w in words]):
+        return None  # "Visa Premier", "Clientèle fragile": a product, a flag
     if words and text[words[0][0]].isupper():
         while len(words) > 1 and text[words[-1][0]].islower() and text[words[-1][0] : words[-1][1]] not in _PARTICLES:
             words.pop()
@@ -121,6 +126,10 @@ def _tidy(text: str, span: Span) -> Span | None:
     if len(words) == 1 and _opens_sentence(text, words[0][0]) and not is_given_name(text[words[0][0] : words[0][1]]):
         return None
     return Span(words[0][0], words[-1][1], span.kind, span.score)
+
+
+def _folded(text: str, word: tuple[int, int]) -> str:
+    return fold(text[word[0] : word[1]].strip(".,!?;:"))
 
 
 def _opens_sentence(text: str, at: int) -> bool:

@@ -19,6 +19,7 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from carnet.domain.pii.common_words import NOT_A_NAME, all_common
 from carnet.domain.pii.spans import PERSON, Span, settle
 
 PLACEHOLDER = re.compile(r"<([A-Z][A-Z0-9_]*)_(\d+)>")
@@ -70,8 +71,10 @@ class PseudonymMap:
         return made
 
     def known_names(self) -> list[str]:
-        """Folded names (and name parts) of the subject, longest first."""
+        """Folded names (and name parts) of the subject, longest first; none made only of words that
+        never make a name (``common_words``: a map written before that list still holds "votre")."""
         names = [k.split(":", 1)[1] for k in self.entries if k.startswith(PERSON + ":")]
+        names = [n for n in names if not all_common(n.split())]
         return sorted(names, key=len, reverse=True)
 
     def to_bytes(self) -> bytes:
@@ -90,7 +93,8 @@ class PseudonymMap:
 
 def _name_parts(name: str) -> list[str]:
     words = [w for w in re.split(r"[\s\u00a0]+", name) if w]
-    parts = [w for w in words if fold(w) not in _PARTICLES and fold(w) not in _TITLES and len(fold(w)) >= _MIN_PART]
+    parts = [w for w in words if fold(w) not in _PARTICLES and fold(w) not in _TITLES and len(fold(w)) >= _MIN_PART
+             and fold(w) not in NOT_A_NAME]
     return parts if len(parts) > 1 else []
 
 

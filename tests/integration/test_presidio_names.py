@@ -1,0 +1,39 @@
+"""The model-backed detector's names, cleaned of words that never make one (``domain.pii.common_words``),
+on the real spaCy French model. Sentences written for this test."""
+
+from __future__ import annotations
+
+from functools import cache
+
+import pytest
+
+from carnet.adapters.pii.presidio import PresidioDetector
+from carnet.domain.pii.pseudonyms import PseudonymMap
+
+
+@cache
+def _detector() -> PresidioDetector:
+    return PresidioDetector()
+
+
+def _names(text: str) -> list[str]:
+    return [text[s.start : s.end] for s in _detector().detect(text) if s.kind == "PERSON"]
+
+
+@pytest.mark.parametrize(("text", "names"), [
+    ("Votre Visa Premier a un plafond de 2 300 euros sur 30 jours.", []),  # a product, not a person
+    ("Bonjour, Florian Baudry à l'appareil.", ["Florian Baudry"]),
+    ("Votre conseillère Sophie Martin vous rappellera demain.", ["Sophie Martin"]),
+    ("Oui, Mercedes Garcia est ma fille.", ["Mercedes Garcia"]),
+])  # fmt: skip
+def test_a_name_is_kept_and_a_product_is_not(text: str, names: list[str]) -> None:
+    assert _names(text) == names
+
+
+def test_words_that_never_make_a_name_are_not_known_parts() -> None:
+    """A company taken for a person is known whole, never by its common words: "assurances" alone
+    (and an older map's "votre") is not replaced in the subject's later texts."""
+    pmap = PseudonymMap()
+    pmap.placeholder("PERSON", "Alpiane Assurances")
+    pmap.placeholder("PERSON", "Votre")  # as a map written before the list holds it
+    assert pmap.known_names() == ["alpiane assurances"]
