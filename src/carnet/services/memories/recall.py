@@ -5,7 +5,7 @@ out, counted, and named in the answer's ``unreadable`` (:mod:`carnet.domain.unre
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -165,9 +165,7 @@ def lift_answers(deps: RecallNeeds, scope: Scope, ranked: list[Ranked], wanted: 
     """``ranked`` (best first) with the first ``window`` opened and those that give a value of the
     type ``wanted`` lifted by ``ANSWER_LIFT``, re-sorted; the rest follow unchanged. Reading the value's
     shape needs the text, so those few records are opened here rather than after the cut."""
-    head = reveal_ranked(deps, scope, ranked[:window], skipped)
-    lifted = [replace(r, score=r.score + ANSWER_LIFT) if gives(r.memory.text, wanted) else r for r in head]
-    return sorted(lifted, key=lambda r: r.score, reverse=True) + ranked[window:]
+    return _lifted(deps, scope, ranked, lambda text: gives(text, wanted), ANSWER_LIFT, window, skipped)
 
 
 # A question naming a person: among its first SPEAKER_WINDOW candidates, the lines that person said
@@ -181,8 +179,15 @@ def lift_speakers(deps: RecallNeeds, scope: Scope, ranked: list[Ranked], names: 
                   skipped: Skipped | None = None) -> list[Ranked]:
     """``ranked`` (best first) with the first ``window`` opened and the lines said by one of ``names``
     lifted by ``SPEAKER_LIFT``, re-sorted; the rest follow unchanged."""
+    return _lifted(deps, scope, ranked, lambda text: spoken_by(text, names), SPEAKER_LIFT, window, skipped)
+
+
+def _lifted(deps: RecallNeeds, scope: Scope, ranked: list[Ranked], wanted: Callable[[str], bool], lift: float,
+            window: int, skipped: Skipped | None) -> list[Ranked]:
+    """The first ``window`` of ``ranked`` opened, those whose text is ``wanted`` lifted by ``lift``,
+    re-sorted; the rest follow unchanged."""
     head = reveal_ranked(deps, scope, ranked[:window], skipped)
-    lifted = [replace(r, score=r.score + SPEAKER_LIFT) if spoken_by(r.memory.text, names) else r for r in head]
+    lifted = [replace(r, score=r.score + lift) if wanted(r.memory.text) else r for r in head]
     return sorted(lifted, key=lambda r: r.score, reverse=True) + ranked[window:]
 
 
