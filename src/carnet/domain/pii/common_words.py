@@ -19,7 +19,7 @@ premier premiere deuxieme second seconde troisieme dernier derniere nouveau nouv
 assurance assurances assureur assistance mutuelle mutuelles banque caisse credit epargne prevoyance
 sante vie habitation auto expertise expertises expert experts garage carrosserie cabinet centre societe
 agence services service clientele client cliente fragile conseil conseiller conseillere contrat formule
-carte visa mastercard gold platinum infinite premium essentielle confort serenite solo duo famille
+carte visa mastercard gold platinum infinite premium essentielle confort famille
 livret compte
 """.split())
 
