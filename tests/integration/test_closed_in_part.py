@@ -15,7 +15,9 @@ from carnet.services.memories.reads import list_memories
 from carnet.services.memories.recall import Query, search
 from carnet.services.memories.remember import NewMemory, remember
 from carnet.services.rights.erase import erase_subject
-from carnet.services.rights.export import Exported, export_subject
+from carnet.services.rights.export import Exported, NotExported, export_subject
+from carnet.services.scope import scope_for
+from tests.integration.test_tamper import _flip_ciphertext_byte
 
 AT = datetime(2025, 3, 18, tzinfo=UTC)
 TURN = "La cotisation habitation est de 32 euros par mois ; le conseiller ajoute la garantie piscine au contrat."
@@ -67,3 +69,19 @@ def test_the_remainder_is_exported_and_erased_with_the_subject(container: Contai
     assert erase_subject(container.deps, tenant="t", subject_id="P-3").complete
     with pytest.raises(SubjectNotFound):
         export_subject(container.deps, tenant="t", subject_id="P-3")
+
+
+def test_a_damaged_neighbour_leaves_the_closing_and_the_remainder_working(container: Container) -> None:
+    """Another record of the subject does not open: the turn is still closed in part, its rest written,
+    and export names the damaged record as unreadable beside the others."""
+    other = remember(container.deps, tenant="t", subject_id="P-4", actor="a",
+                     items=[NewMemory("La cotisation habitation comprend la garantie vol.", occurred_at=AT)])
+    scope = scope_for(container.deps, "t", "P-4")
+    _flip_ciphertext_byte(container, scope, other[0].memory.id)
+    _story(container, "P-4")
+    records = export_subject(container.deps, tenant="t", subject_id="P-4").records
+    exported = {r.memory.text: r.memory.status for r in records if isinstance(r, Exported)}
+    assert exported[REST] is Status.ACTIVE and exported[TURN] is Status.SUPERSEDED
+    unreadable = [r for r in export_subject(container.deps, tenant="t", subject_id="P-4").records
+                  if isinstance(r, NotExported)]
+    assert [r.id for r in unreadable] == [other[0].memory.id]

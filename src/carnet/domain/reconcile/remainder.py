@@ -23,17 +23,16 @@ from __future__ import annotations
 import re
 
 from carnet.domain.reconcile.slots import Reading, Relation, compare, read
-from carnet.domain.reconcile.topics import TopicReading, read_topics, same_case, supersedes
+from carnet.domain.reconcile.topics import PARTS, TopicReading, read_topics, same_case, supersedes
 from carnet.domain.text import content_terms, fold
 
-_PARTS = re.compile(r"\s;\s")
 MIN_TERMS = 3
 BARE_TERMS = 2  # words besides numbers in a part that only gives a value
 
 
 def parts(text: str) -> list[str]:
     """The parts of a note (" ; "), without empty ones."""
-    return [p.strip() for p in _PARTS.split(text) if p.strip()]
+    return [p.strip() for p in PARTS.split(text) if p.strip()]
 
 
 def remainder(new_text: str, old_text: str, new_topics: TopicReading | None = None) -> str | None:

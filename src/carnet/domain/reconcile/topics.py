@@ -86,7 +86,7 @@ _WORD = re.compile(r"[a-z]{5,}")
 _YEAR = re.compile(r"(?:19|20)\d\d")
 WILDCARD = "*"
 _PLAN_SHARED = 2  # words a plan and the note of its outcome share
-_PARTS = re.compile(r"\s;\s")
+PARTS = re.compile(r"\s;\s")  # between the parts of one note (a call's turn)
 _MONTHS = "janvier|fevrier|mars|avril|mai|juin|juillet|aout|septembre|octobre|novembre|decembre|january|february|" \
           "march|april|may|june|july|august|september|october|november|december"
 _DATE = re.compile(rf"\b\d{{1,2}}(?:er|st|nd|rd|th)?\s+(?:{_MONTHS})(?:\s+\d{{4}})?\b|\b(?:{_MONTHS})\s+\d{{4}}\b"
@@ -129,7 +129,7 @@ def read_topics(text: str) -> TopicReading:
     """``text`` read once; a note of several parts joined by " ; " (one turn of a call, a dictated
     note) also part by part, so that a part's topic is judged by that part's values and markers."""
     whole = _read(text)
-    parts = [p for p in _PARTS.split(text) if p.strip()]
+    parts = [p for p in PARTS.split(text) if p.strip()]
     return replace(whole, parts=tuple(_read(p) for p in parts)) if len(parts) > 1 else whole
 
 

@@ -22,7 +22,7 @@ import re
 from collections.abc import Sequence
 
 from carnet.domain.linking import references
-from carnet.domain.reconcile.topic_rules import CASE_KINDS, CASE_NOUNS, CASE_OPENING, CASE_STATUS
+from carnet.domain.reconcile.topic_rules import CASE_KINDS, CASE_NOUNS, CASE_OPENING, CASE_PAID, CASE_STATUS
 from carnet.domain.text import fold
 
 
@@ -55,8 +55,8 @@ def is_status(text: str) -> bool:
 # A payment said in a call about a file is the file's: "Le premier versement est parti hier : 1 800
 # euros." names neither the file nor a status, and a question naming the file ("le dossier … a-t-il
 # donné lieu à un paiement ?") should find it. A payment word and an amount.
-_PAID = re.compile(r"\b(?:versements?|verse[se]?|versee?s|indemnis\w*|rembourse[se]?|remboursee?s|reglee?s?|payee?s?|"
-                   r"virements?)\b")
+# A payment's participles are reconcile's (``CASE_PAID``); its nouns and "réglé" are said of it too.
+_PAID_NOUN = re.compile(r"\b(?:versements?|virements?|indemnisations?|reglee?s?)\b")
 _AMOUNT = re.compile(r"\d\s*(?:euros?|eur|€)")
 
 
@@ -64,7 +64,8 @@ def is_payment(text: str) -> bool:
     """A note telling of a payment of an amount ("le conseiller verse 8 050 euros", "versement de
     1 800 €"): in a call about a file, the file's."""
     folded = fold(text)
-    return _PAID.search(folded) is not None and _AMOUNT.search(folded) is not None
+    paid = CASE_PAID.search(folded) is not None or _PAID_NOUN.search(folded) is not None
+    return paid and _AMOUNT.search(folded) is not None
 
 
 def _codes(text: str) -> frozenset[str]:
