@@ -139,12 +139,19 @@ class Tab:
     def login(self, key: str) -> None:
         self.go("/console/login")
         self.page.fill("#api_key", key)
-        self.page.click("form.card button[type=submit]")
+        self.submit("form.card button[type=submit]")
 
     def open_member(self, subject: str, *, section: str = "member") -> None:
         self.go(f"/console/{section}")
         self.page.fill("#subject_id", subject)
-        self.page.click("form.find button[type=submit]")
+        self.submit("form.find button[type=submit]")
+
+    def submit(self, button: str) -> Any:
+        """Click a form's button and wait until the page it leads to has loaded, then return its response:
+        a bare click does not wait for the navigation, and a read right after it can see the old page."""
+        with self.page.expect_navigation(wait_until="load") as navigation:
+            self.page.click(button)
+        return navigation.value
 
     def check(self, name: str) -> None:
         """axe-core on the page as shown (no serious or critical violation), then its screenshot."""
@@ -214,7 +221,7 @@ def test_special_categories_are_flagged_and_shown_as_the_tenants_policy_allows(
     flagged = tab.page.locator("li.memory", has_text="malvoyant")
     assert "Catégorie particulière : handicap" in flagged.inner_text()
     assert "syndical" not in tab.text()  # union membership: hidden from agents by the default policy
-    tab.page.click("header form[action$='/logout'] button")
+    tab.submit("header form[action$='/logout'] button")
     tab.login(_keys(site)["dpo"])
     tab.open_member(MEMBER, section="dpo")
     assert "Catégorie particulière : syndicat" in tab.page.locator("li.memory", has_text="syndical").inner_text()
@@ -224,13 +231,13 @@ def test_search_and_assemble_preview_show_the_score_signals(tab: Tab, site: tupl
     tab.login(_keys(site)["agent"])
     tab.open_member(MEMBER)
     tab.page.fill("#search-q", "où habite le membre")
-    tab.page.click("form[action$='/member/search'] button")
+    tab.submit("form[action$='/member/search'] button")
     rows = tab.page.locator("table.ranked tbody tr")
     assert rows.count() >= 1 and "Villeurbanne" in rows.first.inner_text()
     assert "surtout" in rows.first.inner_text() and "Lyon 7e" not in tab.text()  # superseded: left out
     tab.check("member-search")
     tab.page.fill("#assemble-q", "dégât des eaux")
-    tab.page.click("form[action$='/member/assemble'] button")
+    tab.submit("form[action$='/member/assemble'] button")
     assert "Aperçu du contexte assemblé" in tab.text() and "SIN-2024-0815" in tab.text()
     tab.check("member-assemble")
     assert not any(MEMBER in u or "habite" in u for u in tab.urls)
@@ -249,7 +256,7 @@ def test_dpo_exports_erases_and_reads_the_receipt(tab: Tab, site: tuple[str, dic
     assert exported["format"] == "carnet.export.v1" and exported["subject_id"] == ERASED
     assert exported["count"] == 2 and exported["complete"] is True
     tab.page.fill("#erase-confirm", ERASED)
-    tab.page.click("form[action$='/dpo/erase'] button")
+    tab.submit("form[action$='/dpo/erase'] button")
     text = tab.text()
     assert "Reçu d'effacement" in text and "Effacement complet et vérifié" in text
     assert "Enregistrements supprimés\n2" in text and ERASED not in text  # the receipt names a keyed hash only
@@ -266,21 +273,21 @@ def test_dpo_holds_refuses_erasure_under_hold_releases_rectifies_and_ends_the_re
     tab.login(_keys(site)["dpo"])
     tab.open_member(HELD, section="dpo")
     tab.page.fill("#hold-ref", "LIT-2026-0042")
-    tab.page.click("form[action$='/dpo/hold'] button")
+    tab.submit("form[action$='/dpo/hold'] button")
     assert "Le membre est sous gel juridique" in tab.text() and "LIT-2026-0042" in tab.text()
     tab.page.fill("#erase-confirm", HELD)
     with tab.page.expect_response(lambda r: r.url.endswith("/dpo/erase")) as answer:
-        tab.page.click("form[action$='/dpo/erase'] button")
+        tab.submit("form[action$='/dpo/erase'] button")
     assert answer.value.status == 409 and "gel juridique" in tab.text()
     tab.open_member(HELD, section="dpo")
-    tab.page.click("form[action$='/dpo/release'] button")
+    tab.submit("form[action$='/dpo/release'] button")
     assert "Le gel juridique est levé" in tab.text()
     tab.page.fill("#ended-on", "2026-06-30")
-    tab.page.click("form[action$='/dpo/relationship-end'] button")
+    tab.submit("form[action$='/dpo/relationship-end'] button")
     assert "2026-06-30" in tab.page.inner_text("section.card dl")
     tab.page.click("li.memory details summary")
     tab.page.fill("li.memory textarea", "Le membre a un litige clos sur le sinistre SIN-2025-0001.")
-    tab.page.click("li.memory form button")
+    tab.submit("li.memory form button")
     assert "L'enregistrement est rectifié" in tab.text() and "litige clos" in tab.text()
     tab.check("dpo-after-actions")
     assert not any(HELD in u for u in tab.urls)
@@ -292,21 +299,21 @@ def test_a_form_without_its_csrf_token_is_refused(tab: Tab, site: tuple[str, dic
     tab.page.fill("#subject_id", MEMBER)
     tab.page.evaluate("document.querySelector('form.find input[name=csrf]').remove()")
     with tab.page.expect_response(lambda r: r.url.endswith("/console/member")) as answer:
-        tab.page.click("form.find button[type=submit]")
+        tab.submit("form.find button[type=submit]")
     assert answer.value.status == 403 and "anti-CSRF" in tab.text() and "Lyon" not in tab.text()
     tab.check("error-csrf")
     tab.go("/console/member")
     tab.page.fill("#subject_id", MEMBER)
     tab.page.evaluate("document.querySelector('form.find input[name=csrf]').value = 'forged'")
     with tab.page.expect_response(lambda r: r.url.endswith("/console/member")) as answer:
-        tab.page.click("form.find button[type=submit]")
+        tab.submit("form.find button[type=submit]")
     assert answer.value.status == 403
 
 
 def test_a_session_is_refused_after_logout(tab: Tab, browser: Any, site: tuple[str, dict[str, str]]) -> None:
     tab.login(_keys(site)["agent"])
     old = [c for c in tab.context.cookies() if c["name"] == "__Host-carnet-session"]
-    tab.page.click("header form[action$='/logout'] button")
+    tab.submit("header form[action$='/logout'] button")
     assert tab.page.url.endswith("/console/login")
     assert not [c for c in tab.context.cookies() if c["name"] == "__Host-carnet-session"]
     replay = browser.new_context()  # the old cookie, replayed: the server forgot it
@@ -331,7 +338,7 @@ def test_an_agent_session_is_refused_on_dpo_pages(tab: Tab, site: tuple[str, dic
         const c = document.createElement('input'); c.type = 'hidden'; c.name = 'confirm'; c.value = '{MEMBER}';
         f.appendChild(c); }}""")
     with tab.page.expect_response(lambda r: r.url.endswith("/console/dpo/erase")) as answer:
-        tab.page.click("form.find button[type=submit]")
+        tab.submit("form.find button[type=submit]")
     assert answer.value.status == 403
     tab.open_member(MEMBER)
     assert "Villeurbanne" in tab.text()  # nothing was erased
@@ -352,7 +359,7 @@ def test_admin_creates_a_key_shown_once_and_revoking_it_ends_its_session(
     assert tab.page.url.endswith("/console/admin")
     tab.page.check("#role-agent")
     tab.page.fill("#key-name", "poste-12")
-    tab.page.click("form[action$='/admin/keys'] button")
+    tab.submit("form[action$='/admin/keys'] button")
     key = tab.page.inner_text("code.secret")
     assert key.startswith("crn_")
     tab.check("admin")
@@ -365,7 +372,7 @@ def test_admin_creates_a_key_shown_once_and_revoking_it_ends_its_session(
         tab.go("/console/admin")
         assert key not in tab.text()  # shown once
         key_id = key.split("_")[1]
-        tab.page.click(f"button[aria-label='Révoquer {key_id}']")
+        tab.submit(f"button[aria-label='Révoquer {key_id}']")
         assert "La clé est révoquée" in tab.text()
         other.go("/console/member")
         assert other.page.url.endswith("/console/login")
@@ -377,7 +384,7 @@ def test_admin_sends_a_dead_intake_back_and_sees_the_metrics(tab: Tab, site: tup
     tab.login(_keys(site)["admin"])
     intakes = tab.page.locator("section[aria-labelledby=intakes-h]")
     assert "Lettres mortes\n1" in intakes.inner_text()
-    tab.page.click("section[aria-labelledby=intakes-h] td form button")
+    tab.submit("section[aria-labelledby=intakes-h] td form button")
     assert "1 ingestion(s) renvoyée(s) en file" in tab.text()
     assert "Lettres mortes\n0" in intakes.inner_text() and "En attente\n1" in intakes.inner_text()
     metrics = tab.page.inner_text("section[aria-labelledby=metrics-h]")
@@ -412,7 +419,7 @@ def test_a_supervisor_approves_a_proposed_procedure_and_the_next_assemble_has_it
         assert WATER_PROCEDURE not in agent.text()  # proposed: an agent does not see it
         agent.open_member(MEMBER)
         agent.page.fill("#assemble-q", "dégât des eaux")
-        agent.page.click("form[action$='/member/assemble'] button")
+        agent.submit("form[action$='/member/assemble'] button")
         assert WATER_PROCEDURE not in agent.text()  # never used before approval
 
         tab.login(_keys(site)["supervisor"])
@@ -420,13 +427,14 @@ def test_a_supervisor_approves_a_proposed_procedure_and_the_next_assemble_has_it
         proposed = tab.page.locator("#proc-proposed tbody tr", has_text=WATER_PROCEDURE)
         assert proposed.count() == 1
         tab.check("procedures-supervisor")
-        proposed.locator("form[action$='/approve'] button").click()
+        with tab.page.expect_navigation(wait_until="load"):
+            proposed.locator("form[action$='/approve'] button").click()
         assert "Procédure approuvée" in tab.text()
         assert tab.page.locator("#proc-approved tbody tr", has_text=WATER_PROCEDURE).count() == 1
         assert tab.page.locator("#proc-proposed tbody tr", has_text=WATER_PROCEDURE).count() == 0
 
         agent.page.fill("#assemble-q", "dégât des eaux")
-        agent.page.click("form[action$='/member/assemble'] button")
+        agent.submit("form[action$='/member/assemble'] button")
         team = agent.page.locator("ul.team li", has_text=WATER_PROCEDURE)
         assert team.count() == 1
         assert "Procédures de l'équipe (validées par un superviseur)" in (agent.page.text_content("pre") or "")
