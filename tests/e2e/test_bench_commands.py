@@ -152,7 +152,7 @@ def test_bench_load_json_counts_refusals_by_code(tmp_path: Path, monkeypatch: py
     monkeypatch.setenv("CARNET_API__MAX_QUEUE", "0")
     result = runner.invoke(app, ["bench", "load", "--rate", "4,100", "--seconds", "2", "--subjects", "3",
                                  "--memories", "30", "--write-share", "0.3", "--store", str(tmp_path / "s"),
-                                 "--json"])
+                                 "--recovery", "2", "--json"])
     assert result.exit_code == 0, result.output
     s = _last_json(result.stdout)
     assert s["machine"] and len(s["load_average"]) == 3
@@ -165,6 +165,11 @@ def test_bench_load_json_counts_refusals_by_code(tmp_path: Path, monkeypatch: py
         assert {"p50_ms", "p95_ms", "p99_ms", "achieved_per_s", "by_kind", "send_lag_p99_ms"} <= set(r)
     assert fast["sent"] == 200 and fast["refused"].get("503 overloaded", 0) > 0
     assert "assemble" in fast["by_kind"]
+    for r in (slow, fast):  # each rate is followed by two seconds at the first rate, cut into windows
+        back = r["recovery"]
+        assert back["rate"] == 4.0 and back["reference_p95_ms"] == slow["p95_ms"]
+        assert [w["sent"] for w in back["windows"]] == [4, 4]
+        assert back["recovered_after_s"] in (None, 0, 1)
 
 
 def test_bench_load_refuses_bad_rates() -> None:

@@ -103,3 +103,62 @@ def test_no_waiting_room_refuses_while_the_slot_is_taken() -> None:
     anyio.run(scenario)
     assert statuses == [503, 200]
     assert ran == []
+
+
+def _requests(gate: Admission, n: int, *, hold: float) -> list[tuple[int, float]]:
+    """``n`` requests sent at once to an app that holds each slot ``hold`` seconds: (status, seconds to answer)."""
+    out: list[tuple[int, float]] = []
+
+    async def slow(scope: Scope, receive: Receive, send: Send) -> None:
+        await anyio.sleep(hold)
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    gate.app = slow
+
+    async def one() -> None:
+        sent: list[Message] = []
+        t0 = time.perf_counter()
+
+        async def receive() -> Message:
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        async def send(message: Message) -> None:
+            sent.append(message)
+
+        await gate({"type": "http", "path": "/api/v1/x", "method": "POST", "headers": [],
+                    "state": {"arrived": t0}}, receive, send)
+        out.append((sent[0]["status"], time.perf_counter() - t0))
+
+    async def burst() -> None:
+        async with anyio.create_task_group() as tg:
+            for _ in range(n):
+                tg.start_soon(one)
+
+    anyio.run(burst)
+    return out
+
+
+def test_a_wait_longer_than_the_target_is_refused_at_once_and_the_rest_start_in_time() -> None:
+    gate, _ = _admission(slots=2, max_queue=100, deadline=5.0)
+    gate._target = 0.48
+    assert gate.expected_wait(ahead=10) == 0.0  # nothing served yet: nothing to go by
+    first = _requests(gate, 2, hold=0.2)  # teaches it that a request holds its slot about 200 ms
+    assert [s for s, _ in first] == [200, 200]
+    assert 0.16 < gate.expected_wait(ahead=1) < 0.4  # (1 + 1) × ~200 ms / 2 slots
+    outcomes = _requests(gate, 12, hold=0.2)
+    served = [t for s, t in outcomes if s == 200]
+    refused = [t for s, t in outcomes if s == 503]
+    # 2 start at once; then (k + 1) × 100 ms ≤ 480 ms for k = 0…3 waiting: 4 more; the other 6 cannot
+    # start within the target and are told so at once, long before the 5 s deadline.
+    assert len(served) == 6 and len(refused) == 6
+    assert max(refused) < 0.5
+    assert max(served) < 1.5  # three holds of 200 ms in turn, far from the deadline
+
+
+def test_the_target_never_refuses_while_a_slot_is_free() -> None:
+    gate, _ = _admission(slots=4, max_queue=0, deadline=5.0)
+    gate._target = 0.001
+    _requests(gate, 1, hold=0.05)
+    assert gate.expected_wait(ahead=0) > gate._target
+    assert [s for s, _ in _requests(gate, 4, hold=0.01)] == [200] * 4  # four free slots, four admitted

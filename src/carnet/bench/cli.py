@@ -96,11 +96,20 @@ def load(
     timeout: Annotated[float, typer.Option("--timeout", min=0.1, help="Client timeout per request (s).")] = 10.0,
     json_out: Annotated[bool, typer.Option("--json", help="Print a JSON summary as the last line.")] = False,
     pii: Annotated[bool, typer.Option("--pii/--no-pii", help="Pseudonymise before embedding (the default).")] = True,
+    text_pool: Annotated[int | None, typer.Option(
+        "--text-pool", min=1, help="Build (or reuse) the store in bulk from this many distinct texts, as "
+                                   "`carnet bench latency --text-pool` does (default: through remember).")] = None,
+    recovery: Annotated[float, typer.Option(
+        "--recovery", min=0.0, help="After each rate, go on at the first rate for this many seconds and say "
+                                    "when the answers were back at that rate's figures (0: off).")] = 0.0,
 ) -> None:
     """Open-loop load on `carnet serve` in its own process: assemble mixed with remember and messages,
     sent on a fixed schedule; per rate, achieved rate, p50/p95/p99 from the scheduled send time,
-    refusals by status and code, timeouts."""
+    refusals by status and code, timeouts; with --recovery, how soon the server is back at the first
+    rate's figures after each rate."""
     from carnet.bench.load import run
+    from carnet.bench.served import StoreMismatch
+    from carnet.bench.text_pool import PoolTooSmall, check_pool
 
     try:
         rates = [float(x) for x in rate.split(",") if x.strip()]
@@ -109,8 +118,15 @@ def load(
     if not rates or min(rates) <= 0:
         raise typer.BadParameter("--rate values must be > 0")
     try:
+        if text_pool is not None:
+            check_pool(memories, subjects, text_pool)
         run(rates=rates, seconds=seconds, write_share=write_share, subjects=subjects, memories=memories,
-            store=store, url=url, timeout=timeout, json_out=json_out, pii=pii)
+            store=store, url=url, timeout=timeout, json_out=json_out, pii=pii, text_pool=text_pool,
+            recovery=recovery)
+    except StoreMismatch as exc:
+        raise typer.BadParameter(str(exc), param_hint="--store") from exc
+    except PoolTooSmall as exc:
+        raise typer.BadParameter(str(exc), param_hint="--text-pool") from exc
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--url") from exc
 

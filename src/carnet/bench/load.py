@@ -8,12 +8,20 @@ latency is measured from that scheduled time (queueing counts, on either side). 
 late the sender itself was. Writes (``--write-share``) are half ``remember``, half ``messages``; every
 question is new (a serial number in it), so the query cache never answers.
 
+``--recovery S``: after each rate, the sender goes straight on at the first rate for S seconds, and
+the answers are cut into one-second windows by scheduled time. A window is *at the first rate's figures*
+when none of its requests was refused or unanswered and its accepted p95 is at most
+``RECOVERED_P95`` times the p95 the first rate had; ``recovered_after_s`` is the start of the first window
+from which every later one is (null: never within S). So "answers at its normal figures within 5 s of the
+load stopping" is read off ``recovery.recovered_after_s <= 5``.
+
 Both processes share the machine's cores: on a small machine the sender's own CPU shows in the figures.
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 import random
 import tempfile
@@ -29,6 +37,7 @@ from carnet.bench.served import seeded, serving, settings, subject
 from carnet.bench.synthetic import fact, question
 
 WARMUP = 10
+RECOVERED_P95 = 1.5  # a recovery window's p95 may be this many times the first rate's (1 s windows are noisy)
 KEY_BUDGET = "1000000/second"  # the bench key's own budget: the load measures admission, not the key's limit
 _KINDS = ("assemble", "remember", "messages")
 
@@ -44,49 +53,62 @@ class Shot:
 class Outcome:
     kind: str
     latency_ms: float  # from the scheduled send time to the answer (or the timeout)
+    offset_s: float  # the scheduled send time, from the start of its run
     lag_ms: float  # how late the sender was
     status: int | None  # None: no answer (timeout or transport error)
     code: str = ""  # the error body's code, or the transport error's kind
 
 
 def run(*, rates: Sequence[float], seconds: float, write_share: float, subjects: int, memories: int,
-        store: Path | None, url: str | None, timeout: float, json_out: bool, pii: bool = True) -> None:
+        store: Path | None, url: str | None, timeout: float, json_out: bool, pii: bool = True,
+        text_pool: int | None = None, recovery: float = 0.0) -> None:
     summary: dict[str, Any] = {"machine": machine(), "load_average": _load_average(), "subjects": subjects,
                                "memories": memories, "write_share": write_share, "seconds": seconds,
-                               "server": url or "carnet serve (spawned)"}
+                               "server": url or "carnet serve (spawned)", "recovery_s": recovery}
+    plan = _Plan(rates, seconds, write_share, subjects, timeout, recovery)
     if url is not None:
         key = os.environ.get("CARNET_API_KEY", "")
         if not key:
             raise ValueError("--url needs an agent key in CARNET_API_KEY")
-        summary["rates"] = asyncio.run(_measure(url, key, rates, seconds, write_share, subjects, timeout))
+        summary["rates"] = asyncio.run(_measure(url, key, plan))
     else:
         with tempfile.TemporaryDirectory(prefix="carnet-load-") as tmp:
             root = store or Path(tmp)
-            summary.update(_seed(root, memories, subjects, pii))
+            summary.update(_seed(root, memories, subjects, pii, text_pool))
             with serving(root, pii=pii, rate_limit=KEY_BUDGET) as (base, key):
-                summary["rates"] = asyncio.run(_measure(base, key, rates, seconds, write_share, subjects, timeout))
+                summary["rates"] = asyncio.run(_measure(base, key, plan))
     summary["load_average_after"] = _load_average()
     _print(summary)
     if json_out:
         emit_json(summary)
 
 
-def _seed(root: Path, memories: int, subjects: int, pii: bool) -> dict[str, Any]:
+def _seed(root: Path, memories: int, subjects: int, pii: bool, text_pool: int | None) -> dict[str, Any]:
     from carnet.bootstrap.wiring import build
 
     container = build(settings(root, pii))
     try:
-        return seeded(container, root, memories=memories, subjects=subjects)
+        return seeded(container, root, memories=memories, subjects=subjects, text_pool=text_pool)
     finally:
         container.close()
 
 
-async def _measure(base: str, key: str, rates: Sequence[float], seconds: float, write_share: float,
-                   subjects: int, timeout: float) -> list[dict[str, Any]]:
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    rates: Sequence[float]
+    seconds: float
+    write_share: float
+    subjects: int
+    timeout: float
+    recovery: float
+
+
+async def _measure(base: str, key: str, plan: _Plan) -> list[dict[str, Any]]:
     rng = random.Random(17)
+    subjects, write_share = plan.subjects, plan.write_share
     serial = iter(range(3_000_000, 1 << 62))
     limits = httpx.Limits(max_connections=2000, max_keepalive_connections=2000)
-    async with httpx.AsyncClient(base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=timeout,
+    async with httpx.AsyncClient(base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=plan.timeout,
                                  limits=limits) as http:
         for _ in range(WARMUP):  # the model and the first connections warm up, unmeasured
             shot = _assemble(rng, subjects, next(serial))
@@ -96,13 +118,24 @@ async def _measure(base: str, key: str, rates: Sequence[float], seconds: float, 
                 raise ValueError(f"no answer from {base} ({type(exc).__name__})") from exc
             if r.status_code in (401, 403):
                 raise ValueError(f"{base} refused the key ({r.status_code} {_code(r)})")
-        results = []
-        for rate in rates:
-            progress(f"rate {rate:g}/s for {seconds:g} s…")
-            shots = [_shot(rng, subjects, write_share, next(serial)) for _ in range(max(1, round(rate * seconds)))]
-            outcomes, elapsed = await _open_loop(http, shots, rate)
-            results.append(_summary(rate, seconds, outcomes, elapsed))
+        results: list[dict[str, Any]] = []
+
+        def shots(rate: float, seconds: float) -> list[Shot]:
+            return [_shot(rng, subjects, write_share, next(serial)) for _ in range(max(1, round(rate * seconds)))]
+
+        first = plan.rates[0]
+        for rate in plan.rates:
+            progress(f"rate {rate:g}/s for {plan.seconds:g} s…")
+            if plan.recovery > 0:  # the recovery run follows this rate's last send, on the same schedule
+                then = shots(first, plan.recovery)
+                outcomes, elapsed, after = await _open_loop(http, shots(rate, plan.seconds), rate, then, first)
+            else:
+                outcomes, elapsed, after = await _open_loop(http, shots(rate, plan.seconds), rate)
+            results.append(_summary(rate, plan.seconds, outcomes, elapsed))
             progress(_line(results[-1]))
+            if plan.recovery > 0:
+                results[-1]["recovery"] = _recovery(first, plan.recovery, after, results[0]["p95_ms"])
+                progress(f"  back at {first:g}/s: recovered after {results[-1]['recovery']['recovered_after_s']} s")
             await asyncio.sleep(1.0)  # let what is still queued on the server drain
     return results
 
@@ -122,33 +155,57 @@ def _assemble(rng: random.Random, subjects: int, serial: int) -> Shot:
                 {"subject_id": subject(rng.randrange(subjects)), "query": question(rng, serial)})
 
 
-async def _open_loop(http: httpx.AsyncClient, shots: Sequence[Shot], rate: float) -> tuple[list[Outcome], float]:
-    """Send ``shots`` at ``rate`` on a fixed schedule; every outcome, and the time from the first
-    scheduled send to the last answer."""
+async def _open_loop(http: httpx.AsyncClient, shots: Sequence[Shot], rate: float, then: Sequence[Shot] = (),
+                     then_rate: float = 1.0) -> tuple[list[Outcome], float, list[Outcome]]:
+    """Send ``shots`` at ``rate`` on a fixed schedule, then ``then`` at ``then_rate`` right after the
+    last of them; the outcomes of ``shots``, the time from their first scheduled send to their last
+    answer, and the outcomes of ``then`` (offsets from their own start)."""
     loop = asyncio.get_running_loop()
     start = loop.time() + 0.05
+    after = start + len(shots) / rate
+    schedule = [(start + i / rate, start, s) for i, s in enumerate(shots)]
+    schedule += [(after + i / then_rate, after, s) for i, s in enumerate(then)]
     tasks = []
-    for i, shot in enumerate(shots):
-        at = start + i / rate
+    for at, origin, shot in schedule:
         delay = at - loop.time()
         if delay > 0:
             await asyncio.sleep(delay)
-        tasks.append(asyncio.create_task(_send(http, shot, at)))
-    outcomes = await asyncio.gather(*tasks)
-    return list(outcomes), loop.time() - start
+        tasks.append(asyncio.create_task(_send(http, shot, at, origin)))
+    main = await asyncio.gather(*tasks[:len(shots)])
+    elapsed = loop.time() - start
+    return list(main), elapsed, list(await asyncio.gather(*tasks[len(shots):]))
 
 
-async def _send(http: httpx.AsyncClient, shot: Shot, scheduled: float) -> Outcome:
+def _recovery(rate: float, seconds: float, outcomes: Sequence[Outcome], reference_p95: float) -> dict[str, Any]:
+    """One-second windows of the run that followed a rate, and when they were back at the first rate's figures."""
+    windows: list[dict[str, Any]] = []
+    for w in range(max(1, math.ceil(seconds))):
+        mine = [o for o in outcomes if w <= o.offset_s < w + 1]
+        ok = [o.latency_ms for o in mine if o.status is not None and 200 <= o.status < 300]
+        p95 = percentiles(ok)["p95_ms"]
+        windows.append({"t_s": w, "sent": len(mine), "ok": len(ok), "p95_ms": p95,
+                        "normal": len(ok) == len(mine) and p95 <= RECOVERED_P95 * reference_p95})
+    recovered = None
+    for w in reversed(windows):
+        if not w["normal"]:
+            break
+        recovered = w["t_s"]
+    return {"rate": rate, "seconds": seconds, "reference_p95_ms": reference_p95, "windows": windows,
+            "recovered_after_s": recovered}
+
+
+async def _send(http: httpx.AsyncClient, shot: Shot, scheduled: float, origin: float) -> Outcome:
     loop = asyncio.get_running_loop()
     lag = (loop.time() - scheduled) * 1000
+    offset = scheduled - origin
     try:
         r = await http.post(shot.path, json=shot.body)
     except httpx.TimeoutException:
-        return Outcome(shot.kind, (loop.time() - scheduled) * 1000, lag, None, "timeout")
+        return Outcome(shot.kind, (loop.time() - scheduled) * 1000, offset, lag, None, "timeout")
     except httpx.TransportError as exc:
-        return Outcome(shot.kind, (loop.time() - scheduled) * 1000, lag, None, type(exc).__name__)
+        return Outcome(shot.kind, (loop.time() - scheduled) * 1000, offset, lag, None, type(exc).__name__)
     latency = (loop.time() - scheduled) * 1000
-    return Outcome(shot.kind, latency, lag, r.status_code, "" if r.is_success else _code(r))
+    return Outcome(shot.kind, latency, offset, lag, r.status_code, "" if r.is_success else _code(r))
 
 
 def _code(r: httpx.Response) -> str:
@@ -206,6 +263,11 @@ def _print(s: dict[str, Any]) -> None:
           f"writes {s['write_share']:.0%}; {s['seconds']:g} s per rate")
     for r in s["rates"]:
         print(_line(r))
+        if "recovery" in r:
+            back = r["recovery"]
+            print(f"    then {back['rate']:g}/s: back at its figures (p95 ≤ {RECOVERED_P95:g} × "
+                  f"{back['reference_p95_ms']} ms, nothing refused) after {back['recovered_after_s']} s; "
+                  "per second p95 " + ", ".join(f"{w['p95_ms']}" for w in back["windows"]))
         for kind, k in r["by_kind"].items():
             print(f"    {kind:<9} sent {k['sent']:>5}  ok {k['ok']:>5}  p50 {k['p50_ms']} ms  p95 {k['p95_ms']} ms  "
                   f"p99 {k['p99_ms']} ms")

@@ -21,6 +21,9 @@ class ApiSettings(BaseModel):
     max_queue: int = Field(64, ge=0)
     # The longest a request waits for a slot before 503 overloaded (its work never started).
     request_deadline_ms: int = Field(500, ge=1, le=60_000)
+    # A request that finds every slot taken is refused at once (503 overloaded) when the wait it can expect
+    # (those ahead of it, times the recent time a request holds a slot, over the slots) is longer than this.
+    queue_target_ms: int = Field(150, ge=1, le=60_000)
     # Requests at work at once; None: two per CPU core, at most half the worker-thread pool (the rest
     # keeps /healthz, /readyz and /metrics from waiting behind them). Raise it for network-bound backends.
     max_concurrency: int | None = Field(None, ge=1)

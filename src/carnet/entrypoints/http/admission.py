@@ -9,6 +9,14 @@ request that finds the waiting room full, or whose deadline passes, gets ``503 o
 write wrote nothing, and any request may be sent again. An admitted one is never cancelled here: a
 write is refused or done.
 
+The waiting room is also kept short by what a wait will cost: a request that finds no free slot is
+refused at once when the wait it can expect, the requests ahead of it (and itself) times the time a
+request has recently held a slot (a moving average) divided by the slots, is longer than
+``queue_target`` (``CARNET_API__QUEUE_TARGET_MS``). Past capacity a request then either starts within
+about that target or is told at once to come back, instead of waiting out the whole deadline first:
+the accepted requests' tail stays near one target plus one service time, and the refusals cost the
+event loop nothing more than their answer. The deadline stays the bound for any one wait.
+
 Why slots and not only the thread pool: sync routes run in Starlette's worker threads (40 by
 default), and a thread pool queues without bound or deadline. The default is two per CPU core, at
 most half the pool (so ``/healthz``, ``/readyz`` and ``/metrics``, never gated and never refused,
@@ -22,7 +30,7 @@ The middleware sits behind the authentication gate (``carnet.entrypoints.http.ga
 refused there and never takes a slot; a key lookup that cannot get a thread before the deadline is
 refused there the same way (``503 overloaded``), so no request waits unbounded at the door either.
 Refusals are counted in ``carnet_http_overloaded_total{route, reason}`` (``route`` is the path
-template, ``reason`` ``queue_full`` or ``deadline``); ``carnet_http_admission_waiting`` and
+template, ``reason`` ``queue_full``, ``expected_wait`` or ``deadline``); ``carnet_http_admission_waiting`` and
 ``…_in_flight`` show the state.
 """
 
@@ -30,6 +38,7 @@ from __future__ import annotations
 
 import math
 import os
+import time
 
 import anyio
 import anyio.to_thread
@@ -41,6 +50,7 @@ from carnet.entrypoints.http.overload import route_template, time_left
 from carnet.errors import Overloaded
 
 _ADMITTED = "/api/v1/"
+_SMOOTHING = 0.1  # weight of the newest slot hold in the moving average (about the last ten requests)
 _INTAKE_STATUS = "/api/v1/intakes/"
 
 
@@ -52,9 +62,11 @@ def _long_poll(scope: Scope) -> bool:
 
 class Admission:
     def __init__(self, app: ASGIApp, *, slots: int | None, max_queue: int, deadline: float, refused: Counter,
-                 waiting: Gauge, in_flight: Gauge) -> None:
+                 waiting: Gauge, in_flight: Gauge, queue_target: float | None = None) -> None:
         self.app = app
         self._slots, self._max_queue, self._deadline = slots, max_queue, deadline
+        self._target = deadline if queue_target is None else queue_target
+        self._hold: float | None = None  # moving average of the seconds an admitted request holds its slot
         self._refused = refused
         self._sem: anyio.Semaphore | None = None  # made on the server's event loop, at the first request
         self._waiting = 0
@@ -70,6 +82,9 @@ class Admission:
         if sem.value == 0 and self._waiting >= self._max_queue:
             await self._refuse(scope, send, "queue_full")
             return
+        if sem.value == 0 and self.expected_wait(ahead=self._waiting) > self._target:
+            await self._refuse(scope, send, "expected_wait")
+            return
         left = time_left(scope, self._deadline)
         if left <= 0:
             await self._refuse(scope, send, "deadline")
@@ -84,10 +99,23 @@ class Admission:
         if waited.cancelled_caught:
             await self._refuse(scope, send, "deadline")
             return
+        started = time.perf_counter()
         try:
             await self.app(scope, receive, send)
         finally:
             sem.release()
+            self._held(time.perf_counter() - started)
+
+    def expected_wait(self, *, ahead: int) -> float:
+        """Seconds a request that finds every slot taken can expect to wait with ``ahead`` others
+        before it: each slot frees up once per average hold, so the queue moves ``slots`` per hold.
+        0 until a request has been served (nothing to go by yet)."""
+        if self._hold is None or not self._slots:
+            return 0.0
+        return (ahead + 1) * self._hold / self._slots
+
+    def _held(self, seconds: float) -> None:
+        self._hold = seconds if self._hold is None else self._hold + _SMOOTHING * (seconds - self._hold)
 
     def _semaphore(self) -> anyio.Semaphore:
         if self._sem is None:

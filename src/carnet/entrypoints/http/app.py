@@ -47,7 +47,8 @@ def create_app(container: Container) -> FastAPI:
     api, m = container.settings.api, container.metrics
     app.add_middleware(BodyLimit, max_bytes=api.max_body_bytes)
     app.add_middleware(Admission, slots=api.max_concurrency, max_queue=api.max_queue,
-                       deadline=api.request_deadline_ms / 1000, refused=m.overloaded,
+                       deadline=api.request_deadline_ms / 1000, queue_target=api.queue_target_ms / 1000,
+                       refused=m.overloaded,
                        waiting=m.admission_waiting, in_flight=m.admission_in_flight)
     app.add_middleware(AuthGate, container=container)
     app.add_middleware(AccessLog, observe=observe)
