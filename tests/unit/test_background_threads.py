@@ -192,3 +192,35 @@ def test_the_log_line_names_the_type_never_the_message(capsys: pytest.CaptureFix
     assert not guard.run(leak)
     err = capsys.readouterr().err
     assert "KeyError" in err and "Lefèvre" not in err and "06 12" not in err
+
+
+def test_a_paced_flush_writes_in_slices_with_pauses_and_holds_only_what_it_could_not_write() -> None:
+    from carnet.services.memories import access
+
+    class SecondSliceFailsOnce:
+        def __init__(self) -> None:
+            self.calls: list[list[str]] = []
+            self.failed = False
+
+        def record_access(self, scope: Scope, updates: Sequence[AccessUpdate]) -> None:
+            if len(self.calls) == 1 and not self.failed:
+                self.failed = True
+                raise ValueError("flaky")
+            self.calls.append([u.memory_id for u in updates])
+
+    index = SecondSliceFailsOnce()
+    recorder = AccessRecorder(index=cast(VectorIndex, index), locks=SubjectLocks())
+    ids = [f"m{i}" for i in range(3 * access.SLICE + 5)]  # four slices
+    recorder.record(SCOPE, ids, NOW)
+    began = time.perf_counter()
+    assert not recorder.guard.run(lambda: recorder.flush(paced=True))
+    assert time.perf_counter() - began >= 2 * access.PAUSE  # a pause after each slice tried
+    assert index.calls == [ids[:access.SLICE]]  # the first slice written, the second failed
+    assert recorder.pending() == len(ids) - access.SLICE  # held: what was not written, nothing twice
+    recorder.flush(paced=True)
+    assert [len(c) for c in index.calls] == [access.SLICE] * 3 + [5]
+    assert sorted(i for c in index.calls for i in c) == sorted(ids) and recorder.pending() == 0
+    recorder.record(SCOPE, ids, NOW)
+    recorder.flush()  # unpaced (at shutdown): one write per scope
+    assert index.calls[-1] == ids
+

@@ -102,6 +102,9 @@ def load(
     recovery: Annotated[float, typer.Option(
         "--recovery", min=0.0, help="After each rate, go on at the first rate for this many seconds and say "
                                     "when the answers were back at that rate's figures (0: off).")] = 0.0,
+    warmup: Annotated[int, typer.Option(
+        "--warmup", min=1, help="Unmeasured assembles first, through the subjects in order (at least --subjects: "
+                                "every subject's key and map cached, as on a server up for a while).")] = 10,
 ) -> None:
     """Open-loop load on `carnet serve` in its own process: assemble mixed with remember and messages,
     sent on a fixed schedule; per rate, achieved rate, p50/p95/p99 from the scheduled send time,
@@ -122,7 +125,7 @@ def load(
             check_pool(memories, subjects, text_pool)
         run(rates=rates, seconds=seconds, write_share=write_share, subjects=subjects, memories=memories,
             store=store, url=url, timeout=timeout, json_out=json_out, pii=pii, text_pool=text_pool,
-            recovery=recovery)
+            recovery=recovery, warmup=warmup)
     except StoreMismatch as exc:
         raise typer.BadParameter(str(exc), param_hint="--store") from exc
     except PoolTooSmall as exc:

@@ -25,7 +25,7 @@ import math
 import os
 import random
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -61,11 +61,12 @@ class Outcome:
 
 def run(*, rates: Sequence[float], seconds: float, write_share: float, subjects: int, memories: int,
         store: Path | None, url: str | None, timeout: float, json_out: bool, pii: bool = True,
-        text_pool: int | None = None, recovery: float = 0.0) -> None:
+        text_pool: int | None = None, recovery: float = 0.0, warmup: int = WARMUP) -> None:
     summary: dict[str, Any] = {"machine": machine(), "load_average": _load_average(), "subjects": subjects,
                                "memories": memories, "write_share": write_share, "seconds": seconds,
                                "server": url or "carnet serve (spawned)", "recovery_s": recovery}
-    plan = _Plan(rates, seconds, write_share, subjects, timeout, recovery)
+    plan = _Plan(rates, seconds, write_share, subjects, timeout, recovery, max(1, warmup))
+    summary["warmup"] = plan.warmup
     if url is not None:
         key = os.environ.get("CARNET_API_KEY", "")
         if not key:
@@ -101,6 +102,7 @@ class _Plan:
     subjects: int
     timeout: float
     recovery: float
+    warmup: int = WARMUP
 
 
 async def _measure(base: str, key: str, plan: _Plan) -> list[dict[str, Any]]:
@@ -110,14 +112,7 @@ async def _measure(base: str, key: str, plan: _Plan) -> list[dict[str, Any]]:
     limits = httpx.Limits(max_connections=2000, max_keepalive_connections=2000)
     async with httpx.AsyncClient(base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=plan.timeout,
                                  limits=limits) as http:
-        for _ in range(WARMUP):  # the model and the first connections warm up, unmeasured
-            shot = _assemble(rng, subjects, next(serial))
-            try:
-                r = await http.post(shot.path, json=shot.body)
-            except httpx.TransportError as exc:
-                raise ValueError(f"no answer from {base} ({type(exc).__name__})") from exc
-            if r.status_code in (401, 403):
-                raise ValueError(f"{base} refused the key ({r.status_code} {_code(r)})")
+        await _warm_up(http, base, rng, plan, serial)
         results: list[dict[str, Any]] = []
 
         def shots(rate: float, seconds: float) -> list[Shot]:
@@ -138,6 +133,26 @@ async def _measure(base: str, key: str, plan: _Plan) -> list[dict[str, Any]]:
                 progress(f"  back at {first:g}/s: recovered after {results[-1]['recovery']['recovered_after_s']} s")
             await asyncio.sleep(1.0)  # let what is still queued on the server drain
     return results
+
+
+async def _warm_up(http: httpx.AsyncClient, base: str, rng: random.Random, plan: _Plan, serial: Iterator[int]) -> None:
+    """``plan.warmup`` assembles, unmeasured, two at a time, going through the subjects in order: the
+    model and the first connections warm up, and with ``--warmup`` at least ``--subjects`` every
+    subject's key and pseudonym map are in the server's caches before the first rate, as on a server
+    that has been up for a while (without it the first rates also measure those first reads)."""
+    async def one(i: int) -> None:
+        body = {"subject_id": subject(i % plan.subjects), "query": question(rng, next(serial))}
+        try:
+            r = await http.post("/api/v1/context/assemble", json=body)
+        except httpx.TransportError as exc:
+            raise ValueError(f"no answer from {base} ({type(exc).__name__})") from exc
+        if r.status_code in (401, 403):
+            raise ValueError(f"{base} refused the key ({r.status_code} {_code(r)})")
+
+    if plan.warmup > WARMUP:
+        progress(f"warming up: {plan.warmup} assembles over the {plan.subjects} subjects…")
+    for start in range(0, plan.warmup, 2):
+        await asyncio.gather(*(one(i) for i in range(start, min(start + 2, plan.warmup))))
 
 
 def _shot(rng: random.Random, subjects: int, write_share: float, serial: int) -> Shot:
@@ -171,9 +186,9 @@ async def _open_loop(http: httpx.AsyncClient, shots: Sequence[Shot], rate: float
         if delay > 0:
             await asyncio.sleep(delay)
         tasks.append(asyncio.create_task(_send(http, shot, at, origin)))
-    main = await asyncio.gather(*tasks[:len(shots)])
-    elapsed = loop.time() - start
-    return list(main), elapsed, list(await asyncio.gather(*tasks[len(shots):]))
+    main = list(await asyncio.gather(*tasks[:len(shots)]))
+    elapsed = max(o.offset_s + o.latency_ms / 1000 for o in main)  # to the last answer of these shots
+    return main, elapsed, list(await asyncio.gather(*tasks[len(shots):]))
 
 
 def _recovery(rate: float, seconds: float, outcomes: Sequence[Outcome], reference_p95: float) -> dict[str, Any]:
