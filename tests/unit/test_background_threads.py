@@ -224,3 +224,26 @@ def test_a_paced_flush_writes_in_slices_with_pauses_and_holds_only_what_it_could
     recorder.flush()  # unpaced (at shutdown): one write per scope
     assert index.calls[-1] == ids
 
+
+
+def test_stopping_during_a_paced_flush_writes_the_rest_without_pauses() -> None:
+    from carnet.services.memories import access
+
+    written: list[str] = []
+    started = threading.Event()
+
+    class SlowIndex:
+        def record_access(self, scope: Scope, updates: Sequence[AccessUpdate]) -> None:
+            started.set()
+            time.sleep(0.01)  # each slice takes 10 ms; paced, each is followed by as long a pause
+            written.extend(u.memory_id for u in updates)
+
+    recorder = AccessRecorder(index=cast(VectorIndex, SlowIndex()), locks=SubjectLocks(), interval=0.01)
+    ids = [f"m{i}" for i in range(50 * access.SLICE)]  # 50 slices: about 1 s paced
+    recorder.record(SCOPE, ids, NOW)
+    recorder.start()
+    assert started.wait(5)
+    began = time.perf_counter()
+    recorder.stop()
+    assert time.perf_counter() - began < 0.85  # the rest went without pauses (49 × 10 ms)
+    assert sorted(written) == sorted(ids) and recorder.pending() == 0

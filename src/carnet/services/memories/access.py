@@ -12,7 +12,8 @@ server's reads), and every request thread that lets go of the GIL for a native c
 the model, each vector search) can wait up to the interpreter's switch interval to get it back: on 2
 cores, at 25 assembles/s on 100k memories, p99 went from 47 ms without flushes to 492 ms with them, and
 34 requests of 1,500 were refused (docs/benchmarks.md, "Load", where the slice sizes and pauses tried
-are). A flush at shutdown (``stop``) is not paced.
+are). A flush at shutdown (``stop``) is not paced, and one under way when ``stop`` is asked writes the
+rest without its pauses.
 """
 
 from __future__ import annotations
@@ -106,7 +107,7 @@ class AccessRecorder:
                         first = first or exc
                         break
                     finally:
-                        if paced:
+                        if paced and not self._stopping.is_set():  # stopping: the rest goes at once
                             time.sleep(max(PAUSE, time.perf_counter() - began))
             if first is not None:
                 raise first
