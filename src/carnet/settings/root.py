@@ -9,7 +9,7 @@ import ipaddress
 import os
 from enum import StrEnum
 from pathlib import Path
-from typing import Self
+from typing import Literal, Self
 
 from pydantic import BaseModel, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -159,6 +159,9 @@ class Settings(BaseSettings):
     embed_threads: int | None = Field(None, ge=1)
     # The model in a child process of its own (its own interpreter and GIL); see docs/configuration.md.
     embed_process: bool = False
+    # Questions through ONNX Runtime (one call per forward, the interpreter lock released throughout)
+    # or PyTorch (one call per operator); same weights. Passages always go through PyTorch.
+    embed_query_engine: Literal["onnx", "torch"] = "onnx"
     # Queries that arrive while the model is busy are embedded together, up to this many (1: one by one).
     embed_query_batch: int = Field(16, ge=1, le=256)
     query_cache_size: int = Field(4096, ge=0)

