@@ -152,7 +152,8 @@ def test_the_e5_model_gives_the_same_vectors_in_its_own_process(embedder: Embedd
     from carnet.adapters.embedders.e5_fast import E5FastEmbedder
 
     local = embedder  # the session's model, in this process (its thread count left as it is)
-    emb = ProcessEmbedder(functools.partial(E5FastEmbedder), query_threads=None)  # the same threads
+    # the same engines (questions through ONNX Runtime, as configured by default) and the same threads
+    emb = ProcessEmbedder(functools.partial(E5FastEmbedder, query_engine="onnx"), query_threads=None)
     try:
         texts = ["Le membre habite 12 rue des Lilas.", "Sinistre déclaré le 3 mars.", "x" * 3000]
         np.testing.assert_allclose(emb.embed_passages(texts), local.embed_passages(texts), atol=1e-5)

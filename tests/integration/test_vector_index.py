@@ -263,9 +263,9 @@ def test_delete_removes_only_the_ids_given(index: VectorIndex) -> None:
 # -- search ----------------------------------------------------------------------------------------
 
 
-def test_dense_scores_are_cosines_and_vectors_come_back_when_asked(index: VectorIndex) -> None:
+def test_dense_scores_are_cosines_and_keyword_only_hits_carry_their_vectors(index: VectorIndex) -> None:
     ms = [memory(SCOPE, str(i)) for i in range(6)]
-    index.upsert(SCOPE, [item(m, i) for i, m in enumerate(ms)])
+    index.upsert(SCOPE, [item(m, i, (100 + i,)) for i, m in enumerate(ms)])
     query = unit(3)
     hits = index.hybrid_search(SCOPE, dense=query * 5.0, sparse=None, limit=4, where=ALL, with_vectors=True)
     assert hits.dense[0].memory.id == ms[3].id
@@ -273,11 +273,19 @@ def test_dense_scores_are_cosines_and_vectors_come_back_when_asked(index: Vector
     expected = {m.id: float(unit(i) @ query) for i, m in enumerate(ms)}
     for c in hits.dense:
         assert c.score == pytest.approx(expected[c.memory.id], abs=1e-5)
-        assert c.vector is not None and c.vector.shape == (DIM,)
-        assert float(c.vector @ query) == pytest.approx(c.score, abs=1e-5)
+        assert c.vector is None  # its score is its cosine
     assert [c.score for c in hits.dense] == sorted((c.score for c in hits.dense), reverse=True)
-    bare = index.hybrid_search(SCOPE, dense=query, sparse=None, limit=2, where=ALL)
-    assert all(c.vector is None for c in bare.dense)
+    # the keyword retriever finds records 0 and 5; the dense one (limit 2) record 3 and at most one of them
+    both = index.hybrid_search(SCOPE, dense=query, sparse=SparseVector([100, 105], [1.0, 1.0]),
+                               limit=2, where=ALL, with_vectors=True)
+    dense_ids = {c.memory.id for c in both.dense}
+    keyword_only = [c for c in both.sparse if c.memory.id not in dense_ids]
+    assert keyword_only and all(c.vector is None for c in both.sparse if c.memory.id in dense_ids)
+    for c in keyword_only:
+        assert c.vector is not None and c.vector.shape == (DIM,)
+        assert float(c.vector @ query) == pytest.approx(expected[c.memory.id], abs=1e-5)
+    bare = index.hybrid_search(SCOPE, dense=query, sparse=SparseVector([100], [1.0]), limit=2, where=ALL)
+    assert all(c.vector is None for c in [*bare.dense, *bare.sparse])
 
 
 def test_sparse_finds_shared_tokens_only_with_idf_weighted_scores(index: VectorIndex) -> None:
@@ -295,7 +303,9 @@ def test_sparse_finds_shared_tokens_only_with_idf_weighted_scores(index: VectorI
         where=ALL,
         with_vectors=True,
     )
-    assert all(c.score > 0 and c.vector is not None for c in hits.sparse)
+    dense_ids = {c.memory.id for c in hits.dense}
+    assert all(c.score > 0 for c in hits.sparse)
+    assert all((c.vector is None) == (c.memory.id in dense_ids) for c in hits.sparse)
     empty = index.hybrid_search(SCOPE, dense=unit(1), sparse=SparseVector([], []), limit=5, where=ALL)
     assert empty.sparse == [] and len(empty.dense) == 5
 

@@ -86,7 +86,9 @@ class VectorIndex(Protocol):
 
     def hybrid_search(self, scope: Scope, *, dense: Vector, sparse: SparseVector | None, limit: int,
                       where: RecordFilter, with_vectors: bool = False, skipped: Skipped | None = None) -> HybridHits:
-        """Candidates for ranking, nearest on ``dense`` and, when given, on ``sparse``."""
+        """Candidates for ranking, nearest on ``dense`` and, when given, on ``sparse``. ``with_vectors``:
+        each candidate only the keyword retriever found carries its dense vector, so that its cosine can
+        be computed (a dense hit's score already is its cosine: it carries none)."""
         ...
 
     def get(self, scope: Scope, ids: Sequence[str], *, skipped: Skipped | None = None) -> list[Memory]:

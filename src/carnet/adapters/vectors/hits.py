@@ -33,8 +33,10 @@ class ScoredPoint(Protocol):
 def hybrid_hits(dense: Sequence[ScoredPoint], sparse: Sequence[ScoredPoint] | None, *, with_vectors: bool,
                 skipped: Skipped | None) -> HybridHits:
     """The dense and (when asked) sparse retrievers' hits; a point found by both is decoded once and
-    carries each retriever's own score. A hit whose payload does not decode is noted in ``skipped``."""
-    dense_hits = _candidates(dense, with_vectors, skipped, None)
+    carries each retriever's own score. ``with_vectors``: a sparse hit the dense retriever did not
+    return carries its dense vector (read from the engine's answer, converted once); dense hits never
+    do, their score is their cosine. A hit whose payload does not decode is noted in ``skipped``."""
+    dense_hits = _candidates(dense, False, skipped, None)
     if sparse is None:
         return HybridHits(dense=dense_hits, sparse=[])
     known = {c.memory.id: c for c in dense_hits}

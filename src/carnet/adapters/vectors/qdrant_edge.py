@@ -212,13 +212,14 @@ class EdgeVectorIndex:
 
     def hybrid_search(self, scope: Scope, *, dense: Vector, sparse: SparseVector | None, limit: int,
                       where: RecordFilter, with_vectors: bool = False, skipped: Skipped | None = None) -> HybridHits:
-        """One ``query_batch``: nearest on ``dense`` (cosine) and, when given, on ``sparse`` (IDF dot).
-        A hit whose payload does not decode is noted in ``skipped`` and left out."""
+        """One ``query_batch``: nearest on ``dense`` (cosine) and, when given, on ``sparse`` (IDF dot); the
+        vectors (``with_vectors``) are asked of the sparse half only (``hits.hybrid_hits``). A hit whose
+        payload does not decode is noted in ``skipped`` and left out."""
         if limit < 1:
             return HybridHits()
         flt = scoped_filter(scope, where)
         with_vector: Any = [pl.DENSE] if with_vectors else False
-        requests = [dense_request(pl.dense_values(dense, self._dim), limit, flt, with_vector)]
+        requests = [dense_request(pl.dense_values(dense, self._dim), limit, flt, False)]
         if sparse is not None and sparse.indices:
             requests.append(sparse_request(scope, sparse, limit, flt, with_vector))
         with _engine_errors("query"):

@@ -319,7 +319,7 @@ class ServerVectorIndex:
                 filter=flt,
                 limit=limit,
                 with_payload=True,
-                with_vector=with_vector,
+                with_vector=False,  # a dense hit's score is its cosine: only keyword-only hits need theirs
                 shard_key=shard_key,
             )
         ]
