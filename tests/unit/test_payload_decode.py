@@ -97,3 +97,15 @@ def test_a_record_never_written_to_counts_from_zero() -> None:
     twice = [AccessUpdate(ID, 1, AT), AccessUpdate(ID, 1, AT)]
     out = pl.access_payloads(pl.access_states([_Point(ID, {})]), twice)
     assert out == {ID: {pl.ACCESS_COUNT: 2, pl.LAST_ACCESSED_AT: AT.timestamp()}}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.uuids().map(str), st.tuples(st.integers(0, 5), st.sampled_from([None, 1.0e9, 1.5e9])),
+                       max_size=40))
+def test_grouped_access_writes_each_record_its_own_values_once(values: dict[str, tuple[int, float | None]]) -> None:
+    payloads = {i: {pl.ACCESS_COUNT: c, pl.LAST_ACCESSED_AT: t} for i, (c, t) in values.items()}
+    groups = pl.grouped_access(payloads)
+    written = [(i, fields) for ids, fields in groups for i in ids]
+    assert sorted(i for i, _ in written) == sorted(payloads)  # every record once, none invented
+    assert all(fields == payloads[i] for i, fields in written)  # each with its own values
+    assert len(groups) == len({(c, t) for c, t in values.values()})  # one write per distinct pair

@@ -373,6 +373,16 @@ def access_payloads(current: Mapping[str, AccessState], updates: Sequence[Access
     return out
 
 
+def grouped_access(payloads: Mapping[str, dict[str, Any]]) -> list[tuple[list[str], dict[str, Any]]]:
+    """``access_payloads`` as one write per distinct pair of values: the records one read returned share
+    its time, and mostly their count, so a flush names many ids per write instead of one each."""
+    groups: dict[tuple[Any, ...], tuple[list[str], dict[str, Any]]] = {}
+    for memory_id, fields in payloads.items():
+        key = tuple(fields.get(f) for f in ACCESS_FIELDS)
+        groups.setdefault(key, ([], fields))[0].append(memory_id)
+    return list(groups.values())
+
+
 def moved(old: Scope, items: Sequence[tuple[Memory, SparseVector]],
           stored: Iterable[tuple[str, Mapping[str, Any] | None, Any]]) -> list[IndexedMemory]:
     """``VectorIndex.rescope`` for both adapters: the records to write back, each with the dense

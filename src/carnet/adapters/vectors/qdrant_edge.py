@@ -184,8 +184,9 @@ class EdgeVectorIndex:
                 self._shard.update(UpdateOperation.upsert_points(points, condition=scoped_filter(old)))
 
     def record_access(self, scope: Scope, updates: Sequence[AccessUpdate]) -> None:
-        """Read the access fields (scoped ``scroll`` by ids, those two fields only) then
-        ``update(set_payload)`` per record found.
+        """Read the access fields (scoped ``scroll`` by ids, those two fields only) then one
+        ``update(set_payload)`` per distinct new (count, time) among the records found
+        (``payload.grouped_access``).
 
         Read-modify-write: the caller serialises calls for one scope (the subject's lock, which every
         write of the scope's records also takes). Ids not found in the scope are skipped, so each
@@ -195,8 +196,8 @@ class EdgeVectorIndex:
         """
         records = self._by_ids(scope, pl.point_ids([u.memory_id for u in updates]),
                                with_payload=PayloadSelector.Include(list(pl.ACCESS_FIELDS)))
-        for memory_id, fields in pl.access_payloads(pl.access_states(records), updates).items():
-            op = UpdateOperation.set_payload([memory_id], fields)
+        for ids, fields in pl.grouped_access(pl.access_payloads(pl.access_states(records), updates)):
+            op = UpdateOperation.set_payload([*ids], fields)
             with _engine_errors("set payload"):
                 self._shard.update(op)
 

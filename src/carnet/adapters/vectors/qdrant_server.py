@@ -270,7 +270,7 @@ class ServerVectorIndex:
 
     def record_access(self, scope: Scope, updates: Sequence[AccessUpdate]) -> None:
         """Read the access fields (scoped ``scroll`` by ids, those two fields only) then ``POST
-        /points/batch`` of ``set_payload`` per record found.
+        /points/batch`` of one ``set_payload`` per distinct new (count, time) (``payload.grouped_access``).
 
         Read-modify-write: the caller serialises calls for one scope. Ids not found are skipped.
         """
@@ -278,10 +278,10 @@ class ServerVectorIndex:
                                                 with_payload=list(pl.ACCESS_FIELDS)))
         ops: list[models.UpdateOperation] = [
             models.SetPayloadOperation(
-                set_payload=models.SetPayload(payload=fields, filter=scoped_filter(scope, ids=[memory_id]),
+                set_payload=models.SetPayload(payload=fields, filter=scoped_filter(scope, ids=ids),
                                               shard_key=self._distribution.selector(scope))
             )
-            for memory_id, fields in pl.access_payloads(current, updates).items()
+            for ids, fields in pl.grouped_access(pl.access_payloads(current, updates))
         ]
         self._batch(ops, "set payload")
 
