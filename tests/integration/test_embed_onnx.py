@@ -4,7 +4,7 @@ still go through PyTorch, unchanged."""
 
 from __future__ import annotations
 
-import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -79,11 +79,8 @@ def test_many_threads_at_once_get_their_own_vectors(onnx: E5FastEmbedder) -> Non
             if float(onnx.embed_query(q) @ expected[q]) < 0.99999:
                 failures.append(q)
 
-    threads = [threading.Thread(target=ask, args=(k,)) for k in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(ask, range(4)))
     assert failures == []
 
 
