@@ -89,6 +89,15 @@ def test_an_unknown_engine_is_refused() -> None:
         E5FastEmbedder(query_engine="tensorrt")
 
 
+@pytest.mark.parametrize("missing", ["onnxruntime", "onnx"])
+def test_a_missing_runtime_says_what_to_install_or_set(monkeypatch: pytest.MonkeyPatch, missing: str) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, missing, None)  # what an install without it looks like to `import`
+    with pytest.raises(ImportError, match="CARNET_EMBED_QUERY_ENGINE=torch"):
+        E5FastEmbedder(query_engine="onnx")
+
+
 def test_the_setting_reaches_the_embedder(tmp_path: Path) -> None:
     config = Settings(data_dir=tmp_path / "data", key_dir=tmp_path / "keys")
     assert config.embed_query_engine == "onnx"

@@ -32,11 +32,13 @@ ACCURACY_INT8 = 4
 
 
 def _import_ort() -> Any:
+    """ONNX Runtime, once ``onnx`` (which builds the graph) is known to import too."""
     try:
+        import onnx  # noqa: F401
         import onnxruntime
     except ImportError as exc:
-        raise ImportError("CARNET_EMBED_QUERY_ENGINE=onnx needs onnxruntime and onnx: "
-                          "`pip install onnxruntime onnx`") from exc
+        raise ImportError("CARNET_EMBED_QUERY_ENGINE=onnx (the default) needs onnxruntime and onnx: "
+                          "`pip install onnxruntime onnx`, or set CARNET_EMBED_QUERY_ENGINE=torch") from exc
     return onnxruntime
 
 
