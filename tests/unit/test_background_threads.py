@@ -225,7 +225,6 @@ def test_a_paced_flush_writes_in_slices_with_pauses_and_holds_only_what_it_could
     assert index.calls[-1] == ids
 
 
-
 def test_stopping_during_a_paced_flush_writes_the_rest_without_pauses() -> None:
     from carnet.services.memories import access
 
