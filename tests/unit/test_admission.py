@@ -8,10 +8,12 @@ import time
 from typing import Any
 
 import anyio
+from hypothesis import given
+from hypothesis import strategies as st
 from prometheus_client import CollectorRegistry, Counter, Gauge
 from starlette.types import Message, Receive, Scope, Send
 
-from carnet.entrypoints.http.admission import Admission
+from carnet.entrypoints.http.admission import Admission, default_slots
 
 
 def _admission(*, deadline: float = 0.5, slots: int = 1, max_queue: int = 1) -> tuple[Admission, list[str]]:
@@ -162,3 +164,18 @@ def test_the_target_never_refuses_while_a_slot_is_free() -> None:
     _requests(gate, 1, hold=0.05)
     assert gate.expected_wait(ahead=0) > gate._target
     assert [s for s, _ in _requests(gate, 4, hold=0.01)] == [200] * 4  # four free slots, four admitted
+
+
+@given(threads=st.integers(0, 200), cores=st.integers(1, 256))
+def test_the_default_is_one_slot_per_core_within_half_the_threads(threads: int, cores: int) -> None:
+    n = default_slots(threads=threads, cores=cores)
+    assert n >= 1 and n <= cores
+    assert n <= threads // 2 or n == 1  # half the pool stays free for the health routes
+    assert default_slots(threads=40, cores=2) == 2 and default_slots(threads=40, cores=64) == 20
+
+
+def test_without_a_setting_the_slots_follow_the_cores(monkeypatch: Any) -> None:
+    monkeypatch.setattr("os.cpu_count", lambda: 3)
+    gate, _ = _admission(slots=None, max_queue=0)  # type: ignore[arg-type]
+    statuses = sorted(s for s, _ in _requests(gate, 4, hold=0.05))
+    assert statuses == [200, 200, 200, 503] and gate._slots == 3  # a fourth finds no slot and no waiting room

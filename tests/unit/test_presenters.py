@@ -4,9 +4,12 @@ keys and their order are pinned here: clients (and the SDK) read them."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 
 from fastapi.routing import APIRoute
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from carnet.domain.procedures import Conflict, ProcedureStatus, TeamProcedure
 from carnet.domain.records import HistoryEntry, Kind, Memory, Scope, Source, Status
@@ -22,6 +25,7 @@ from carnet.entrypoints.http import (
     routes_procedures,
     routes_subjects,
 )
+from carnet.entrypoints.http.presented import presented
 from carnet.entrypoints.presenters.context import context_out
 from carnet.entrypoints.presenters.errors import error_body
 from carnet.entrypoints.presenters.health import ready_out
@@ -78,6 +82,29 @@ def test_a_context_keeps_its_keys_and_hides_the_team_procedures_key_ids() -> Non
                                          "queue": "q", "score": 0.8765, "conflict": True,
                                          "conflicts": [{"channel": "email", "constraint": "Pas d'email."}]}]
     assert shown["stats"] == {"count": 1, "top_score": 0.9} and isinstance(shown["stats"]["count"], int)
+
+
+finite = st.floats(allow_nan=False, allow_infinity=False, width=64)
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=st.text(max_size=200), prompt=st.text(max_size=200), score=finite,
+       signals=st.lists(finite, min_size=8, max_size=8), stats=st.dictionaries(
+           st.text(max_size=12), st.one_of(finite, st.integers(-(2**53), 2**53)), max_size=5))
+def test_the_native_body_is_the_same_json_as_the_presenters_dict(text: str, prompt: str, score: float,
+                                                                   signals: list[float],
+                                                                   stats: dict[str, float | int]) -> None:
+    """The hot paths answer ``presented`` (pydantic-core's serialiser): parsed back, it is exactly what
+    ``as_json`` gives the MCP tools, whatever the text (any Unicode, control characters, lone
+    surrogates excepted by JSON itself) and whatever the numbers."""
+    m = Memory(id="m1", scope=Scope("t", "s"), kind=Kind.FACT, text=text, pseudo_text="x", recorded_at=AT,
+               valid_from=AT, updated_at=AT)
+    ctx = Context([Ranked(m, score, Signals(*signals))], [], [], prompt, stats, profile=[m])
+    for out in (context_out(ctx), search_out(Found([Ranked(m, score, Signals(*signals))]))):
+        response = presented(out)
+        assert response.media_type == "application/json" and response.status_code == 200
+        assert json.loads(bytes(response.body)) == as_json(out)
+    assert presented(ready_out({"kms": "down"}), status_code=503).status_code == 503
 
 
 def test_remember_answers_the_outcome_at_the_top_for_a_single_memory_only() -> None:

@@ -24,7 +24,7 @@ class ApiSettings(BaseModel):
     # A request that finds every slot taken is refused at once (503 overloaded) when the wait it can expect
     # (those ahead of it, times the recent time a request holds a slot, over the slots) is longer than this.
     queue_target_ms: int = Field(150, ge=1, le=60_000)
-    # Requests at work at once; None: two per CPU core, at most half the worker-thread pool (the rest
+    # Requests at work at once; None: one per CPU core, at most half the worker-thread pool (the rest
     # keeps /healthz, /readyz and /metrics from waiting behind them). Raise it for network-bound backends.
     max_concurrency: int | None = Field(None, ge=1)
     # Proxies (addresses or networks) whose X-Forwarded-For names the client; none by default.

@@ -18,12 +18,14 @@ the accepted requests' tail stays near one target plus one service time, and the
 event loop nothing more than their answer. The deadline stays the bound for any one wait.
 
 Why slots and not only the thread pool: sync routes run in Starlette's worker threads (40 by
-default), and a thread pool queues without bound or deadline. The default is two per CPU core, at
-most half the pool (so ``/healthz``, ``/readyz`` and ``/metrics``, never gated and never refused,
-always find a thread): the embedded stack's work (embedding, vector search, sealing) is CPU-bound,
-and more requests at once only lengthen each one's service time. Measured on 2 cores
-(docs/benchmarks.md, "Load"): 20 slots gave p99 4.4 s at 25 requests/s where 4 gave 0.9 s. With
-backends that wait on the network (Qdrant server, Vault, PostgreSQL), raise
+default), and a thread pool queues without bound or deadline. The default (``default_slots``) is one
+per CPU core, at most half the pool (so ``/healthz``, ``/readyz`` and ``/metrics``, never gated and
+never refused, always find a thread): the embedded stack's work (embedding, vector search, sealing)
+is CPU-bound, a question's forward already runs on every core, and the rest of a request holds the
+interpreter lock, so more requests at once only lengthen each one's service time. Measured on 2 cores
+(docs/benchmarks.md, "Load" and "Two slots on two cores"): 20 slots gave p99 4.4 s at 25 requests/s
+where 4 gave 0.9 s; at three times capacity 2 slots kept the accepted p99 at 228–230 ms where 4 gave
+284–332 ms. With backends that wait on the network (Qdrant server, Vault, PostgreSQL), raise
 ``CARNET_API__MAX_CONCURRENCY``.
 
 The middleware sits behind the authentication gate (``carnet.entrypoints.http.gate``): a flood of bad keys is
@@ -120,7 +122,7 @@ class Admission:
     def _semaphore(self) -> anyio.Semaphore:
         if self._sem is None:
             threads = int(anyio.to_thread.current_default_thread_limiter().total_tokens)
-            n = self._slots or max(1, min(threads // 2, 2 * (os.cpu_count() or 1)))
+            n = self._slots or default_slots(threads=threads, cores=os.cpu_count() or 1)
             self._sem = anyio.Semaphore(n, max_value=n, fast_acquire=True)
             self._slots = n
         return self._sem
@@ -134,3 +136,7 @@ class Admission:
             return 0
         return self._slots - self._sem.value
 
+
+def default_slots(*, threads: int, cores: int) -> int:
+    """One slot per core, at most half the worker threads, at least one (module doc)."""
+    return max(1, min(threads // 2, cores))

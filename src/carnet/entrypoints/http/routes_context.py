@@ -3,20 +3,19 @@
 from __future__ import annotations
 
 from fastapi import APIRouter
-from fastapi.responses import JSONResponse
+from fastapi.responses import Response
 
 from carnet.entrypoints.http.auth import Api, Who
+from carnet.entrypoints.http.presented import presented
 from carnet.entrypoints.http.schemas import AssembleBody
 from carnet.entrypoints.presenters.context import ContextOut, context_out
-from carnet.entrypoints.presenters.plain import as_json
 
 router = APIRouter(prefix="/api/v1/context", tags=["context"])
 
 
 @router.post("/assemble", response_model=ContextOut)
-def assemble_context(body: AssembleBody, who: Who, api: Api) -> JSONResponse:
+def assemble_context(body: AssembleBody, who: Who, api: Api) -> Response:
     b = api.budgets(body.budgets.model_dump() if body.budgets else {})
     ctx = api.assemble(who, subject_id=body.subject_id, query=body.query, budget=b, agent_id=body.agent_id,
                        queue=body.queue)
-    # A ready JSONResponse skips FastAPI's generic encoder: this is the hot path.
-    return JSONResponse(as_json(context_out(ctx)))
+    return presented(context_out(ctx))  # the hot path: serialised once, natively

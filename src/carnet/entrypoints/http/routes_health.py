@@ -4,11 +4,11 @@ and names the one that fails, with its error code, never with a message that cou
 from __future__ import annotations
 
 from fastapi import APIRouter
-from fastapi.responses import JSONResponse
+from fastapi.responses import Response
 
 from carnet.entrypoints.http.auth import Ctr
+from carnet.entrypoints.http.presented import presented
 from carnet.entrypoints.presenters.health import ReadyOut, ready_out
-from carnet.entrypoints.presenters.plain import as_json
 from carnet.errors import CarnetError
 
 router = APIRouter(tags=["health"])
@@ -21,7 +21,7 @@ def healthz() -> dict[str, str]:
 
 @router.get("/readyz", response_model=ReadyOut,
             responses={503: {"model": ReadyOut, "description": "A dependency is down; `checks` names it."}})
-def readyz(c: Ctr) -> JSONResponse:
+def readyz(c: Ctr) -> Response:
     checks: dict[str, str] = {}
     probes = (("vector_store", c.deps.index.check), ("catalog", c.deps.catalog.check), ("kms", c.kms.check),
               ("audit", c.audit.log.check))
@@ -32,4 +32,4 @@ def readyz(c: Ctr) -> JSONResponse:
         except CarnetError as exc:
             checks[name] = exc.code
     out = ready_out(checks)
-    return JSONResponse(as_json(out), status_code=200 if out.status == "ready" else 503)
+    return presented(out, status_code=200 if out.status == "ready" else 503)

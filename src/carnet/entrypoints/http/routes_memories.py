@@ -8,12 +8,12 @@ from typing import Annotated, Literal
 from uuid import UUID
 
 from fastapi import APIRouter, Header, Path, Query, Response
-from fastapi.responses import JSONResponse
 
 from carnet.domain.idempotency import request_key
 from carnet.domain.reconcile.values import IdempotencyKey, Label
 from carnet.domain.records import Kind, Source, Status
 from carnet.entrypoints.http.auth import Api, Who
+from carnet.entrypoints.http.presented import presented
 from carnet.entrypoints.http.schemas import LookupBody, RectifyBody, RememberBatch, RememberOne, SearchBody
 from carnet.entrypoints.presenters.memories import (
     HistoryOut,
@@ -25,7 +25,6 @@ from carnet.entrypoints.presenters.memories import (
     memory_out,
     page_out,
 )
-from carnet.entrypoints.presenters.plain import as_json
 from carnet.entrypoints.presenters.remember import RememberOut, remember_out
 from carnet.entrypoints.presenters.search import SearchOut, search_out
 from carnet.services.memories import recall
@@ -130,9 +129,8 @@ def get_history(subject_id: SubjectId, memory_id: UUID, who: Who, api: Api) -> H
 
 
 @router.post("/search", response_model=SearchOut)
-def search(subject_id: SubjectId, body: SearchBody, who: Who, api: Api) -> JSONResponse:
+def search(subject_id: SubjectId, body: SearchBody, who: Who, api: Api) -> Response:
     q = recall.Query(text=body.query, k=body.k, kinds=tuple(body.kinds) if body.kinds else None,
                      include_superseded=body.include_superseded, min_relevance=body.min_relevance)
     ranked = api.search(who, subject_id=subject_id, query=q)
-    # A ready JSONResponse skips FastAPI's validation of the answer: this is a hot path.
-    return JSONResponse(as_json(search_out(ranked)))
+    return presented(search_out(ranked))  # a hot path: serialised once, natively
