@@ -4,12 +4,13 @@ current facts only, the special-category policy applied, never repeated in the r
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from carnet.bootstrap.container import Container
 from carnet.domain.budget import TierBudget
 from carnet.services.memories.assemble import Context, assemble, budgets
-from carnet.services.memories.remember import NewMemory, remember
+from carnet.services.memories.profile import CANDIDATES
+from carnet.services.memories.remember import NewMemory, insert_new, remember
 from carnet.services.scope import scope_for
 
 AT = datetime(2025, 3, 1, tzinfo=UTC)
@@ -53,6 +54,17 @@ def test_profile_tier_is_there_whatever_the_query_and_not_repeated(container: Co
         profile_part = ctx.prompt.split("#### Profil")[1].split("####")[0]
         assert all(t in profile_part for t in PROFILE)
         assert "(accessibilité)" in profile_part and "(consentement)" in profile_part
+
+
+def test_past_the_candidates_the_newest_facts_are_the_ones_shown(container: Container) -> None:
+    """More current profile facts than the tier reads: the newest are chosen by the engine among all
+    of them, not among the first ones by record id (which are in no order of time)."""
+    n = 4 * CANDIDATES
+    items = [NewMemory(text=f"Joignable de préférence par SMS au numéro de la fiche, note {i}.",
+                       occurred_at=AT + timedelta(days=i)) for i in range(n)]
+    assert insert_new(container.deps, tenant="t", subject_id="P9", items=items, actor="a") == n
+    ctx = _assemble(container, "P9", "Bonjour", max_profile=5)
+    assert [m.text for m in ctx.profile] == [items[n - 1 - i].text for i in range(5)]
 
 
 def test_profile_tier_keeps_to_its_budget(container: Container) -> None:

@@ -192,6 +192,7 @@ def _every_call(idx: Any) -> None:
     idx.hybrid_search(SCOPE, dense=unit(1), sparse=SparseVector([7], [1.0]), limit=3, where=ALL)
     idx.get(SCOPE, [a.id])
     idx.scroll(SCOPE, where=ALL, limit=5)
+    idx.newest(SCOPE, where=ALL, limit=5)  # a scroll with order_by
     idx.count(SCOPE, where=ALL)
     idx.record_access(SCOPE, [AccessUpdate(a.id, 1, NOW)])
     idx.replace_payload(SCOPE, [a])

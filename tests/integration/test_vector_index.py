@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from itertools import pairwise
 from pathlib import Path
 from uuid import uuid4
 
@@ -29,6 +30,7 @@ import numpy as np
 import pytest
 from qdrant_client import QdrantClient
 
+from carnet.adapters.vectors import payload as pl
 from carnet.adapters.vectors.qdrant_distribution import Distribution
 from carnet.adapters.vectors.qdrant_edge import EdgeVectorIndex
 from carnet.adapters.vectors.qdrant_server import ServerVectorIndex, connect
@@ -352,6 +354,18 @@ def test_scroll_pages_are_deterministic_and_complete(index: VectorIndex) -> None
         index.scroll(SCOPE, where=ALL, limit=10, offset="'; DROP")
 
 
+def test_newest_is_chosen_among_every_match_not_the_first_page(index: VectorIndex) -> None:
+    """Ids are random with respect to time: the newest of 40 records are not the first by id."""
+    ms = [memory(SCOPE, f"n{i}", valid_from=NOW - timedelta(days=i)) for i in range(40)]
+    ms.append(memory(SCOPE, "newest-but-superseded", valid_from=NOW + timedelta(days=1), status=Status.SUPERSEDED))
+    index.upsert(SCOPE, [item(m, i) for i, m in enumerate(ms)])
+    got = index.newest(SCOPE, where=RecordFilter(), limit=5)
+    assert [m.id for m in got] == [m.id for m in ms[:5]]  # active only, the latest valid_from first
+    assert got[0].valid_from == NOW and all(a.valid_from > b.valid_from for a, b in pairwise(got))
+    assert [m.id for m in index.newest(SCOPE, where=ALL, limit=1)] == [ms[-1].id]
+    assert index.newest(SCOPE, where=RecordFilter(statuses=()), limit=5) == []
+
+
 # -- updates in place ------------------------------------------------------------------------------
 
 
@@ -430,6 +444,7 @@ def test_reads_never_cross_scopes(index: VectorIndex, two_scopes: Pair) -> None:
     assert all(m.scope == mine for m in scroll_all(index, mine))
     assert index.count(mine, where=ALL) == len(own)
     assert index.count(theirs, where=ALL) == len(other)
+    assert ids(index.newest(mine, where=ALL, limit=100)) == ids(own)
 
 
 def test_writes_never_cross_scopes(index: VectorIndex, two_scopes: Pair) -> None:
@@ -495,6 +510,21 @@ def test_edge_data_persists_across_close_and_reopen(shard_path: Path) -> None:
         dense, sparse = search(again, SCOPE, 4, limit=5)
         assert dense[0] == ms[4].id and set(sparse) == ids(ms)
         assert again.count(SCOPE, where=RecordFilter(not_expired_at=NOW)) == 5
+    finally:
+        again.close()
+
+
+def test_a_shard_made_before_the_valid_from_index_gets_it_when_opened(shard_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    ms = [memory(SCOPE, str(i), valid_from=NOW - timedelta(days=i)) for i in range(6)]
+    with monkeypatch.context() as old_layout:
+        old_layout.setattr(pl, "FLOAT_INDEXES", (pl.EXPIRES_AT,))
+        first = EdgeVectorIndex(shard_path, DIM)
+        first.upsert(SCOPE, [item(m, i) for i, m in enumerate(ms)])
+        first.close()
+    again = EdgeVectorIndex(shard_path, DIM)
+    try:
+        assert [m.id for m in again.newest(SCOPE, where=ALL, limit=2)] == [ms[0].id, ms[1].id]
     finally:
         again.close()
 

@@ -45,6 +45,10 @@ class _Forwarding:
     def count(self, scope: Scope, *, where: RecordFilter) -> int:
         return self._inner.count(scope, where=where)
 
+    def newest(self, scope: Scope, *, where: RecordFilter, limit: int,
+               skipped: Skipped | None = None) -> list[Memory]:
+        return self._inner.newest(scope, where=where, limit=limit, skipped=skipped)
+
     def delete(self, scope: Scope, ids: Sequence[str]) -> None:
         self._inner.delete(scope, ids)
 
@@ -80,6 +84,10 @@ class PlainRecords(_Forwarding):
                reveal: bool = True, skipped: Skipped | None = None) -> tuple[list[Memory], str | None]:
         return self._inner.scroll(scope, where=where, limit=limit, offset=offset, skipped=skipped)
 
+    def newest(self, scope: Scope, *, where: RecordFilter, limit: int, reveal: bool = True,
+               skipped: Skipped | None = None) -> list[Memory]:
+        return self._inner.newest(scope, where=where, limit=limit, skipped=skipped)
+
 
 class TimedOpening(_Forwarding):
     """A sealed ``RecordStore`` whose opening of fields is timed: ``open_seconds`` (key lookup
@@ -113,3 +121,8 @@ class TimedOpening(_Forwarding):
         found, nxt = self._sealed.scroll(scope, where=where, limit=limit, offset=offset, reveal=False,
                                          skipped=skipped)
         return (self.reveal(scope, found, pseudo_text=True, skipped=skipped) if reveal else found), nxt
+
+    def newest(self, scope: Scope, *, where: RecordFilter, limit: int, reveal: bool = True,
+               skipped: Skipped | None = None) -> list[Memory]:
+        found = self._sealed.newest(scope, where=where, limit=limit, reveal=False, skipped=skipped)
+        return self.reveal(scope, found, pseudo_text=True, skipped=skipped) if reveal else found

@@ -236,6 +236,11 @@ class SealedIndex:
             return items, nxt
         return self._open_all(scope, items, skipped), nxt
 
+    def newest(self, scope: Scope, *, where: RecordFilter, limit: int, reveal: bool = True,
+               skipped: Skipped | None = None) -> list[Memory]:
+        items = self._inner.newest(scope, where=self._narrowed(scope, where), limit=limit, skipped=skipped)
+        return self._open_all(scope, items, skipped) if reveal else items
+
     def count(self, scope: Scope, *, where: RecordFilter) -> int:
         return self._inner.count(scope, where=self._narrowed(scope, where))
 

@@ -44,3 +44,8 @@ class RecordStore(VectorIndex, Protocol):
         """``reveal=False``: texts come back as stored (sealed), for passes that read only metadata
         (maintenance): no data key is unwrapped and no text is opened."""
         ...
+
+    def newest(self, scope: Scope, *, where: RecordFilter, limit: int, reveal: bool = True,
+               skipped: Skipped | None = None) -> list[Memory]:
+        """``VectorIndex.newest``; ``reveal`` as for ``scroll``."""
+        ...

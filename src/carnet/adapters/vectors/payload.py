@@ -44,10 +44,11 @@ BLIND_INDEX = "blind_index"
 SPECIAL = "special"
 PROFILE = "profile"  # PROFILE_MARK on a profile record, absent (null) on the others
 PROFILE_MARK = "y"
+VALID_FROM = "valid_from"  # indexed: the profile tier asks the engine for the newest records (``newest``)
 
 # plus TENANT, indexed as the tenant key
 KEYWORD_INDEXES = (SUBJECT, KIND, STATUS, CATEGORY, BLIND_INDEX, SPECIAL, PROFILE)
-FLOAT_INDEXES = (EXPIRES_AT,)
+FLOAT_INDEXES = (EXPIRES_AT, VALID_FROM)
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,7 +199,7 @@ def to_payload(memory: Memory) -> dict[str, Any]:
         ACCESS_COUNT: memory.access_count,
         "reinforcement_count": memory.reinforcement_count,
         LAST_ACCESSED_AT: _epoch_or_none(memory.last_accessed_at),
-        "valid_from": epoch(memory.valid_from),
+        VALID_FROM: epoch(memory.valid_from),
         "valid_to": _epoch_or_none(memory.valid_to),
         "recorded_at": epoch(memory.recorded_at),
         "updated_at": epoch(memory.updated_at),
@@ -243,7 +244,7 @@ def from_payload(point_id: str, p: Mapping[str, Any]) -> Memory:
         text=_text(p["text"]),
         pseudo_text=_text(p["pseudo_text"]),
         recorded_at=from_epoch(p["recorded_at"]),
-        valid_from=from_epoch(p["valid_from"]),
+        valid_from=from_epoch(p[VALID_FROM]),
         updated_at=from_epoch(p["updated_at"]),
         category=p.get(CATEGORY),
         tags=tuple(p.get("tags") or ()),

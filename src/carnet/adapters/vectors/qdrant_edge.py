@@ -31,6 +31,7 @@ from typing import Any
 
 from qdrant_edge import (
     CountRequest,
+    Direction,
     Distance,
     EdgeConfig,
     EdgeOptimizersConfig,
@@ -40,6 +41,7 @@ from qdrant_edge import (
     HnswIndexConfig,
     KeywordIndexParams,
     Modifier,
+    OrderBy,
     PayloadSchemaType,
     PayloadSelector,
     Point,
@@ -252,6 +254,15 @@ class EdgeVectorIndex:
             records, nxt = self._shard.scroll(request)
         memories = pl.decoded(records, skipped)
         return memories, None if nxt is None else str(nxt)
+
+    def newest(self, scope: Scope, *, where: RecordFilter, limit: int,
+               skipped: Skipped | None = None) -> list[Memory]:
+        """``scroll`` ordered by ``valid_from``, descending (its float index), within the scope."""
+        request = ScrollRequest(limit=limit, filter=scoped_filter(scope, where), with_payload=True,
+                                order_by=OrderBy(pl.VALID_FROM, Direction.Desc))
+        with _engine_errors("scroll"):
+            records, _ = self._shard.scroll(request)
+        return pl.decoded(records, skipped)
 
     def count(self, scope: Scope, *, where: RecordFilter) -> int:
         """``count(exact=True)`` within the scope."""

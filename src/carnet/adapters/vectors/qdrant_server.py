@@ -368,6 +368,21 @@ class ServerVectorIndex:
         memories = pl.decoded(records, skipped)
         return memories, None if nxt is None else str(nxt)
 
+    def newest(self, scope: Scope, *, where: RecordFilter, limit: int,
+               skipped: Skipped | None = None) -> list[Memory]:
+        """``POST /points/scroll`` with ``order_by`` ``valid_from`` descending (its float index)."""
+        with _server_errors("scroll"):
+            records, _ = self._client.scroll(
+                self._collection,
+                scroll_filter=scoped_filter(scope, where),
+                limit=limit,
+                order_by=models.OrderBy(key=pl.VALID_FROM, direction=models.Direction.DESC),
+                with_payload=True,
+                consistency=self._consistency,
+                shard_key_selector=self._distribution.selector(scope),
+            )
+        return pl.decoded(records, skipped)
+
     def count(self, scope: Scope, *, where: RecordFilter) -> int:
         """``POST /points/count`` (exact) within the scope. Qdrant's count takes no read ``consistency``:
         it counts on one replica of each shard."""

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from carnet.domain.profile import profile_kinds
 from carnet.domain.records import Memory
 from carnet.entrypoints.presenters.memories import MemoryOut, memory_out
 from carnet.entrypoints.presenters.search import RankedOut, ranked_out
@@ -46,8 +45,8 @@ class ContextOut(BaseModel):
     stats: dict[str, float | int]
 
 
-def profile_out(m: Memory) -> ProfileOut:
-    return ProfileOut(memory=memory_out(m), kinds=list(profile_kinds(m.text)))
+def profile_out(m: Memory, kinds: tuple[str, ...]) -> ProfileOut:
+    return ProfileOut(memory=memory_out(m), kinds=list(kinds))
 
 
 def team_out(t: TeamPick) -> TeamProcedureOut:
@@ -59,7 +58,8 @@ def team_out(t: TeamPick) -> TeamProcedureOut:
 
 
 def context_out(ctx: Context) -> ContextOut:
-    return ContextOut(profile=[profile_out(m) for m in ctx.profile], memories=[ranked_out(r) for r in ctx.memories],
+    return ContextOut(profile=[profile_out(m, ctx.kinds_of(m)) for m in ctx.profile],
+                      memories=[ranked_out(r) for r in ctx.memories],
                       episodes=[ranked_out(r) for r in ctx.episodes],
                       procedures=[ranked_out(r) for r in ctx.procedures],
                       team_procedures=[team_out(t) for t in ctx.team], prompt=ctx.prompt, stats=ctx.stats)

@@ -49,6 +49,12 @@ class Context:
     unreadable: tuple[Unreadable, ...] = ()  # candidates that could not be read, left out (stats counts them)
     profile: list[Memory] = field(default_factory=list)  # the profile tier, newest first (never ranked)
     team: list[TeamPick] = field(default_factory=list)  # the team's approved procedures the query calls for
+    # each profile record's kinds (``domain.profile.profile_kinds``), read once for the prompt and the answer
+    profile_kinds: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def kinds_of(self, m: Memory) -> tuple[str, ...]:
+        known = self.profile_kinds.get(m.id)
+        return profile_kinds(m.text) if known is None else known
 
 
 def budgets(deps: AssembleNeeds, *, overrides: dict[str, int | float | None]) -> Budgets:
@@ -106,6 +112,7 @@ def assemble(deps: AssembleNeeds, *, tenant: str, subject_id: str, query: str, b
     if not facts and not others and not profile and not skipped:
         ensure_subject_exists(deps, scope)
     shown = {m.id for m in profile}
+    kinds = {m.id: profile_kinds(m.text) for m in profile}
     facts = [r for r in facts if r.memory.id not in shown]  # the profile tier holds them already
 
     def cost(r: Ranked) -> int:
@@ -128,7 +135,7 @@ def assemble(deps: AssembleNeeds, *, tenant: str, subject_id: str, query: str, b
         picks = flag_conflicts(picks, [m.text for m in profile])
     prompt = render(facts=[r.memory for r in mem], episodes=[r.memory for r in epi],
                     procedures=[r.memory for r in pro], locale=deps.locale,
-                    profile=[(m, profile_kinds(m.text)) for m in profile] if _enabled(budget.profile) else None,
+                    profile=[(m, kinds[m.id]) for m in profile] if _enabled(budget.profile) else None,
                     team=[(t.procedure.text, [c.constraint for c in t.conflicts]) for t in picks])
     chosen = mem + epi + pro
     deps.access.record(scope, [r.memory.id for r in chosen] + [m.id for m in profile], now)
@@ -146,4 +153,4 @@ def assemble(deps: AssembleNeeds, *, tenant: str, subject_id: str, query: str, b
     }
     unreadable = deps.unreadable.add("assemble", skipped)
     stats["unreadable"] = len(unreadable)
-    return Context(mem, epi, pro, prompt, stats, unreadable, profile, picks)
+    return Context(mem, epi, pro, prompt, stats, unreadable, profile, picks, kinds)

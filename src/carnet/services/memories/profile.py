@@ -1,9 +1,11 @@
 """The profile tier of ``assemble``: the subject's current profile facts (how to reach and treat the
 person, :mod:`carnet.domain.profile`), whatever the query, within their own budget.
 
-Profile records are flagged when written, so the tier is one filtered scroll of the subject's active,
+Profile records are flagged when written, so the tier is one filtered read of the subject's active,
 unexpired profile facts (the caller's special-category policy applied in the same filter as for its
-searches), newest first, packed into the tier's budget. Superseded facts never come back: a withdrawn
+searches), the newest ``CANDIDATES`` chosen by the engine on its ``valid_from`` index (before
+2026-12-04 it took the first ones by record id, then sorted them: past that many a newer fact could be
+missed), newest first, packed into the tier's budget. Superseded facts never come back: a withdrawn
 consent is not shown beside the new one.
 """
 
@@ -19,7 +21,7 @@ from carnet.domain.unreadable import Skipped
 from carnet.ports import RecordFilter
 from carnet.services.needs import ProfileNeeds
 
-# Profile facts a subject holds are few; past this many, the newest are the ones looked at.
+# Profile facts a subject holds are few; past this many, only the newest are looked at.
 CANDIDATES = 64
 LINE_TOKENS = 12  # the date, bullet and kind label around each line
 
@@ -42,7 +44,7 @@ def profile_tier(
         not_expired_at=now,
         profile_only=True,
     )
-    found, _ = deps.index.scroll(scope, where=where, limit=CANDIDATES, reveal=False, skipped=skipped)
+    found = deps.index.newest(scope, where=where, limit=CANDIDATES, reveal=False, skipped=skipped)
     newest = sorted(found, key=lambda m: (m.valid_from, m.recorded_at), reverse=True)
 
     def opened(chunk: Sequence[Memory]) -> list[Memory]:  # only records the packing may take are decrypted

@@ -249,8 +249,8 @@ def consent_records(deps: RecallNeeds, scope: Scope, where: RecordFilter, scored
     the subject's newest records on consent or opposition to marketing, found by the profile flag
     stored at write time, not by meaning ("Puis-je lui proposer notre assurance obsèques ?" shares no
     word with "opposé à tout démarchage")."""
-    records, _ = deps.index.scroll(scope, where=replace(where, kinds=(Kind.FACT,), profile_only=True),
-                                   limit=CONSENT_LOOKUP, skipped=skipped)
+    records = deps.index.newest(scope, where=replace(where, kinds=(Kind.FACT,), profile_only=True),
+                                limit=CONSENT_LOOKUP, skipped=skipped)  # the newest, chosen by the engine
     newest = sorted((m for m in records if CONSENT in profile_kinds(m.text)),
                     key=lambda m: (m.valid_from, m.recorded_at), reverse=True)[:CONSENT_FIRST]
     return [_ranked(deps, m, scored, now, keyword=0.0, weights=weights) for m in newest]

@@ -49,7 +49,8 @@ shard key on custom sharding other than a retrieve by ids, any distributed mode;
 snapshots and aliases (the adapter uses neither: a Qdrant server is backed up with its own
 snapshots); background optimizers (the engine optimises only when asked, and this server never
 asks); quantization, strict mode, WAL settings, multivectors, inference (``Document``/``Image``),
-recommend, discover, order_by, facets, geo and datetime conditions, the columnar ``PointsBatch``,
+recommend, discover, ``order_by`` with ``start_from`` (a scroll ordered by a key and a direction is
+reproduced, through the engine's own ``OrderBy``), facets, geo and datetime conditions, the columnar ``PointsBatch``,
 JWT and read-only keys, telemetry and metrics, ``timeout`` (accepted and ignored), Qdrant's other
 validation rules. A valid request outside what it reproduces gets 501, never an approximation.
 Engine refusals are 400 with the engine's message, which need not be Qdrant's text word for word.

@@ -232,15 +232,25 @@ def _params(p: m.SearchParams | None) -> edge.SearchParams | None:
 
 
 def scroll(r: m.ScrollRequest) -> edge.ScrollRequest:
-    if r.order_by is not None:
-        raise NotReproduced("order_by in scroll")
     return edge.ScrollRequest(
         offset=point_id(r.offset) if r.offset is not None else None,
         limit=r.limit if r.limit is not None else DEFAULT_LIMIT,
         filter=flt(r.filter),
         with_payload=with_payload(r.with_payload, True),
         with_vector=r.with_vector if r.with_vector is not None else False,
+        order_by=order_by(r.order_by),
     )
+
+
+def order_by(o: m.OrderByInterface | None) -> edge.OrderBy | None:
+    """A key (ascending) or ``OrderBy`` (key, direction); ``start_from`` is not reproduced."""
+    if o is None:
+        return None
+    if isinstance(o, str):
+        return edge.OrderBy(o)
+    if o.start_from is not None:
+        raise NotReproduced("order_by.start_from in scroll")
+    return edge.OrderBy(o.key, edge.Direction.Desc if o.direction == m.Direction.DESC else edge.Direction.Asc)
 
 
 def ids(values: Sequence[m.ExtendedPointId]) -> list[edge.PointId]:
