@@ -354,34 +354,20 @@ class ServerVectorIndex:
     def scroll(self, scope: Scope, *, where: RecordFilter, limit: int, offset: str | None = None,
                skipped: Skipped | None = None) -> tuple[list[Memory], str | None]:
         """``POST /points/scroll`` by ascending point id; the cursor is the next page's first point id."""
-        start = pl.parse_offset(offset)
-        with _server_errors("scroll"):
-            records, nxt = self._client.scroll(
-                self._collection,
-                scroll_filter=scoped_filter(scope, where),
-                limit=limit,
-                offset=start,
-                with_payload=True,
-                consistency=self._consistency,
-                shard_key_selector=self._distribution.selector(scope),
-            )
-        memories = pl.decoded(records, skipped)
-        return memories, None if nxt is None else str(nxt)
+        records, nxt = self._scroll(scope, where, limit, offset=pl.parse_offset(offset))
+        return pl.decoded(records, skipped), None if nxt is None else str(nxt)
 
     def newest(self, scope: Scope, *, where: RecordFilter, limit: int,
                skipped: Skipped | None = None) -> list[Memory]:
         """``POST /points/scroll`` with ``order_by`` ``valid_from`` descending (its float index)."""
+        order = models.OrderBy(key=pl.VALID_FROM, direction=models.Direction.DESC)
+        return pl.decoded(self._scroll(scope, where, limit, order_by=order)[0], skipped)
+
+    def _scroll(self, scope: Scope, where: RecordFilter, limit: int, **how: Any) -> tuple[list[Any], Any]:
         with _server_errors("scroll"):
-            records, _ = self._client.scroll(
-                self._collection,
-                scroll_filter=scoped_filter(scope, where),
-                limit=limit,
-                order_by=models.OrderBy(key=pl.VALID_FROM, direction=models.Direction.DESC),
-                with_payload=True,
-                consistency=self._consistency,
-                shard_key_selector=self._distribution.selector(scope),
-            )
-        return pl.decoded(records, skipped)
+            return self._client.scroll(self._collection, scroll_filter=scoped_filter(scope, where), limit=limit,
+                                       with_payload=True, consistency=self._consistency,
+                                       shard_key_selector=self._distribution.selector(scope), **how)
 
     def count(self, scope: Scope, *, where: RecordFilter) -> int:
         """``POST /points/count`` (exact) within the scope. Qdrant's count takes no read ``consistency``:
