@@ -208,30 +208,37 @@ def _assemble_http(base: str, key: str, subjects: int, queries: int) -> dict[str
     rng = random.Random(13)
     samples: list[float] = []
     with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=30) as http:
-        for i in range(queries + WARMUP):
-            if i == WARMUP:
-                served_before = _server_seconds(http)
+
+        def one(i: int) -> float:
             body = {"subject_id": subject(rng.randrange(subjects)), "query": question(rng, 2_000_000 + i)}
             t0 = time.perf_counter()
             r = http.post("/api/v1/context/assemble", json=body)
             elapsed = (time.perf_counter() - t0) * 1000
             r.raise_for_status()
-            if i >= WARMUP:
-                samples.append(elapsed)
-        served = _server_seconds(http)
-        hit_rate = _server_cache_hit_rate(http)
+            return elapsed
+
+        for i in range(WARMUP):
+            one(i)
+        before = _metrics(http)
+        samples = [one(i) for i in range(WARMUP, WARMUP + queries)]
+        after = _metrics(http)
         floor = percentiles([_round_trip(http) for _ in range(FLOOR_PROBES)])["p50_ms"]
     p = percentiles(samples)
-    answered = served[1] - served_before[1]
+    served = [after.get(name, 0.0) - before.get(name, 0.0) for name in (_SERVED_SUM, _SERVED_COUNT)]
+    hits, misses = after.get(_CACHE_HITS, 0.0), after.get(_CACHE_MISSES, 0.0)
     return {"http_p50_ms": p["p50_ms"], "http_p95_ms": p["p95_ms"], "http_p99_ms": p["p99_ms"],
-            "http_cache_hit_rate": hit_rate,
+            "http_cache_hit_rate": round(hits / (hits + misses), 4) if hits + misses else 0.0,
             # where the HTTP figures go: the server's own time per assemble (its request histogram, from
             # the first byte read to the last sent), and a /healthz round trip (client and loopback)
-            "http_server_mean_ms": round(1000 * (served[0] - served_before[0]) / answered, 3) if answered else None,
+            "http_server_mean_ms": round(1000 * served[0] / served[1], 3) if served[1] else None,
             "http_floor_p50_ms": floor}
 
 
 FLOOR_PROBES = 200  # /healthz round trips after the assembles
+_ASSEMBLED = '{method="POST",route="/api/v1/context/assemble",status="200"}'
+_SERVED_SUM = "carnet_http_request_duration_seconds_sum" + _ASSEMBLED
+_SERVED_COUNT = "carnet_http_request_duration_seconds_count" + _ASSEMBLED
+_CACHE_HITS, _CACHE_MISSES = "carnet_query_cache_hits_total", "carnet_query_cache_misses_total"
 
 
 def _round_trip(http: httpx.Client) -> float:
@@ -240,29 +247,15 @@ def _round_trip(http: httpx.Client) -> float:
     return (time.perf_counter() - t0) * 1000
 
 
-def _server_seconds(http: httpx.Client) -> tuple[float, float]:
-    """(seconds, requests) the server has spent on answered assembles so far (``/metrics``)."""
-    total = count = 0.0
+def _metrics(http: httpx.Client) -> dict[str, float]:
+    """The server's ``/metrics`` samples, by name with their labels as written (the query cache's
+    counters and the assemble route's request histogram are read from here)."""
+    out: dict[str, float] = {}
     for line in http.get("/metrics").text.splitlines():
-        if 'route="/api/v1/context/assemble"' in line and 'status="200"' in line:
-            name, value = line.split("{", 1)[0], float(line.rsplit(" ", 1)[1])
-            if name == "carnet_http_request_duration_seconds_sum":
-                total = value
-            elif name == "carnet_http_request_duration_seconds_count":
-                count = value
-    return total, count
-
-
-def _server_cache_hit_rate(http: httpx.Client) -> float:
-    """Read the server's own query-cache counters from ``/metrics``."""
-    values: dict[str, float] = {}
-    for line in http.get("/metrics").text.splitlines():
-        for name in ("carnet_query_cache_hits_total", "carnet_query_cache_misses_total"):
-            if line.startswith(name + " "):
-                values[name] = float(line.split()[1])
-    hits = values.get("carnet_query_cache_hits_total", 0.0)
-    total = hits + values.get("carnet_query_cache_misses_total", 0.0)
-    return round(hits / total, 4) if total else 0.0
+        if line and not line.startswith("#"):
+            name, _, value = line.rpartition(" ")
+            out[name] = float(value)
+    return out
 
 
 def _print(s: dict[str, Any]) -> None:
