@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
 
 from carnet.bootstrap.container import Container
 from carnet.domain.budget import TierBudget
@@ -12,6 +15,7 @@ from carnet.services.memories.assemble import Context, assemble, budgets
 from carnet.services.memories.profile import CANDIDATES
 from carnet.services.memories.remember import NewMemory, insert_new, remember
 from carnet.services.scope import scope_for
+from tests.integration.test_tamper import _date_out_of_range, _flip_ciphertext_byte
 
 AT = datetime(2025, 3, 1, tzinfo=UTC)
 PROFILE = [
@@ -65,6 +69,18 @@ def test_past_the_candidates_the_newest_facts_are_the_ones_shown(container: Cont
     assert insert_new(container.deps, tenant="t", subject_id="P9", items=items, actor="a") == n
     ctx = _assemble(container, "P9", "Bonjour", max_profile=5)
     assert [m.text for m in ctx.profile] == [items[n - 1 - i].text for i in range(5)]
+
+
+@pytest.mark.parametrize("damage", [_flip_ciphertext_byte, _date_out_of_range], ids=["ciphertext", "date"])
+def test_a_damaged_profile_fact_is_left_out_and_counted_the_others_shown(container: Container,
+                                                                         damage: Any) -> None:
+    """A date no datetime holds sorts first on the engine's index: it is still only left out."""
+    ids = _store(container, "P8", PROFILE)
+    damage(container, scope_for(container.deps, "t", "P8"), ids[0])
+    container.keyring.forget("t", scope_for(container.deps, "t", "P8").subject)
+    ctx = _assemble(container, "P8", "Bonjour")
+    assert sorted(m.text for m in ctx.profile) == sorted(PROFILE[1:])
+    assert [u.id for u in ctx.unreadable] == [ids[0]] and ctx.stats["unreadable"] == 1
 
 
 def test_profile_tier_keeps_to_its_budget(container: Container) -> None:
