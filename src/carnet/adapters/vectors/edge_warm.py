@@ -6,8 +6,9 @@ begins with an empty cache for them, and each request reads the payload pages of
 from disk, one 4 KiB page fault at a time. On the 1M-memory store (1 GiB of payload files) that was
 60 to 120 major faults per assemble for minutes after a start, about 4 ms a request more than warm
 (docs/benchmarks.md, "Payload files warmed at open"). Reading the files once, in order, in a
-background thread takes under half a second for that gigabyte and leaves the pages to the kernel:
-they are evictable cache, not process memory, so RAM pressure only makes later reads slower again.
+background thread takes 0.4 s for that gigabyte on a quiet machine (2 s beside a starting process)
+and leaves the pages to the kernel: they are evictable cache, not process memory, so RAM pressure only
+makes later reads slower again.
 
 Files larger together than half of the memory the kernel reports available are not read (they
 would evict one another, and other processes' cache, without making requests faster)."""

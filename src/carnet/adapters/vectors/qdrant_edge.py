@@ -16,8 +16,10 @@ Choices, measured on 100k points / 1000 subjects / dim 384 on a 2-CPU host
 - The payload files are read once into the page cache when the shard opens, in a background thread
   (``edge_warm``): the engine leaves them cold and drops them from the cache on close, so every start
   otherwise pays a disk read per candidate's payload page (~4 ms an assemble at 1M records).
-- No Python lock around engine calls: the engine synchronises internally and releases the GIL during
-  reads and writes (8 threads of mixed reads/writes, no error; 2 threads give 1.6x the throughput of 1).
+- No Python lock around engine calls: the engine synchronises internally (8 threads of mixed reads and
+  writes, no error). Its Python bindings keep the interpreter lock for the whole of each call (no
+  ``allow_threads`` in qdrant's ``lib/edge/python``): engine calls never overlap Python work in other
+  threads (docs/benchmarks.md, "Questions through ONNX Runtime").
 
 Engine failures (the engine raises bare ``Exception``) become ``DependencyUnavailable``. Filters,
 requests and hits are built in ``edge_requests``; the owner lock is ``edge_lock``'s. Records are
