@@ -10,7 +10,7 @@ what they hold is sealed, but it is still the subjects' data.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 from typing import IO, BinaryIO
 
@@ -36,18 +36,26 @@ def copy_tree_sparse(src: Path, dst: Path, *, skip: Collection[str] = ()) -> lis
     return sorted(copied)
 
 
+def data_regions(fd: int) -> Iterator[tuple[int, int]]:
+    """The ``(start, end)`` byte ranges of the open file ``fd`` that hold data, in order; its holes are
+    left out. Each step seeks from an absolute position, so the caller may move the file's offset."""
+    size = os.fstat(fd).st_size
+    pos = 0
+    while pos < size:
+        try:
+            start = os.lseek(fd, pos, os.SEEK_DATA)
+        except OSError:  # ENXIO: nothing but a hole up to the end
+            return
+        end = os.lseek(fd, start, os.SEEK_HOLE)
+        yield start, end
+        pos = end
+
+
 def copy_sparse(src: Path, dst: Path) -> None:
     """Copy one file, reading and writing only its data regions (the rest stays a hole)."""
     with open(src, "rb") as fi, _create(dst) as fo:
         fd = fi.fileno()
-        size = os.fstat(fd).st_size
-        pos = 0
-        while pos < size:
-            try:
-                start = os.lseek(fd, pos, os.SEEK_DATA)
-            except OSError:  # ENXIO: nothing but a hole up to the end
-                break
-            end = os.lseek(fd, start, os.SEEK_HOLE)
+        for start, end in data_regions(fd):
             os.lseek(fd, start, os.SEEK_SET)
             fo.seek(start)
             left = end - start
@@ -57,8 +65,7 @@ def copy_sparse(src: Path, dst: Path) -> None:
                     break
                 fo.write(block)
                 left -= len(block)
-            pos = end
-        fo.truncate(size)
+        fo.truncate(os.fstat(fd).st_size)
         fo.flush()
         os.fsync(fo.fileno())
 

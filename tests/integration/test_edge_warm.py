@@ -42,7 +42,8 @@ def test_the_payload_files_of_a_real_shard_are_read_at_open(tmp_path: Path) -> N
         assert again.warmer.done.wait(30)
         result = again.warmer.result
         assert result is not None and result.skipped is None
-        assert result.read == result.planned >= sum(p.stat().st_size for p in pages) > 300 * 500
+        # the data of 300 records of 500+ characters was read; the engine's preallocated holes were not
+        assert 300 * 500 < result.read <= result.planned < sum(p.stat().st_size for p in pages)
     finally:
         again.close()
 

@@ -49,6 +49,19 @@ def test_a_stop_ends_the_read_early_and_a_missing_file_is_passed_over(tmp_path: 
     assert read_through([tmp_path / "gone.dat", *files], threading.Event()) == 3 * MiB
 
 
+def test_holes_are_skipped_not_read_as_zeros(tmp_path: Path) -> None:
+    """As the engine preallocates its files: 8 MiB long, 1 MiB of data in the middle."""
+    d = tmp_path / "segments" / "seg-0" / "payload_storage"
+    d.mkdir(parents=True)
+    with (d / "page_0.dat").open("wb") as f:
+        f.truncate(8 * MiB)
+        f.seek(4 * MiB)
+        f.write(b"p" * MiB)
+    assert read_through(payload_files(tmp_path), threading.Event()) == MiB
+    done = warm(tmp_path, threading.Event(), available=lambda: 1 << 40)
+    assert done.read == MiB and MiB <= done.planned < 2 * MiB  # the bytes on disk, not the length
+
+
 def test_files_over_half_the_available_memory_or_an_unknown_budget_are_not_read(tmp_path: Path) -> None:
     shard = shard_with(tmp_path, [MiB, MiB])
     over = warm(shard, threading.Event(), available=lambda: 4 * MiB - 1)

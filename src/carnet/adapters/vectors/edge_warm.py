@@ -23,6 +23,8 @@ from pathlib import Path
 
 import structlog
 
+from carnet.fileio import data_regions
+
 log = structlog.get_logger("carnet.vectors")
 
 CHUNK = 1 << 20  # bytes per read
@@ -31,7 +33,8 @@ SHARE_OF_AVAILABLE = 0.5  # at most this share of MemAvailable is read into the 
 
 @dataclass(frozen=True, slots=True)
 class Warmed:
-    """What a warm-up did: ``read`` bytes of ``planned``; ``skipped``: why it read nothing, if so."""
+    """What a warm-up did: ``read`` bytes of the ``planned`` ones (the files' bytes on disk);
+    ``skipped``: why it read nothing, if so."""
 
     planned: int
     read: int
@@ -56,19 +59,32 @@ def available_memory(meminfo: Path = Path("/proc/meminfo")) -> int | None:
     return None
 
 
+def allocated(path: Path) -> int:
+    """The bytes of ``path`` on disk: the engine preallocates its files sparsely (a new shard's payload
+    file is 32 MiB long and holds a few KiB), and only data is read."""
+    st = path.stat()
+    return min(st.st_size, st.st_blocks * 512)
+
+
 def read_through(files: Sequence[Path], stop: threading.Event) -> int:
-    """Read every file from start to end (the bytes are dropped); returns the bytes read. Stops early
-    when ``stop`` is set; a file that cannot be read (gone, no permission) is passed over."""
-    buf = bytearray(CHUNK)
+    """Read the data regions of every file, in order (the bytes are dropped; holes are skipped, not
+    read as zeros); returns the bytes read. Stops early when ``stop`` is set; a file that cannot be
+    read (gone, no permission) is passed over."""
+    view = memoryview(bytearray(CHUNK))
     done = 0
     for path in files:
         try:
             with path.open("rb", buffering=0) as f:
-                while not stop.is_set():
-                    n = f.readinto(buf)
-                    if not n:
+                for start, end in data_regions(f.fileno()):
+                    f.seek(start)
+                    while start < end and not stop.is_set():
+                        n = f.readinto(view[: min(CHUNK, end - start)])
+                        if not n:
+                            break
+                        start += n
+                        done += n
+                    if stop.is_set():
                         break
-                    done += n
         except OSError:
             continue
         if stop.is_set():
@@ -84,7 +100,7 @@ def warm(shard: Path, stop: threading.Event, *,
     planned = 0
     for p in files:
         try:
-            planned += p.stat().st_size
+            planned += allocated(p)
         except OSError:
             continue
     free = available()
