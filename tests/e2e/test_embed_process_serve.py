@@ -1,5 +1,6 @@
-"""`carnet serve` with its model in a child process (``CARNET_EMBED_PROCESS=true``): the whole write
-and read path works, the child runs at a lower priority, and it ends with the server."""
+"""`carnet serve` with its model in a child process (its default, ``CARNET_EMBED_PROCESS`` unset): the
+whole write and read path works, the child runs at a lower priority, and it ends with the server;
+``CARNET_EMBED_PROCESS=false`` keeps the model in the server's process."""
 
 from __future__ import annotations
 
@@ -32,24 +33,21 @@ def _is_embedder(pid: int) -> bool:
         return False
 
 
-@pytest.mark.slow
-def test_serve_with_the_model_in_its_own_process(tmp_path: Path) -> None:
+def _agent(tmp_path: Path) -> dict[str, str]:
     plane = build_control_plane(Settings(data_dir=tmp_path / "data", key_dir=tmp_path / "keys"))
     try:
         key = create_key(plane.catalog, plane.pepper, tenant="assur-nord", roles=["agent"])[0]
     finally:
         plane.catalog.close()
-    agent = {"Authorization": f"Bearer {key}"}
-    with serve_process(tmp_path, {"CARNET_EMBED_PROCESS": "true"}) as (base, proc):
-        made = httpx.post(f"{base}/api/v1/subjects/ADH-1/memories", headers=agent, timeout=30,
-                          json={"text": "Le membre habite 12 rue des Lilas à Lyon."})
-        assert made.status_code == 201, made.text
-        found = httpx.post(f"{base}/api/v1/subjects/ADH-1/search", headers=agent, timeout=30,
-                           json={"query": "Où habite-t-il ?", "k": 3})
-        assert found.status_code == 200 and "Lilas" in found.json()["results"][0]["memory"]["text"]
-        ctx = httpx.post(f"{base}/api/v1/context/assemble", headers=agent, timeout=30,
-                         json={"subject_id": "ADH-1", "query": "adresse ?"})
-        assert ctx.status_code == 200, ctx.text
+    return {"Authorization": f"Bearer {key}"}
+
+
+@pytest.mark.slow
+def test_serve_runs_the_model_in_its_own_process_by_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    agent = _agent(tmp_path)
+    monkeypatch.delenv("CARNET_EMBED_PROCESS", raising=False)  # the server inherits this environment
+    with serve_process(tmp_path, {}) as (base, proc):
+        _write_search_assemble(base, agent)
         embedders = [c for c in _children(proc.pid) if _is_embedder(c)]
         assert len(embedders) == 1
         child = embedders[0]
@@ -59,6 +57,27 @@ def test_serve_with_the_model_in_its_own_process(tmp_path: Path) -> None:
     while not _gone(child) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _gone(child)
+
+
+@pytest.mark.slow
+def test_serve_keeps_the_model_in_process_when_told(tmp_path: Path) -> None:
+    agent = _agent(tmp_path)
+    with serve_process(tmp_path, {"CARNET_EMBED_PROCESS": "false"}) as (base, proc):
+        _write_search_assemble(base, agent)
+        assert [c for c in _children(proc.pid) if _is_embedder(c)] == []
+
+
+def _write_search_assemble(base: str, agent: dict[str, str]) -> None:
+    """A memory written, found by a question and assembled: passages and questions through the model."""
+    made = httpx.post(f"{base}/api/v1/subjects/ADH-1/memories", headers=agent, timeout=30,
+                      json={"text": "Le membre habite 12 rue des Lilas à Lyon."})
+    assert made.status_code == 201, made.text
+    found = httpx.post(f"{base}/api/v1/subjects/ADH-1/search", headers=agent, timeout=30,
+                       json={"query": "Où habite-t-il ?", "k": 3})
+    assert found.status_code == 200 and "Lilas" in found.json()["results"][0]["memory"]["text"]
+    ctx = httpx.post(f"{base}/api/v1/context/assemble", headers=agent, timeout=30,
+                     json={"subject_id": "ADH-1", "query": "adresse ?"})
+    assert ctx.status_code == 200 and "Lilas" in ctx.text, ctx.text
 
 
 def _gone(pid: int) -> bool:

@@ -137,6 +137,30 @@ def test_a_model_that_cannot_load_is_a_clear_error() -> None:
         ProcessEmbedder(refusing)
 
 
+def test_a_refused_priority_change_still_serves(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sandbox may refuse ``setpriority`` (a seccomp filter): the child then runs at the parent's
+    priority rather than not at all. The child's loop, run here on a real pipe."""
+    import multiprocessing
+
+    from carnet.adapters.embedders import process
+
+    def refused(_: int) -> int:
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(process.os, "nice", refused)
+    monkeypatch.setattr(process.signal, "signal", lambda *_: None)  # the loop runs on a thread here
+    ours, theirs = multiprocessing.Pipe()
+    loop = threading.Thread(target=process.serve, args=(theirs, HashEmbedder, 10), daemon=True)
+    loop.start()
+    assert ours.recv()[0] == "ready"
+    ours.send(("queries", ["bonjour"]))
+    status, vectors = ours.recv()
+    assert status == "ok" and np.allclose(vectors[0], HashEmbedder().embed_query("bonjour"))
+    ours.close()
+    loop.join(timeout=10)
+    assert not loop.is_alive()
+
+
 def test_close_stops_the_child_and_refuses_later_calls() -> None:
     emb = ProcessEmbedder(HashEmbedder)
     child = emb._child

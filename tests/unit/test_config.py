@@ -69,3 +69,24 @@ def test_the_key_listener_backoff_is_a_bounded_setting(monkeypatch: pytest.Monke
         monkeypatch.setenv("CARNET_POSTGRES__LISTENER_BACKOFF_MAX", bad)
         with pytest.raises(ValidationError):
             Settings()
+
+
+@pytest.mark.parametrize(("given", "served"), [(None, True), ("true", True), ("false", False)])
+def test_the_model_goes_to_a_child_process_in_a_server_unless_told(
+        monkeypatch: pytest.MonkeyPatch, given: str | None, served: bool) -> None:
+    monkeypatch.delenv("CARNET_EMBED_PROCESS", raising=False)
+    if given is not None:
+        monkeypatch.setenv("CARNET_EMBED_PROCESS", given)
+    s = Settings()
+    assert s.serving_defaults().embed_process is served
+    assert s.embed_process is (None if given is None else served)  # other commands: unset is in process
+    assert s.serving_defaults().port == s.port and s.serving_defaults().serving_defaults() == s.serving_defaults()
+
+
+def test_unset_builds_the_model_in_this_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    from carnet.bootstrap import models
+
+    built: list[str] = []
+    monkeypatch.setattr(models, "embedder_factory", lambda settings, threads: lambda: built.append("here"))
+    models.build_embedder(Settings(embed_process=None))
+    assert built == ["here"]

@@ -30,7 +30,8 @@ if TYPE_CHECKING:  # psycopg is optional: imported only when CARNET_CATALOG=post
 
 def build_embedder(settings: Settings) -> Embedder:
     """The embedder in this process, or with ``CARNET_EMBED_PROCESS`` in a child process of its own
-    (``adapters/embedders/process``: passages on ``CARNET_EMBED_THREADS``, queries on one thread)."""
+    (``adapters/embedders/process``). Unset means in this process: ``carnet serve`` sets it first
+    (``Settings.serving_defaults``)."""
     if settings.embed_process:
         from carnet.adapters.embedders.process import ProcessEmbedder
 

@@ -158,7 +158,8 @@ class Settings(BaseSettings):
     embedder_passage_prefix: str = ""
     embed_threads: int | None = Field(None, ge=1)
     # The model in a child process of its own (its own interpreter and GIL); see docs/configuration.md.
-    embed_process: bool = False
+    # Unset: a child for `carnet serve` (``serving_defaults``), in process for every other command.
+    embed_process: bool | None = None
     # Questions through ONNX Runtime (one call per forward, the interpreter lock released throughout)
     # or PyTorch (one call per operator); same weights. Passages always go through PyTorch.
     embed_query_engine: Literal["onnx", "torch"] = "onnx"
@@ -213,6 +214,15 @@ class Settings(BaseSettings):
     @property
     def resolved_backup_dir(self) -> Path:
         return self.backup_dir or _sibling(self.data_dir, "-backups")
+
+    def serving_defaults(self) -> Self:
+        """These settings as ``carnet serve`` runs them: what is left unset for a server is decided here.
+        The model goes to a child process unless ``CARNET_EMBED_PROCESS`` says otherwise: in a server,
+        the request threads' Python and the model then stop competing for one interpreter and one
+        scheduling priority (docs/benchmarks.md, "The model in a child process by default")."""
+        if self.embed_process is not None:
+            return self
+        return self.model_copy(update={"embed_process": True})
 
     @model_validator(mode="after")
     def _refuse_unknown_variables(self) -> Self:

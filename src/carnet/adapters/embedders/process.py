@@ -16,8 +16,9 @@ only wait on a pipe, which releases the GIL.
   ``DependencyUnavailable`` (503) and is started again by the next call. An error the model raises
   comes back as ``EmbedderFailed`` with the error's type only (never its message: it could quote a
   text).
-- The child runs at a lower priority (``niceness``, 10 by default): the model has the cores the request
-  path leaves, so past capacity the server still answers or refuses within its deadline. Questions run
+- The child runs at a lower priority (``niceness``, 10 by default; where a sandbox refuses it, at the
+  parent's): the model has the cores the request path leaves, so past capacity the server still
+  answers or refuses within its deadline. Questions run
   on ``query_threads`` intra-op threads (one by default), passages on what ``factory`` set.
 - ``close`` stops the child; a child whose parent died exits when its end of the pipe closes.
 
@@ -27,6 +28,7 @@ same process (pseudonymised before embedding).
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import signal
@@ -63,9 +65,10 @@ def serve(conn: Connection, factory: Callable[[], Embedder], niceness: int = 0,
     answer ``(kind, texts)`` until the parent's end closes. Module level, so ``spawn`` can find it.
     ``query_threads``: PyTorch's intra-op threads for queries (passages keep what ``factory`` set)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the parent decides
-    try:
-        if niceness:
+    if niceness:  # a sandbox that refuses setpriority: the model runs at the server's priority
+        with contextlib.suppress(OSError):
             os.nice(niceness)
+    try:
         embedder = factory()
     except BaseException as exc:  # the parent reports it; the child has nothing more to do
         conn.send(("failed", type(exc).__name__))

@@ -32,7 +32,7 @@ def serve(
     from carnet.entrypoints.http.tls import uvicorn_tls_options
     from carnet.errors import CarnetError
 
-    settings = settings_for(data_dir, host=host, port=port)
+    settings = settings_for(data_dir, host=host, port=port).serving_defaults()
     if demo:  # its own store (./carnet-demo unless --data-dir), seeded once; never the real data dir
         from carnet.entrypoints.cli.demo import demo_settings
 
