@@ -108,7 +108,7 @@ def test_bench_latency_curve_measures_each_size_back_to_back(tmp_path: Path) -> 
     assert [r["points"] for r in rows] == [100, 300]
     for r in rows:
         for key in ("service_p50_ms", "service_p95_ms", "service_p99_ms", "http_p50_ms", "http_p95_ms",
-                    "http_p99_ms", "disk_bytes", "serve_rss_bytes"):
+                    "http_p99_ms", "disk_bytes", "serve_rss_bytes", "serve_children_rss_bytes"):
             assert r[key] > 0, key
     assert isinstance(s["service_p95_ratio"], float) and isinstance(s["http_p95_ratio"], float)
     assert "cores" in str(s["machine"])

@@ -264,7 +264,8 @@ def _print(s: dict[str, Any]) -> None:
     print(f"ingest: {s['ingest_per_s']} memories/s ({s.get('ingest_builder', 'remember')}"
           f"{', pool of ' + str(s['text_pool']) + ' texts' if s.get('text_pool') else ''})")
     print(f"store: {s['points']} active records, {s['disk_bytes'] / 2**20:.0f} MiB on disk; "
-          f"serve RSS {s.get('serve_rss_bytes', 0) / 2**20:.0f} MiB")
+          f"serve RSS {s.get('serve_rss_bytes', 0) / 2**20:.0f} MiB"
+          f" + {s.get('serve_children_rss_bytes', 0) / 2**20:.0f} MiB in its child processes")
     print(f"assemble (service): p50 {s['service_p50_ms']} ms  p95 {s['service_p95_ms']} ms  "
           f"p99 {s['service_p99_ms']} ms  (query cache hit rate {s['service_cache_hit_rate']})")
     print(f"crypto (service): {s['service_open_ms_per_request']} ms opening fields per request; "
@@ -275,8 +276,8 @@ def _print(s: dict[str, Any]) -> None:
 
 
 def _print_row(r: dict[str, Any]) -> None:
-    rss = r.get("serve_rss_bytes", 0) / 2**20
+    rss, children = r.get("serve_rss_bytes", 0) / 2**20, r.get("serve_children_rss_bytes", 0) / 2**20
     print(f"{r['memories']} memories ({r['points']} active records, {r['disk_bytes'] / 2**20:.0f} MiB on disk, "
-          f"serve RSS {rss:.0f} MiB): service p50 {r['service_p50_ms']} / p95 {r['service_p95_ms']} / "
+          f"serve RSS {rss:.0f} + {children:.0f} MiB): service p50 {r['service_p50_ms']} / p95 {r['service_p95_ms']} / "
           f"p99 {r['service_p99_ms']} ms; HTTP p50 {r['http_p50_ms']} / p95 {r['http_p95_ms']} / "
           f"p99 {r['http_p99_ms']} ms")

@@ -162,13 +162,37 @@ def served_process(root: Path, *, pii: bool, rate_limit: str | None = None,
 
 
 def rss_bytes(pid: int) -> dict[str, int]:
-    """The process's resident memory now and at its peak (``VmRSS``, ``VmHWM`` in /proc; Linux only)."""
+    """The process's resident memory now and at its peak (``VmRSS``, ``VmHWM`` in /proc; Linux only),
+    and its child processes' now (the model's, by default: ``serve_children_rss_bytes``)."""
     out: dict[str, int] = {}
+    own = _status(pid)
+    for name, key in (("VmRSS", "serve_rss_bytes"), ("VmHWM", "serve_peak_rss_bytes")):
+        if name in own:
+            out[key] = own[name]
+    if own:
+        out["serve_children_rss_bytes"] = sum(_status(child).get("VmRSS", 0) for child in _children(pid))
+    return out
+
+
+def _status(pid: int) -> dict[str, int]:
+    """``VmRSS`` and ``VmHWM`` of ``pid`` in bytes; empty when it is gone."""
+    found: dict[str, int] = {}
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
             name, _, value = line.partition(":")
             if name in ("VmRSS", "VmHWM"):
-                out["serve_rss_bytes" if name == "VmRSS" else "serve_peak_rss_bytes"] = int(value.split()[0]) * 1024
+                found[name] = int(value.split()[0]) * 1024
+    except OSError:
+        pass
+    return found
+
+
+def _children(pid: int) -> list[int]:
+    """Direct child processes of ``pid`` (``/proc/<pid>/task/*/children``)."""
+    out: list[int] = []
+    try:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            out.extend(int(c) for c in (task / "children").read_text().split())
     except OSError:
         pass
     return out
