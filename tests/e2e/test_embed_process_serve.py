@@ -11,18 +11,11 @@ from pathlib import Path
 import httpx
 import pytest
 
+from carnet.bench.served import child_pids
 from carnet.bootstrap.stores import build_control_plane
 from carnet.services.apikeys import create_key
 from carnet.settings.root import Settings
 from tests.support.serve import serve_process
-
-
-def _children(pid: int) -> list[int]:
-    out: list[int] = []
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        children = (task / "children").read_text().split()
-        out.extend(int(c) for c in children)
-    return out
 
 
 def _is_embedder(pid: int) -> bool:
@@ -48,7 +41,7 @@ def test_serve_runs_the_model_in_its_own_process_by_default(tmp_path: Path, monk
     monkeypatch.delenv("CARNET_EMBED_PROCESS", raising=False)  # the server inherits this environment
     with serve_process(tmp_path, {}) as (base, proc):
         _write_search_assemble(base, agent)
-        embedders = [c for c in _children(proc.pid) if _is_embedder(c)]
+        embedders = [c for c in child_pids(proc.pid) if _is_embedder(c)]
         assert len(embedders) == 1
         child = embedders[0]
         assert os.getpriority(os.PRIO_PROCESS, child) >= min(19, os.getpriority(os.PRIO_PROCESS, proc.pid) + 10)
@@ -64,7 +57,7 @@ def test_serve_keeps_the_model_in_process_when_told(tmp_path: Path) -> None:
     agent = _agent(tmp_path)
     with serve_process(tmp_path, {"CARNET_EMBED_PROCESS": "false"}) as (base, proc):
         _write_search_assemble(base, agent)
-        assert [c for c in _children(proc.pid) if _is_embedder(c)] == []
+        assert [c for c in child_pids(proc.pid) if _is_embedder(c)] == []
 
 
 def _write_search_assemble(base: str, agent: dict[str, str]) -> None:

@@ -170,7 +170,7 @@ def rss_bytes(pid: int) -> dict[str, int]:
         if name in own:
             out[key] = own[name]
     if own:
-        out["serve_children_rss_bytes"] = sum(_status(child).get("VmRSS", 0) for child in _children(pid))
+        out["serve_children_rss_bytes"] = sum(_status(child).get("VmRSS", 0) for child in child_pids(pid))
     return out
 
 
@@ -187,7 +187,7 @@ def _status(pid: int) -> dict[str, int]:
     return found
 
 
-def _children(pid: int) -> list[int]:
+def child_pids(pid: int) -> list[int]:
     """Direct child processes of ``pid`` (``/proc/<pid>/task/*/children``)."""
     out: list[int] = []
     try:
