@@ -116,14 +116,14 @@ def open_tiered(qdrant: RunningQdrant, collection: str, promoted: str = "banque-
     return idx
 
 
-@pytest.fixture(params=["edge", "server", "rest", "rest-tiered"])
+@pytest.fixture(params=["edge", "edge-cached", "server", "rest", "rest-tiered"])
 def index(request: pytest.FixtureRequest, tmp_path: Path, empty_shard: Path) -> Iterator[VectorIndex]:
     idx: VectorIndex
     qdrant: RunningQdrant | None = None
     collection = f"memories-{uuid4().hex}"
-    if request.param == "edge":
+    if request.param.startswith("edge"):  # without records kept decoded (the default) and with
         shutil.copytree(empty_shard, tmp_path / "vectors")
-        idx = EdgeVectorIndex(tmp_path / "vectors", DIM)
+        idx = EdgeVectorIndex(tmp_path / "vectors", DIM, cached=1000 if request.param == "edge-cached" else 0)
     elif request.param == "server":
         idx = open_server(QdrantClient(":memory:"))
     elif request.param == "rest":

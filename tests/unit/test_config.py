@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import pytest
 from pydantic import ValidationError
 
@@ -90,3 +92,21 @@ def test_unset_builds_the_model_in_this_process(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(models, "embedder_factory", lambda settings, threads: lambda: built.append("here"))
     models.build_embedder(Settings(embed_process=None))
     assert built == ["here"]
+
+
+def test_the_embedded_shard_keeps_as_many_records_decoded_as_set(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from carnet.adapters.vectors.qdrant_edge import CACHED_RECORDS
+    from carnet.bootstrap.stores import build_index
+
+    assert Settings().record_cache_size == CACHED_RECORDS  # the adapter's default is the setting's
+    for value, kept in (("0", 0), ("25", 25)):
+        monkeypatch.setenv("CARNET_RECORD_CACHE_SIZE", value)
+        index = build_index(Settings(data_dir=tmp_path / value), 8)
+        try:
+            assert index._cache._capacity == kept  # type: ignore[attr-defined]
+        finally:
+            index.close()
+    monkeypatch.setenv("CARNET_RECORD_CACHE_SIZE", "-1")
+    with pytest.raises(ValidationError):
+        Settings()

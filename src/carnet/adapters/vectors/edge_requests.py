@@ -62,18 +62,20 @@ def sparse_vector(sparse: SparseVector) -> EdgeSparse:
 
 
 def dense_request(dense: Any, limit: int, flt: Filter, with_vector: Any) -> QueryRequest:
-    """Nearest on ``dense`` (cosine); ``dense`` has been checked by ``payload.dense_values``."""
-    return QueryRequest(limit=limit, query=Query.Nearest(dense, using=pl.DENSE), filter=flt, with_payload=True,
+    """Nearest on ``dense`` (cosine), ids and scores without payload (the records come from
+    ``edge_cache``); ``dense`` has been checked by ``payload.dense_values``."""
+    return QueryRequest(limit=limit, query=Query.Nearest(dense, using=pl.DENSE), filter=flt, with_payload=False,
                         with_vector=with_vector)
 
 
 def sparse_request(scope: Scope, sparse: SparseVector, limit: int, flt: Filter, with_vector: Any) -> QueryRequest:
-    """Nearest on ``sparse`` (IDF dot product), the IDF statistics taken over the scope's records only."""
+    """Nearest on ``sparse`` (IDF dot product), the IDF statistics taken over the scope's records only;
+    ids and scores without payload, like ``dense_request``."""
     return QueryRequest(
         limit=limit,
         query=Query.Nearest(sparse_vector(sparse), using=pl.SPARSE),
         filter=flt,
-        with_payload=True,
+        with_payload=False,
         with_vector=with_vector,
         params=SearchParams(idf=IdfParams(corpus=scoped_filter(scope))),
     )

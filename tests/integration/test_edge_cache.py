@@ -1,0 +1,214 @@
+"""The embedded shard with its records kept decoded (``edge_cache``) answers exactly as without.
+
+Two real qdrant-edge shards take the same generated sequence of writes (upsert, payload replaced,
+access counted, moved to another scope, deleted) and reads (get with ids of any scope, hybrid search,
+newest): one keeps at most three records decoded (so eviction runs too), the other none. Every read
+must give the same records with the same fields and scores. Then the interleavings a test cannot
+generate: a write that ends while a read fetches."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import threading
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+
+from carnet.adapters.vectors.qdrant_edge import EdgeVectorIndex
+from carnet.domain.records import Kind, Memory, Scope, Status, point_id
+from carnet.domain.unreadable import Skipped
+from carnet.ports import AccessUpdate, IndexedMemory, RecordFilter, SparseVector, VectorIndex
+
+DIM = 8
+NOW = datetime(2026, 3, 2, 9, 30, tzinfo=UTC)
+SCOPES = (Scope("assur-nord", "h-1"), Scope("assur-nord", "h-2"), Scope("banque-sud", "h-1"))
+KEYS = tuple(f"k{i}" for i in range(6))
+ALL = RecordFilter(statuses=None)
+
+
+def unit(seed: int) -> np.ndarray:
+    v = np.random.default_rng(seed).standard_normal(DIM).astype(np.float32)
+    return v / np.linalg.norm(v)
+
+
+def record(scope: Scope, key: str, version: int, days: int, status: Status = Status.ACTIVE) -> Memory:
+    at = NOW + timedelta(days=days)
+    return Memory(id=point_id(scope, key), scope=scope, kind=Kind.FACT, text=f"sealed:{key}:{version}",
+                  pseudo_text=f"pseudo {key} {version}", recorded_at=at, valid_from=at, updated_at=at,
+                  status=status, profile=version % 2 == 0)
+
+
+def indexed(m: Memory, seed: int) -> IndexedMemory:
+    return IndexedMemory(m, unit(seed), SparseVector([seed % 5, 7], [1.0, 0.5]))
+
+
+def hits(index: VectorIndex, scope: Scope, seed: int, where: RecordFilter) -> list[tuple[str, str, float, Memory]]:
+    found = index.hybrid_search(scope, dense=unit(seed), sparse=SparseVector([seed % 5], [1.0]), limit=4,
+                                where=where, with_vectors=True)
+    return [(half, c.memory.id, round(c.score, 5), c.memory)
+            for half, cs in (("dense", found.dense), ("sparse", found.sparse)) for c in cs]
+
+
+class SameAnswers(RuleBasedStateMachine):
+    def __init__(self) -> None:
+        super().__init__()
+        self.root = Path(tempfile.mkdtemp(prefix="edge-cache-"))
+        self.cached = EdgeVectorIndex(self.root / "cached", DIM, cached=3)
+        self.plain = EdgeVectorIndex(self.root / "plain", DIM, cached=0)
+        self.stored: dict[str, Memory] = {}  # what the shards hold, by id
+        self.version = 0
+
+    def both(self) -> tuple[EdgeVectorIndex, EdgeVectorIndex]:
+        return self.cached, self.plain
+
+    def teardown(self) -> None:
+        for index in self.both():
+            index.close()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    @rule(scope=st.sampled_from(SCOPES), keys=st.lists(st.sampled_from(KEYS), min_size=1, max_size=3, unique=True),
+          days=st.integers(-30, 30), superseded=st.booleans())
+    def upsert(self, scope: Scope, keys: list[str], days: int, superseded: bool) -> None:
+        taken = {i for i, m in self.stored.items() if m.scope != scope}  # ids moved here from another scope
+        keys = [k for k in keys if point_id(scope, k) not in taken]
+        if not keys:
+            return
+        self.version += 1
+        status = Status.SUPERSEDED if superseded else Status.ACTIVE
+        items = [indexed(record(scope, k, self.version, days + i, status), self.version + i)
+                 for i, k in enumerate(keys)]
+        for index in self.both():
+            index.upsert(scope, items)
+        self.stored.update((i.memory.id, i.memory) for i in items)
+
+    @rule(data=st.data())
+    def replace_payload(self, data: st.DataObject) -> None:
+        if not self.stored:
+            return
+        old = self.stored[data.draw(st.sampled_from(sorted(self.stored)))]
+        self.version += 1
+        new = replace(old, text=f"sealed:v{self.version}", status=data.draw(st.sampled_from(list(Status))))
+        for index in self.both():
+            index.replace_payload(new.scope, [new])
+        self.stored[new.id] = new
+
+    @rule(data=st.data(), count=st.integers(1, 3), minutes=st.integers(-5, 5))
+    def record_access(self, data: st.DataObject, count: int, minutes: int) -> None:
+        if not self.stored:
+            return
+        m = self.stored[data.draw(st.sampled_from(sorted(self.stored)))]
+        for index in self.both():
+            index.record_access(m.scope, [AccessUpdate(m.id, count, NOW + timedelta(minutes=minutes))])
+        self.stored[m.id] = self.plain.get(m.scope, [m.id])[0]
+
+    @rule(data=st.data(), to=st.sampled_from(SCOPES))
+    def rescope(self, data: st.DataObject, to: Scope) -> None:
+        if not self.stored:
+            return
+        m = self.stored[data.draw(st.sampled_from(sorted(self.stored)))]
+        if m.scope == to:
+            return
+        moved = replace(m, scope=to)
+        for index in self.both():
+            index.rescope(m.scope, to, [(moved, SparseVector([3], [1.0]))])
+        self.stored[m.id] = moved
+
+    @rule(data=st.data())
+    def delete(self, data: st.DataObject) -> None:
+        if not self.stored:
+            return
+        m = self.stored.pop(data.draw(st.sampled_from(sorted(self.stored))))
+        for index in self.both():
+            index.delete(m.scope, [m.id])
+
+    @rule(scope=st.sampled_from(SCOPES), keys=st.lists(st.sampled_from(KEYS), max_size=4),
+          of=st.sampled_from(SCOPES))
+    def get(self, scope: Scope, keys: list[str], of: Scope) -> None:
+        """Ids of any scope, asked in any scope: a record kept decoded for one scope never shows in another."""
+        ids = [point_id(of, k) for k in keys] + [m.id for m in self.stored.values() if m.scope == of][:2]
+        got = self.cached.get(scope, ids)
+        assert got == self.plain.get(scope, ids)
+        assert all(m.scope == scope and self.stored[m.id] == m for m in got)
+
+    @rule(scope=st.sampled_from(SCOPES), seed=st.integers(0, 50), active=st.booleans())
+    def search(self, scope: Scope, seed: int, active: bool) -> None:
+        where = RecordFilter() if active else ALL
+        assert hits(self.cached, scope, seed, where) == hits(self.plain, scope, seed, where)
+
+    @rule(scope=st.sampled_from(SCOPES), limit=st.integers(1, 5), profile=st.booleans())
+    def newest(self, scope: Scope, limit: int, profile: bool) -> None:
+        where = RecordFilter(profile_only=profile)
+        assert self.cached.newest(scope, where=where, limit=limit) == self.plain.newest(scope, where=where, limit=limit)
+
+    @invariant()
+    def holds_what_was_written(self) -> None:
+        for scope in SCOPES:
+            mine = sorted(i for i, m in self.stored.items() if m.scope == scope)
+            assert sorted(m.id for m in self.cached.get(scope, mine)) == mine
+
+
+SameAnswers.TestCase.settings = settings(max_examples=30, stateful_step_count=25, deadline=None,
+                                         suppress_health_check=[HealthCheck.too_slow])
+TestSameAnswers = SameAnswers.TestCase
+
+
+def test_a_write_ending_during_a_read_is_never_undone_by_it(tmp_path: Path) -> None:
+    """A read fetches a record; before it keeps it, a write replaces the record and drops it from the
+    cache. The read answers with what it fetched (it began before the write) but keeps nothing: the
+    next read sees the write."""
+    index = EdgeVectorIndex(tmp_path / "shard", DIM, cached=100)
+    scope = SCOPES[0]
+    old, new = record(scope, "k0", 1, 0), record(scope, "k0", 2, 0)
+    index.upsert(scope, [indexed(old, 1)])
+    assert index.get(scope, [old.id]) == [old]  # fetched once: the next fetch would keep it
+    fetch = index._by_ids
+    fetched, write_done = threading.Event(), threading.Event()
+
+    def slow_fetch(*args: Any, **kwargs: Any) -> list[Any]:
+        got = fetch(*args, **kwargs)
+        fetched.set()
+        assert write_done.wait(10)
+        return got
+
+    index._by_ids = slow_fetch  # type: ignore[method-assign]
+    answers: list[list[Memory]] = []
+    reader = threading.Thread(target=lambda: answers.append(index.get(scope, [old.id])))
+    reader.start()
+    assert fetched.wait(10)
+    index._by_ids = fetch  # type: ignore[method-assign]
+    index.replace_payload(scope, [new])
+    write_done.set()
+    reader.join(10)
+    assert answers == [[old]]
+    assert index.get(scope, [old.id]) == [new]
+    index.close()
+
+
+def test_a_damaged_record_is_noted_at_every_read_and_never_kept(tmp_path: Path) -> None:
+    index = EdgeVectorIndex(tmp_path / "shard", DIM, cached=100)
+    scope = SCOPES[0]
+    good, bad = record(scope, "k0", 1, 0), record(scope, "k1", 1, 1)
+    index.upsert(scope, [indexed(good, 1), indexed(bad, 2)])
+    from qdrant_edge import UpdateOperation
+
+    index._shard.update(UpdateOperation.set_payload([bad.id], {"recorded_at": "not a number"}))
+    for _ in range(2):
+        skipped: Skipped = []
+        assert index.get(scope, [good.id, bad.id], skipped=skipped) == [good]
+        assert [u.id for u in skipped] == [bad.id]
+        skipped = []
+        assert [m.id for m in index.newest(scope, where=ALL, limit=5, skipped=skipped)] == [good.id]
+        assert [u.id for u in skipped] == [bad.id]
+        skipped = []
+        assert [c.memory.id for c in index.hybrid_search(scope, dense=unit(2), sparse=None, limit=5, where=ALL,
+                                                         skipped=skipped).dense] == [good.id]
+        assert [u.id for u in skipped] == [bad.id]
+    assert len(index._cache) == 1
+    index.close()
