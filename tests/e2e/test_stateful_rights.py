@@ -34,6 +34,7 @@ from carnet.entrypoints.http.app import create_app
 from carnet.ports import Embedder
 from carnet.services.apikeys import create_key
 from carnet.settings.root import Settings
+from tests.support.serve import TEST_REQUEST_DEADLINE_MS
 
 TENANTS = ("assur-nord", "banque-sud")
 SUBJECTS = (0, 1)  # two subjects per tenant and run: ids made unique per run (the store outlives runs)
@@ -260,7 +261,8 @@ class Rights(RuleBasedStateMachine):
 
 @pytest.fixture
 def machine_env(tmp_path: Path, embedder: Embedder) -> Iterator[None]:
-    c = build(Settings(data_dir=tmp_path / "data", key_dir=tmp_path / "keys"), embedder=embedder)
+    c = build(Settings(data_dir=tmp_path / "data", key_dir=tmp_path / "keys",  # admission's deadline, not the
+                       api={"request_deadline_ms": TEST_REQUEST_DEADLINE_MS}), embedder=embedder)  # suite's load
     try:
         start_workers(c)
         app = create_app(c)

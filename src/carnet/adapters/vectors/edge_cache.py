@@ -76,7 +76,7 @@ class RecordCache:
         self._records: dict[str, Kept] = {}
         self._seen: dict[str, None] = {}  # ids fetched once, not kept yet (oldest first)
         self._generation = 0
-        self._lock = threading.Lock()  # writers of ``_records`` and ``_generation``; lookups go without
+        self._lock = threading.Lock()  # writers of ``_records``, ``_seen`` and ``_generation``; lookups go without
 
     def __len__(self) -> int:
         return len(self._records)
