@@ -12,7 +12,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from carnet.adapters.vectors.edge_cache import RecordCache, flat, rebuilt
@@ -88,6 +88,7 @@ MEMORIES = st.builds(
     meta=OPTIONAL, profile=st.booleans())
 
 
+@settings(max_examples=20)  # three full collections each: ~0.3 s an example
 @given(m=MEMORIES)
 def test_a_kept_record_is_the_same_record_and_not_tracked_by_the_garbage_collector(m: Memory) -> None:
     kept = flat(m)
