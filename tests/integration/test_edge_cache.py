@@ -46,7 +46,9 @@ def record(scope: Scope, key: str, version: int, days: int, status: Status = Sta
 
 
 def indexed(m: Memory, seed: int) -> IndexedMemory:
-    return IndexedMemory(m, unit(seed), SparseVector([seed % 5, 7], [1.0, 0.5]))
+    """Vectors unique to the seed: no two records tie on either half's score. (Among tied scores the engine
+    picks which ones make the limit in an order of its own, not the same in two shards.)"""
+    return IndexedMemory(m, unit(seed), SparseVector([seed % 5, 7], [1.0 + seed / 1000, 0.5]))
 
 
 def hits(index: VectorIndex, scope: Scope, seed: int, where: RecordFilter) -> list[tuple[str, str, float, Memory]]:
@@ -64,6 +66,7 @@ class SameAnswers(RuleBasedStateMachine):
         self.plain = EdgeVectorIndex(self.root / "plain", DIM, cached=0)
         self.stored: dict[str, Memory] = {}  # what the shards hold, by id
         self.version = 0
+        self.seeds = 0  # every vector written is new: see ``indexed``
 
     def both(self) -> tuple[EdgeVectorIndex, EdgeVectorIndex]:
         return self.cached, self.plain
@@ -82,8 +85,10 @@ class SameAnswers(RuleBasedStateMachine):
             return
         self.version += 1
         status = Status.SUPERSEDED if superseded else Status.ACTIVE
-        items = [indexed(record(scope, k, self.version, days + i, status), self.version + i)
-                 for i, k in enumerate(keys)]
+        items = []
+        for i, k in enumerate(keys):
+            self.seeds += 1
+            items.append(indexed(record(scope, k, self.version, days + i, status), self.seeds))
         for index in self.both():
             index.upsert(scope, items)
         self.stored.update((i.memory.id, i.memory) for i in items)
@@ -116,8 +121,9 @@ class SameAnswers(RuleBasedStateMachine):
         if m.scope == to:
             return
         moved = replace(m, scope=to)
+        self.seeds += 1
         for index in self.both():
-            index.rescope(m.scope, to, [(moved, SparseVector([3], [1.0]))])
+            index.rescope(m.scope, to, [(moved, SparseVector([3], [1.0 + self.seeds / 1000]))])
         self.stored[m.id] = moved
 
     @rule(data=st.data())
