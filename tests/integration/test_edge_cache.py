@@ -218,3 +218,35 @@ def test_a_damaged_record_is_noted_at_every_read_and_never_kept(tmp_path: Path) 
         assert [u.id for u in skipped] == [bad.id]
     assert len(index._cache) == 1
     index.close()
+
+
+def test_access_statistics_reach_the_kept_records_without_reading_them_again(tmp_path: Path) -> None:
+    """Counting the records a search showed sets the same count and time on the kept records as the
+    engine stores (read back by a shard that keeps nothing), and they stay kept: the next read of them
+    asks the engine for nothing."""
+    cached = EdgeVectorIndex(tmp_path / "cached", DIM, cached=100)
+    plain = EdgeVectorIndex(tmp_path / "plain", DIM, cached=0)
+    scope = SCOPES[0]
+    shown = [record(scope, k, 1, i) for i, k in enumerate(KEYS[:3])]
+    ids = [m.id for m in shown]
+    for index in (cached, plain):
+        index.upsert(scope, [indexed(m, i) for i, m in enumerate(shown)])
+        for _ in range(2):
+            index.get(scope, ids)
+        index.record_access(scope, [AccessUpdate(i, 2, NOW + timedelta(seconds=7)) for i in ids[:2]])
+        index.record_access(scope, [AccessUpdate(ids[0], 1, NOW + timedelta(seconds=30.25))])
+    assert len(cached._cache) == 3
+    reads: list[list[str]] = []
+    fetch = cached._by_ids
+
+    def counted(scope: Scope, wanted: list[str], **kwargs: Any) -> list[Any]:
+        reads.append(wanted)
+        return fetch(scope, wanted, **kwargs)
+
+    cached._by_ids = counted  # type: ignore[method-assign]
+    got = cached.get(scope, ids)
+    assert got == plain.get(scope, ids) and reads == []
+    assert [(m.access_count, m.last_accessed_at) for m in got] == [
+        (3, NOW + timedelta(seconds=30.25)), (2, NOW + timedelta(seconds=7)), (0, None)]
+    for index in (cached, plain):
+        index.close()

@@ -78,8 +78,16 @@ def _flip_ciphertext_byte(c: Container, scope: Scope, mid: str) -> None:
     _inner(c).replace_payload(scope, [replace(raw, text=PREFIX + base64.b64encode(bytes(blob)).decode())])
 
 
+def _behind_the_adapter(c: Container, op: UpdateOperation) -> None:
+    """Damage written to the shard around the adapter, as on disk; then the records this process keeps
+    decoded (``edge_cache``) are dropped, as after a restart: those decoded before the damage would be
+    served intact until the record is written again, and what is checked here is the damaged disk."""
+    _inner(c)._shard.update(op)
+    _inner(c)._cache.clear()
+
+
 def _set_payload(c: Container, scope: Scope, mid: str, fields: dict[str, Any]) -> None:
-    _inner(c)._shard.update(UpdateOperation.set_payload_by_filter(scoped_filter(scope, ids=[mid]), fields))
+    _behind_the_adapter(c, UpdateOperation.set_payload_by_filter(scoped_filter(scope, ids=[mid]), fields))
 
 
 def _date_out_of_range(c: Container, scope: Scope, mid: str) -> None:
@@ -87,8 +95,7 @@ def _date_out_of_range(c: Container, scope: Scope, mid: str) -> None:
 
 
 def _field_missing(c: Container, scope: Scope, mid: str) -> None:
-    filt = scoped_filter(scope, ids=[mid])
-    _inner(c)._shard.update(UpdateOperation.delete_payload_by_filter(filt, ["recorded_at"]))
+    _behind_the_adapter(c, UpdateOperation.delete_payload_by_filter(scoped_filter(scope, ids=[mid]), ["recorded_at"]))
 
 
 def _key_file(c: Container, scope: Scope) -> Path:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from hypothesis import given, settings
@@ -20,7 +20,7 @@ from carnet.domain.records import Kind, Memory, Scope, Source, Status
 
 AT = datetime(2026, 1, 5, tzinfo=UTC)
 SCOPES = (Scope("t1", "s1"), Scope("t1", "s2"), Scope("t2", "s1"))
-IDS = tuple(f"id-{i}" for i in range(8))
+IDS = tuple(f"id-{i}" for i in range(4))  # few: reads, writes and counts meet on the same ids
 
 
 def record(i: str, scope: Scope, version: int) -> Memory:
@@ -43,15 +43,18 @@ class Store:
         return fetch
 
 
+SCOPE = st.sampled_from(SCOPES[:2])  # two scopes of one tenant: ids meet across scopes often enough
+SOME_IDS = st.lists(st.sampled_from(IDS), min_size=1, max_size=3)
 OPS = st.lists(st.one_of(
-    st.tuples(st.just("read"), st.sampled_from(SCOPES), st.lists(st.sampled_from(IDS), max_size=5)),
-    st.tuples(st.just("write"), st.sampled_from(SCOPES), st.lists(st.sampled_from(IDS), min_size=1, max_size=3)),
-    st.tuples(st.just("delete"), st.sampled_from(SCOPES), st.lists(st.sampled_from(IDS), min_size=1, max_size=3)),
-    st.tuples(st.just("clear"), st.sampled_from(SCOPES), st.just([])),
-), max_size=40)
+    st.tuples(st.just("read"), SCOPE, SOME_IDS),
+    st.tuples(st.just("write"), SCOPE, SOME_IDS),
+    st.tuples(st.just("delete"), SCOPE, SOME_IDS),
+    st.tuples(st.just("access"), SCOPE, SOME_IDS),
+    st.tuples(st.just("clear"), SCOPE, st.just([])),
+), min_size=15, max_size=60)  # long enough for a record to be kept, then written or counted
 
 
-@given(ops=OPS, capacity=st.integers(0, 5))
+@given(ops=OPS, capacity=st.sampled_from([0, 1, 2, 3, 5]))
 def test_reads_give_the_current_records_of_their_scope_only(ops: list[tuple[str, Scope, list[str]]],
                                                             capacity: int) -> None:
     store, cache, version = Store(), RecordCache(capacity), 0
@@ -67,6 +70,12 @@ def test_reads_give_the_current_records_of_their_scope_only(ops: list[tuple[str,
             for i in ids:
                 store.records.pop(i, None)
             cache.changed(ids)
+        elif op == "access":  # as the adapter does: statistics set on the records found in the scope
+            version += 1
+            values = {"access_count": version, "last_accessed_at": AT + timedelta(seconds=version)}
+            found = [i for i in ids if (m := store.records.get(i)) is not None and m.scope == scope]
+            store.records.update((i, replace(store.records[i], **values)) for i in found)
+            cache.touched(found, values)
         else:
             cache.clear()
         assert len(cache) <= capacity and len(cache._seen) <= capacity
@@ -132,6 +141,36 @@ def test_a_write_ending_during_a_fetch_keeps_the_fetched_record_out() -> None:
     assert len(cache) == 0
     assert cache.records(scope, [old.id], store.fetcher(scope))[old.id].text == "sealed 2"
     assert len(cache) == 1 and cache.records(scope, [old.id], store.fetcher(scope))[old.id].text == "sealed 2"
+
+
+def test_access_statistics_written_are_set_on_the_kept_record_which_stays_kept() -> None:
+    store, cache = Store(), RecordCache(10)
+    scope = SCOPES[0]
+    store.records[IDS[0]] = record(IDS[0], scope, 1)
+    for _ in range(2):
+        cache.records(scope, [IDS[0]], store.fetcher(scope))
+    values = {"access_count": 3, "last_accessed_at": AT + timedelta(minutes=1)}
+    store.records[IDS[0]] = replace(store.records[IDS[0]], **values)
+    cache.touched([IDS[0], IDS[1]], values)  # an id not kept stays not kept
+    assert cache.records(scope, [IDS[0]], store.fetcher(scope)) == {IDS[0]: store.records[IDS[0]]}
+    assert store.reads == 2 and len(cache) == 1
+
+
+def test_a_read_overlapping_access_statistics_keeps_nothing() -> None:
+    store, cache = Store(), RecordCache(10)
+    scope = SCOPES[0]
+    old = store.records[IDS[0]] = record(IDS[0], scope, 1)
+    cache.records(scope, [old.id], store.fetcher(scope))
+
+    def fetch_then_count(ids: list[str]) -> Sequence[Memory]:
+        got = store.fetcher(scope)(ids)
+        values = {"access_count": 1, "last_accessed_at": AT}
+        store.records[old.id] = replace(old, **values)
+        cache.touched([old.id], values)
+        return got
+
+    assert cache.records(scope, [old.id], fetch_then_count) == {old.id: old}
+    assert len(cache) == 0 and cache.records(scope, [old.id], store.fetcher(scope))[old.id].access_count == 1
 
 
 def test_a_record_kept_for_one_scope_is_read_again_for_another() -> None:

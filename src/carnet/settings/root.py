@@ -167,9 +167,9 @@ class Settings(BaseSettings):
     embed_query_batch: int = Field(16, ge=1, le=256)
     query_cache_size: int = Field(4096, ge=0)
     # Records of the embedded shard kept decoded (still sealed) in memory, ~1.5 KB each, so that a
-    # query reads ids from the engine instead of every candidate's payload; 0 (the default): none.
-    # Not used with the Qdrant server, which other processes write to.
-    record_cache_size: int = Field(0, ge=0)
+    # query reads ids from the engine instead of every candidate's payload (~150 MB at the default);
+    # 0: none. Not used with the Qdrant server, which other processes write to.
+    record_cache_size: int = Field(100_000, ge=0)
     # Access statistics are written behind, in one batch per interval: each write to the shard
     # competes with searches, so fewer, larger batches keep assemble's tail latency down. A crash
     # loses at most one interval of counts (they only nudge ranking).

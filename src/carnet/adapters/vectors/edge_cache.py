@@ -12,16 +12,18 @@ What stays true:
   up here after a scoped engine query returned them, or for ``get``, whose only filter is the scope:
   a record is taken from here only when its own scope is the one asked, else it is read from the
   engine (scoped) as before.
-- A write (upsert, payload, access statistics, move, delete) drops the ids it touched *after* the
-  engine applied it, even when it failed, and moves the generation on. A read keeps what it fetched
+- A write (upsert, payload, move, delete) drops the ids it touched *after* the engine applied it,
+  even when it failed, and moves the generation on. Access statistics once written are set on the
+  kept records too (``touched``: the same two values the engine stored); if that write failed they
+  are dropped like the others. A read keeps what it fetched
   only if no write ended meanwhile (same generation before and after), so a record replaced during
   a read never comes back from here.
 - Records are as stored: texts sealed, subject and identifiers as keyed hashes. Nothing in clear.
 - A record is kept the second time it is fetched: the first time only its id is noted (at most
   ``capacity`` ids). A subject read once (an export, one lookup) costs what it did before the cache,
   and does not push out the records of members whose assistants ask again and again during a call.
-- At most ``capacity`` records (~1.5 KB each); the least recently fetched go first. 0 (the default,
-  ``CARNET_RECORD_CACHE_SIZE``): nothing kept, every query's records read once, scoped.
+- At most ``capacity`` records (``CARNET_RECORD_CACHE_SIZE``, 100,000 by default: ~1.5 KB each, ~150 MB);
+  the least recently fetched go first. 0: nothing kept, every query's records read once, scoped.
 - A record is kept as a tuple of plain values (strings, numbers, dates and tuples of them), which the
   garbage collector stops tracking: kept as ``Memory`` objects, 100k records made each of the server's
   full collections 50–130 ms longer, stalling every request under load. Rebuilding the ``Memory``
@@ -32,7 +34,7 @@ The Qdrant server has no such cache: other replicas of Carnet write to the same 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import fields
 from itertools import islice
 from typing import Any
@@ -129,6 +131,23 @@ class RecordCache:
             self._generation += 1
             for i in ids:
                 self._records.pop(i, None)
+
+    def touched(self, ids: Iterable[str], values: Mapping[str, Any]) -> None:
+        """After a write that set these fields (``Memory`` field name to its new value) on these ids and
+        nothing else, applied: the kept records take the same values instead of being dropped (the
+        access statistics of the records just shown are written every few seconds, and those are the
+        records asked for again). No read begun before keeps what it fetched."""
+        at = [(_FIELDS.index(name), value) for name, value in values.items()]
+        with self._lock:
+            self._generation += 1
+            records = self._records
+            for i in ids:
+                kept = records.get(i)
+                if kept is not None:
+                    changed = list(kept)
+                    for index, value in at:
+                        changed[index] = value
+                    records[i] = tuple(changed)
 
     def clear(self) -> None:
         with self._lock:

@@ -33,7 +33,7 @@ stored as given: sealing them is ``carnet.crypto.sealed_index``'s business.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -85,7 +85,7 @@ from carnet.ports import (
 
 __all__ = ["EdgeVectorIndex", "held"]  # ``held`` (edge_lock): a restore takes the owner lock without the shard
 
-CACHED_RECORDS = 0  # decoded records kept by default (Settings.record_cache_size): none
+CACHED_RECORDS = 100_000  # decoded records kept by default (Settings.record_cache_size): ~150 MB at most
 _CONFIG_FILE = "edge_config.json"  # written by the engine: its presence means the shard exists
 
 
@@ -112,9 +112,17 @@ def _engine_errors(what: str) -> Iterator[None]:
         raise DependencyUnavailable(f"vector store: {what} failed: {exc}") from exc
 
 
+def _access_values(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``Memory`` fields of the access statistics ``fields`` (``payload.access_payloads``), as
+    ``payload.from_payload`` reads them back from the engine."""
+    last = fields[pl.LAST_ACCESSED_AT]
+    return {"access_count": int(fields[pl.ACCESS_COUNT]),
+            "last_accessed_at": None if last is None else pl.from_epoch(float(last))}
+
+
 class EdgeVectorIndex:
     """A qdrant-edge shard at ``path`` holding vectors of dimension ``dim``; this process owns it.
-    ``cached``: how many decoded records ``edge_cache`` keeps (0: none; ``CARNET_RECORD_CACHE_SIZE``)."""
+    ``cached``: how many decoded records ``edge_cache`` keeps at most (0: none; ``CARNET_RECORD_CACHE_SIZE``)."""
 
     def __init__(self, path: Path, dim: int, *, cached: int = CACHED_RECORDS) -> None:
         path.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -217,7 +225,7 @@ class EdgeVectorIndex:
                                with_payload=PayloadSelector.Include(list(pl.ACCESS_FIELDS)))
         for ids, fields in pl.grouped_access(pl.access_payloads(pl.access_states(records), updates)):
             op = UpdateOperation.set_payload([*ids], fields)
-            with self._changing(ids), _engine_errors("set payload"):
+            with self._changing(ids, _access_values(fields)), _engine_errors("set payload"):
                 self._shard.update(op)
 
     def delete(self, scope: Scope, ids: Sequence[str]) -> None:
@@ -229,12 +237,18 @@ class EdgeVectorIndex:
             self._shard.update(UpdateOperation.delete_points_by_filter(scoped_filter(scope, ids=wanted)))
 
     @contextmanager
-    def _changing(self, ids: Iterable[str]) -> Iterator[None]:
-        """Around one engine write of ``ids``: afterwards (applied or failed) the cache drops them."""
+    def _changing(self, ids: Iterable[str], values: Mapping[str, Any] | None = None) -> Iterator[None]:
+        """Around one engine write of ``ids``: afterwards the cache drops them (failed, or ``values`` not
+        given), or sets on them the ``Memory`` fields the write set (``values``: applied)."""
         try:
             yield
-        finally:
+        except BaseException:
             self._cache.changed(ids)
+            raise
+        if values is None:
+            self._cache.changed(ids)
+        else:
+            self._cache.touched(ids, values)
 
     # -- reads --------------------------------------------------------------------------------
 
