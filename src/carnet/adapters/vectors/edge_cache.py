@@ -19,6 +19,8 @@ What stays true:
   only if no write ended meanwhile (same generation before and after), so a record replaced during
   a read never comes back from here.
 - Records are as stored: texts sealed, subject and identifiers as keyed hashes. Nothing in clear.
+  A record damaged on disk behind this process after it was kept is served as it was decoded until it
+  is written again or the process restarts.
 - A record is kept the second time it is fetched: the first time only its id is noted (at most
   ``capacity`` ids). A subject read once (an export, one lookup) costs what it did before the cache,
   and does not push out the records of members whose assistants ask again and again during a call.
