@@ -250,3 +250,24 @@ def test_access_statistics_reach_the_kept_records_without_reading_them_again(tmp
         (3, NOW + timedelta(seconds=30.25)), (2, NOW + timedelta(seconds=7)), (0, None)]
     for index in (cached, plain):
         index.close()
+
+
+def test_a_damaged_access_time_does_not_stop_the_counts_of_the_others(tmp_path: Path) -> None:
+    """A kept record whose stored access time no datetime holds (finite, so counted on): its new time
+    does not read back either, so the write goes ahead and the record is dropped, not kept wrong; the
+    other records of the same flush are counted and stay kept."""
+    from qdrant_edge import UpdateOperation
+
+    index = EdgeVectorIndex(tmp_path / "shard", DIM, cached=100)
+    scope = SCOPES[0]
+    good, bad = record(scope, "k0", 1, 0), record(scope, "k1", 1, 1)
+    index.upsert(scope, [indexed(good, 1), indexed(bad, 2)])
+    for _ in range(2):
+        index.get(scope, [good.id, bad.id])
+    index._shard.update(UpdateOperation.set_payload([bad.id], {"last_accessed_at": 1e300}))
+    index._cache.changed([bad.id])  # the damage written around the adapter, then seen by it once more
+    index.get(scope, [bad.id], skipped=[])
+    index.record_access(scope, [AccessUpdate(m.id, 1, NOW) for m in (good, bad)])
+    assert [m.access_count for m in index.get(scope, [good.id])] == [1]
+    assert good.id in index._cache._records and bad.id not in index._cache._records
+    index.close()

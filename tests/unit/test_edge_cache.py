@@ -1,7 +1,7 @@
 """``RecordCache`` on its own: what it keeps, what it gives back, and the writes that end during a fetch.
 
 Against a model of the store (a dict of the current records): for any sequence of reads in any scope,
-writes and clears, a read gives exactly the current records of the ids asked that are in its scope,
+writes, access counts and clears, a read gives exactly the current records of the ids asked that are in its scope,
 the cache never holds more than its capacity, and it never holds a record that is not the current one."""
 
 from __future__ import annotations

@@ -137,8 +137,8 @@ class RecordCache:
     def touched(self, ids: Iterable[str], values: Mapping[str, Any]) -> None:
         """After a write that set these fields (``Memory`` field name to its new value) on these ids and
         nothing else, applied: the kept records take the same values instead of being dropped (the
-        access statistics of the records just shown are written every few seconds, and those are the
-        records asked for again). No read begun before keeps what it fetched."""
+        access statistics of the records a search showed are written every 30 s by default, and those
+        are the records asked for again). No read begun before keeps what it fetched."""
         at = [(_FIELDS.index(name), value) for name, value in values.items()]
         with self._lock:
             self._generation += 1

@@ -112,12 +112,15 @@ def _engine_errors(what: str) -> Iterator[None]:
         raise DependencyUnavailable(f"vector store: {what} failed: {exc}") from exc
 
 
-def _access_values(fields: Mapping[str, Any]) -> dict[str, Any]:
-    """The ``Memory`` fields of the access statistics ``fields`` (``payload.access_payloads``), as
-    ``payload.from_payload`` reads them back from the engine."""
+def _access_values(fields: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The ``Memory`` fields of ``payload.access_payloads``'s ``fields`` as ``from_payload`` reads them back;
+    None if they do not (a damaged record's time past year 9999): written anyway, the records dropped."""
     last = fields[pl.LAST_ACCESSED_AT]
-    return {"access_count": int(fields[pl.ACCESS_COUNT]),
-            "last_accessed_at": None if last is None else pl.from_epoch(float(last))}
+    try:
+        at = None if last is None else pl.from_epoch(float(last))
+    except ValueError:
+        return None
+    return {"access_count": int(fields[pl.ACCESS_COUNT]), "last_accessed_at": at}
 
 
 class EdgeVectorIndex:
