@@ -15,9 +15,8 @@ What stays true:
 - A write (upsert, payload, move, delete) drops the ids it touched *after* the engine applied it,
   even when it failed, and moves the generation on. Access statistics once written are set on the
   kept records too (``touched``: the same two values the engine stored); if that write failed they
-  are dropped like the others. A read keeps what it fetched
-  only if no write ended meanwhile (same generation before and after), so a record replaced during
-  a read never comes back from here.
+  are dropped like the others. A read keeps what it fetched only if no write ended meanwhile (same
+  generation before and after), so a record replaced during a read never comes back from here.
 - Records are as stored: texts sealed, subject and identifiers as keyed hashes. Nothing in clear.
   A record damaged on disk behind this process after it was kept is served as it was decoded until it
   is written again or the process restarts.
