@@ -154,10 +154,11 @@ def test_bench_load_json_counts_refusals_by_code(tmp_path: Path, monkeypatch: py
     monkeypatch.setenv("CARNET_API__MAX_QUEUE", "0")
     result = runner.invoke(app, ["bench", "load", "--rate", "4,100", "--seconds", "2", "--subjects", "3",
                                  "--memories", "30", "--write-share", "0.3", "--store", str(tmp_path / "s"),
-                                 "--recovery", "2", "--json"])
+                                 "--recovery", "2", "--turns", "2", "--json"])
     assert result.exit_code == 0, result.output
     s = _last_json(result.stdout)
     assert s["machine"] and len(s["load_average"]) == 3
+    assert s["turns"] == 2 and "questions in calls of 2 about one member" in result.stdout
     slow, fast = s["rates"]  # type: ignore[misc]
     assert slow["offered_per_s"] == 4.0 and slow["sent"] == 8 and slow["p95_ms"] > 0
     assert slow["ok"] < 8 or slow["achieved_per_s"] > 3  # over its own 2 s, not the recovery run after it

@@ -220,6 +220,42 @@ def test_a_damaged_record_is_noted_at_every_read_and_never_kept(tmp_path: Path) 
     index.close()
 
 
+def counted_reads(index: EdgeVectorIndex) -> list[list[str]]:
+    """The ids of every read of records the adapter asks the engine for from now on, one list a read."""
+    reads: list[list[str]] = []
+    fetch = index._by_ids
+
+    def counted(scope: Scope, wanted: list[str], **kwargs: Any) -> list[Any]:
+        reads.append(wanted)
+        return fetch(scope, wanted, **kwargs)
+
+    index._by_ids = counted  # type: ignore[method-assign]
+    return reads
+
+
+def test_a_search_keeps_its_records_at_once_and_a_lookup_by_id_at_its_second_read(tmp_path: Path) -> None:
+    """The next turn of a call asks about the same member: what a search read (hybrid or newest) is kept
+    from its first read; records looked up by id once are not (only their ids are noted)."""
+    index = EdgeVectorIndex(tmp_path / "shard", DIM, cached=100)
+    scope = SCOPES[0]
+    made = [record(scope, k, 1, i) for i, k in enumerate(KEYS)]
+    index.upsert(scope, [indexed(m, i) for i, m in enumerate(made)])
+    reads = counted_reads(index)
+    found = index.hybrid_search(scope, dense=unit(0), sparse=None, limit=2, where=ALL)
+    searched = {c.memory.id for c in found.dense}
+    newest = {m.id for m in index.newest(scope, where=ALL, limit=2)}
+    assert len(searched) == 2 and len(newest) == 2 and len(index._cache) == len(searched | newest)
+    looked_up = [m.id for m in made if m.id not in searched | newest][:1]
+    assert index.get(scope, looked_up) and len(index._cache) == len(searched | newest)
+    reads.clear()
+    again = index.hybrid_search(scope, dense=unit(0), sparse=None, limit=2, where=ALL)
+    assert [c.memory for c in again.dense] == [c.memory for c in found.dense] and reads == []
+    assert {m.id for m in index.newest(scope, where=ALL, limit=2)} == newest and reads == []
+    index.get(scope, looked_up)
+    assert reads == [looked_up] and len(index._cache) == len(searched | newest) + 1
+    index.close()
+
+
 def test_access_statistics_reach_the_kept_records_without_reading_them_again(tmp_path: Path) -> None:
     """Counting the records a search showed sets the same count and time on the kept records as the
     engine stores (read back by a shard that keeps nothing), and they stay kept: the next read of them
@@ -236,14 +272,7 @@ def test_access_statistics_reach_the_kept_records_without_reading_them_again(tmp
         index.record_access(scope, [AccessUpdate(i, 2, NOW + timedelta(seconds=7)) for i in ids[:2]])
         index.record_access(scope, [AccessUpdate(ids[0], 1, NOW + timedelta(seconds=30.25))])
     assert len(cached._cache) == 3
-    reads: list[list[str]] = []
-    fetch = cached._by_ids
-
-    def counted(scope: Scope, wanted: list[str], **kwargs: Any) -> list[Any]:
-        reads.append(wanted)
-        return fetch(scope, wanted, **kwargs)
-
-    cached._by_ids = counted  # type: ignore[method-assign]
+    reads = counted_reads(cached)
     got = cached.get(scope, ids)
     assert got == plain.get(scope, ids) and reads == []
     assert [(m.access_count, m.last_accessed_at) for m in got] == [

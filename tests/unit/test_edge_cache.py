@@ -47,6 +47,7 @@ SCOPE = st.sampled_from(SCOPES[:2])  # two scopes of one tenant: ids meet across
 SOME_IDS = st.lists(st.sampled_from(IDS), min_size=1, max_size=3)
 OPS = st.lists(st.one_of(
     st.tuples(st.just("read"), SCOPE, SOME_IDS),
+    st.tuples(st.just("search"), SCOPE, SOME_IDS),  # a read that keeps what it fetched at once
     st.tuples(st.just("write"), SCOPE, SOME_IDS),
     st.tuples(st.just("delete"), SCOPE, SOME_IDS),
     st.tuples(st.just("access"), SCOPE, SOME_IDS),
@@ -59,8 +60,8 @@ def test_reads_give_the_current_records_of_their_scope_only(ops: list[tuple[str,
                                                             capacity: int) -> None:
     store, cache, version = Store(), RecordCache(capacity), 0
     for op, scope, ids in ops:
-        if op == "read":
-            got = cache.records(scope, ids, store.fetcher(scope))
+        if op in ("read", "search"):
+            got = cache.records(scope, ids, store.fetcher(scope), keep_at_once=op == "search")
             assert got == {i: m for i in ids if (m := store.records.get(i)) is not None and m.scope == scope}
         elif op == "write":
             version += 1
@@ -124,12 +125,27 @@ def test_a_record_is_kept_when_fetched_again_and_the_least_recently_fetched_go_f
     assert store.reads == 7 and len(cache) == 2
 
 
-def test_a_write_ending_during_a_fetch_keeps_the_fetched_record_out() -> None:
+def test_a_search_keeps_its_records_at_the_first_fetch_and_a_lookup_at_the_second() -> None:
+    store, cache = Store(), RecordCache(10)
+    scope = SCOPES[0]
+    store.records = {i: record(i, scope, 1) for i in IDS}
+    cache.records(scope, IDS[:2], store.fetcher(scope), keep_at_once=True)  # a search: kept now
+    cache.records(scope, IDS[2:], store.fetcher(scope))  # a lookup: noted only
+    assert store.reads == 4 and len(cache) == 2
+    assert cache.records(scope, IDS, store.fetcher(scope)) == store.records
+    assert store.reads == 6 and len(cache) == 4  # the lookup's records fetched again, kept from now on
+    cache.records(scope, IDS, store.fetcher(scope), keep_at_once=True)
+    assert store.reads == 6
+
+
+@pytest.mark.parametrize("search", [False, True])
+def test_a_write_ending_during_a_fetch_keeps_the_fetched_record_out(search: bool) -> None:
     store, cache = Store(), RecordCache(10)
     scope = SCOPES[0]
     old = record(IDS[0], scope, 1)
     store.records[old.id] = old
-    cache.records(scope, [old.id], store.fetcher(scope))  # fetched once: the next fetch would keep it
+    if not search:  # a search would keep it at its first fetch
+        cache.records(scope, [old.id], store.fetcher(scope))  # fetched once: the next fetch would keep it
 
     def fetch_then_write(ids: list[str]) -> Sequence[Memory]:
         got = store.fetcher(scope)(ids)
@@ -137,9 +153,9 @@ def test_a_write_ending_during_a_fetch_keeps_the_fetched_record_out() -> None:
         cache.changed([old.id])  # …and ends before the read keeps what it fetched
         return got
 
-    assert cache.records(scope, [old.id], fetch_then_write) == {old.id: old}  # the read began before the write
+    assert cache.records(scope, [old.id], fetch_then_write, keep_at_once=search) == {old.id: old}  # began before
     assert len(cache) == 0
-    assert cache.records(scope, [old.id], store.fetcher(scope))[old.id].text == "sealed 2"
+    assert cache.records(scope, [old.id], store.fetcher(scope), keep_at_once=search)[old.id].text == "sealed 2"
     assert len(cache) == 1 and cache.records(scope, [old.id], store.fetcher(scope))[old.id].text == "sealed 2"
 
 

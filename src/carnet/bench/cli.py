@@ -105,6 +105,9 @@ def load(
     warmup: Annotated[int, typer.Option(
         "--warmup", min=1, help="Unmeasured assembles first, through the subjects in order (at least --subjects: "
                                 "every subject's key and map cached, as on a server up for a while).")] = 10,
+    turns: Annotated[int, typer.Option(
+        "--turns", min=1, help="Questions per call about one member, with 64 calls on the line at once (1: each "
+                               "question about a member drawn at random).")] = 1,
 ) -> None:
     """Open-loop load on `carnet serve` in its own process: assemble mixed with remember and messages,
     sent on a fixed schedule; per rate, achieved rate, p50/p95/p99 from the scheduled send time,
@@ -125,7 +128,7 @@ def load(
             check_pool(memories, subjects, text_pool)
         run(rates=rates, seconds=seconds, write_share=write_share, subjects=subjects, memories=memories,
             store=store, url=url, timeout=timeout, json_out=json_out, pii=pii, text_pool=text_pool,
-            recovery=recovery, warmup=warmup)
+            recovery=recovery, warmup=warmup, turns=turns)
     except StoreMismatch as exc:
         raise typer.BadParameter(str(exc), param_hint="--store") from exc
     except PoolTooSmall as exc:

@@ -8,6 +8,13 @@ latency is measured from that scheduled time (queueing counts, on either side). 
 late the sender itself was. Writes (``--write-share``) are half ``remember``, half ``messages``; every
 question is new (a serial number in it), so the query cache never answers.
 
+``--turns K``: who the questions are about (``Calls``). With 1 (the default) each is about a member drawn
+at random, the worst case for the server's caches. With K > 1 they come from calls: ``CALLS_AT_ONCE``
+calls are on the line at once, each question goes to one of them drawn at random, and a call that has
+asked K questions about its member hangs up and a new call about another member takes its place, as an
+assistant asks before each LLM turn of a call (the other calls' questions come in between). Writes
+are about a member drawn at random either way.
+
 ``--recovery S``: after each rate, the sender goes straight on at the first rate for S seconds, and
 the answers are cut into one-second windows by scheduled time. A window is *at the first rate's figures*
 when none of its requests was refused or unanswered and its accepted p95 is at most
@@ -39,6 +46,7 @@ from carnet.bench.synthetic import fact, question
 WARMUP = 10
 RECOVERED_P95 = 1.5  # a recovery window's p95 may be this many times the first rate's (1 s windows are noisy)
 KEY_BUDGET = "1000000/second"  # the bench key's own budget: the load measures admission, not the key's limit
+CALLS_AT_ONCE = 64  # with --turns: calls on the line at once, among which each question is drawn
 _KINDS = ("assemble", "remember", "messages")
 
 
@@ -61,11 +69,13 @@ class Outcome:
 
 def run(*, rates: Sequence[float], seconds: float, write_share: float, subjects: int, memories: int,
         store: Path | None, url: str | None, timeout: float, json_out: bool, pii: bool = True,
-        text_pool: int | None = None, recovery: float = 0.0, warmup: int = WARMUP) -> None:
+        text_pool: int | None = None, recovery: float = 0.0, warmup: int = WARMUP, turns: int = 1) -> None:
+    if turns < 1:
+        raise ValueError("--turns must be at least 1")
     summary: dict[str, Any] = {"machine": machine(), "load_average": _load_average(), "subjects": subjects,
                                "memories": memories, "write_share": write_share, "seconds": seconds,
-                               "server": url or "carnet serve (spawned)", "recovery_s": recovery}
-    plan = _Plan(rates, seconds, write_share, subjects, timeout, recovery, max(1, warmup))
+                               "server": url or "carnet serve (spawned)", "recovery_s": recovery, "turns": turns}
+    plan = _Plan(rates, seconds, write_share, subjects, timeout, recovery, max(1, warmup), turns)
     summary["warmup"] = plan.warmup
     if url is not None:
         key = os.environ.get("CARNET_API_KEY", "")
@@ -103,11 +113,40 @@ class _Plan:
     timeout: float
     recovery: float
     warmup: int = WARMUP
+    turns: int = 1
+
+
+class Calls:
+    """Who each question is about (``--turns``, see the module's doc): a member drawn at random when
+    ``turns`` is 1; else the member of one of ``at_once`` calls on the line, drawn at random, each call
+    asking ``turns`` questions before another member's call takes its place."""
+
+    def __init__(self, rng: random.Random, subjects: int, turns: int, at_once: int = CALLS_AT_ONCE) -> None:
+        if subjects < 1 or turns < 1 or at_once < 1:
+            raise ValueError("subjects, turns and calls at once must be at least 1")
+        self._rng, self._subjects, self._turns = rng, subjects, turns
+        self._lines = [self._call() for _ in range(at_once)] if turns > 1 else []
+
+    def _call(self) -> list[int]:
+        """A new call: its member, and the questions it has left to ask."""
+        return [self._rng.randrange(self._subjects), self._turns]
+
+    def member(self) -> int:
+        """The member the next question is about."""
+        if not self._lines:
+            return self._rng.randrange(self._subjects)
+        i = self._rng.randrange(len(self._lines))
+        line = self._lines[i]
+        line[1] -= 1
+        if line[1] == 0:
+            self._lines[i] = self._call()
+        return line[0]
 
 
 async def _measure(base: str, key: str, plan: _Plan) -> list[dict[str, Any]]:
     rng = random.Random(17)
     subjects, write_share = plan.subjects, plan.write_share
+    calls = Calls(random.Random(19), subjects, plan.turns) if plan.turns > 1 else None  # None: as before --turns
     serial = iter(range(3_000_000, 1 << 62))
     limits = httpx.Limits(max_connections=2000, max_keepalive_connections=2000)
     async with httpx.AsyncClient(base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=plan.timeout,
@@ -116,7 +155,8 @@ async def _measure(base: str, key: str, plan: _Plan) -> list[dict[str, Any]]:
         results: list[dict[str, Any]] = []
 
         def shots(rate: float, seconds: float) -> list[Shot]:
-            return [_shot(rng, subjects, write_share, next(serial)) for _ in range(max(1, round(rate * seconds)))]
+            count = max(1, round(rate * seconds))
+            return [_shot(rng, subjects, write_share, next(serial), calls) for _ in range(count)]
 
         first = plan.rates[0]
         for rate in plan.rates:
@@ -155,9 +195,10 @@ async def _warm_up(http: httpx.AsyncClient, base: str, rng: random.Random, plan:
         await asyncio.gather(*(one(i) for i in range(start, min(start + 2, plan.warmup))))
 
 
-def _shot(rng: random.Random, subjects: int, write_share: float, serial: int) -> Shot:
+def _shot(rng: random.Random, subjects: int, write_share: float, serial: int, calls: Calls | None = None) -> Shot:
+    """``calls``: who a question is about (a member drawn with ``rng`` when None)."""
     if rng.random() >= write_share:
-        return _assemble(rng, subjects, serial)
+        return _assemble(rng, subjects, serial, calls)
     who = subject(rng.randrange(subjects))
     if rng.random() < 0.5:
         return Shot("remember", f"/api/v1/subjects/{who}/memories", {"text": fact(rng)})
@@ -165,9 +206,9 @@ def _shot(rng: random.Random, subjects: int, write_share: float, serial: int) ->
     return Shot("messages", f"/api/v1/subjects/{who}/messages", {"messages": [{"role": "user", "content": said}]})
 
 
-def _assemble(rng: random.Random, subjects: int, serial: int) -> Shot:
-    return Shot("assemble", "/api/v1/context/assemble",
-                {"subject_id": subject(rng.randrange(subjects)), "query": question(rng, serial)})
+def _assemble(rng: random.Random, subjects: int, serial: int, calls: Calls | None = None) -> Shot:
+    who = calls.member() if calls is not None else rng.randrange(subjects)
+    return Shot("assemble", "/api/v1/context/assemble", {"subject_id": subject(who), "query": question(rng, serial)})
 
 
 async def _open_loop(http: httpx.AsyncClient, shots: Sequence[Shot], rate: float, then: Sequence[Shot] = (),
@@ -274,8 +315,10 @@ def _line(r: dict[str, Any]) -> str:
 
 def _print(s: dict[str, Any]) -> None:
     print(f"machine: {s['machine']}; load average {s['load_average']} (after: {s['load_average_after']})")
+    calls = (f"questions in calls of {s['turns']} about one member, {CALLS_AT_ONCE} calls at once"
+             if s["turns"] > 1 else "each question about a member drawn at random")
     print(f"server: {s['server']}; {s['memories']} memories over {s['subjects']} subjects; "
-          f"writes {s['write_share']:.0%}; {s['seconds']:g} s per rate")
+          f"writes {s['write_share']:.0%}; {s['seconds']:g} s per rate; {calls}")
     for r in s["rates"]:
         print(_line(r))
         if "recovery" in r:

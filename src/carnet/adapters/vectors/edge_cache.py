@@ -20,9 +20,12 @@ What stays true:
 - Records are as stored: texts sealed, subject and identifiers as keyed hashes. Nothing in clear.
   A record damaged on disk behind this process after it was kept is served as it was decoded until it
   is written again or the process restarts.
-- A record is kept the second time it is fetched: the first time only its id is noted (at most
-  ``capacity`` ids). A subject read once (an export, one lookup) costs what it did before the cache,
-  and does not push out the records of members whose assistants ask again and again during a call.
+- A record a search fetches (``keep_at_once``: the adapter's ``hybrid_search`` and ``newest``, what
+  ``assemble`` and ``search`` read) is kept at once: the next turn of the call asks about the same
+  member. A record any other read fetches (``get``: a lookup by id, a write's reconcile) is kept the
+  second time: the first time only its id is noted (at most ``capacity`` ids), so a subject read once
+  that way costs what it did before the cache and does not push out the records of members whose
+  assistants ask again and again during a call.
 - At most ``capacity`` records (``CARNET_RECORD_CACHE_SIZE``, 100,000 by default: ~1.5 KB each, ~150 MB);
   the least recently fetched go first. 0: nothing kept, every query's records read once, scoped.
 - A record is kept as a tuple of plain values (strings, numbers, dates and tuples of them), which the
@@ -84,11 +87,12 @@ class RecordCache:
     def __len__(self) -> int:
         return len(self._records)
 
-    def records(self, scope: Scope, ids: Iterable[str],
-                fetch: Callable[[list[str]], Sequence[Memory]]) -> dict[str, Memory]:
+    def records(self, scope: Scope, ids: Iterable[str], fetch: Callable[[list[str]], Sequence[Memory]], *,
+                keep_at_once: bool = False) -> dict[str, Memory]:
         """The records of ``ids`` found in ``scope``: from here, or through ``fetch`` (a scoped read of
         the engine, which notes and leaves out what does not decode) for the others. An id neither here
-        nor fetched is absent."""
+        nor fetched is absent. ``keep_at_once``: what is fetched is kept now, not at its second fetch (a
+        search's records: module doc)."""
         generation = self._generation  # before the fetch: a write ending after it makes the fetch stale
         found: dict[str, Memory] = {}
         missing: list[str] = []
@@ -102,11 +106,11 @@ class RecordCache:
                 missing.append(i)
         if missing:
             fetched = fetch(missing)
-            self._keep(generation, fetched)
+            self._keep(generation, fetched, keep_at_once)
             found.update((m.id, m) for m in fetched)
         return found
 
-    def _keep(self, generation: int, fetched: Sequence[Memory]) -> None:
+    def _keep(self, generation: int, fetched: Sequence[Memory], at_once: bool) -> None:
         if not self._capacity or not fetched:
             return
         with self._lock:
@@ -114,7 +118,7 @@ class RecordCache:
                 return
             records, seen = self._records, self._seen
             for m in fetched:
-                if seen.pop(m.id, 0) is None or m.id in records:  # fetched before: kept from now on
+                if seen.pop(m.id, 0) is None or at_once or m.id in records:  # fetched before: kept from now on
                     records.pop(m.id, None)  # to the end: the least recently fetched go first
                     records[m.id] = flat(m)
                 else:

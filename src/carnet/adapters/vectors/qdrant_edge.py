@@ -4,8 +4,7 @@ Layout: named dense vector ``dense`` (cosine) and named sparse vector ``sparse``
 values are term frequencies under keyed token hashes). Keyword payload indexes on tenant (the tenant
 key), subject, kind, status, category; a float index on ``expires_at``.
 
-Choices, measured on 100k points / 1000 subjects / dim 384 on a 2-CPU host
-(``scripts/bench_edge_filter.py``):
+Choices, measured on 100k points / 1000 subjects / dim 384 on a 2-CPU host (``scripts/bench_edge_filter.py``):
 
 - No global HNSW graph (``m=0``). Every query filters on one subject, so the engine's planner reads
   the subject's points from the payload index and scores them exactly; a global graph would never be
@@ -271,14 +270,15 @@ class EdgeVectorIndex:
         with _engine_errors("query"):
             results = self._shard.query_batch(QueryBatchRequest(requests))
         dense_hits, sparse_hits = results[0], results[1] if len(results) > 1 else None
-        records = self._records(scope, hit_ids(dense_hits, sparse_hits), skipped)
+        records = self._records(scope, hit_ids(dense_hits, sparse_hits), skipped, at_once=True)
         return hybrid_hits(dense_hits, sparse_hits, with_vectors=with_vectors, skipped=skipped, records=records)
 
-    def _records(self, scope: Scope, ids: Sequence[str], skipped: Skipped | None) -> dict[str, Memory]:
-        """The records of these point ids in ``scope``: cached, or read (scoped) and kept."""
+    def _records(self, scope: Scope, ids: Sequence[str], skipped: Skipped | None,
+                 at_once: bool = False) -> dict[str, Memory]:
+        """The records of these point ids in ``scope``: cached, or read (scoped) and kept (``at_once``: a search's)."""
         def fetch(missing: list[str]) -> list[Memory]:
             return pl.decoded(self._by_ids(scope, missing, with_payload=True), skipped)
-        return self._cache.records(scope, ids, fetch)
+        return self._cache.records(scope, ids, fetch, keep_at_once=at_once)
 
     def get(self, scope: Scope, ids: Sequence[str], *, skipped: Skipped | None = None) -> list[Memory]:
         """The cached records of these ids whose scope is ``scope``, the others by ``scroll`` filtered by
@@ -316,7 +316,7 @@ class EdgeVectorIndex:
         with _engine_errors("scroll"):
             points, _ = self._shard.scroll(request)
         ids = [str(p.id) for p in points]
-        found = self._records(scope, ids, skipped)
+        found = self._records(scope, ids, skipped, at_once=True)
         return [found[i] for i in ids if i in found]
 
     def count(self, scope: Scope, *, where: RecordFilter) -> int:
