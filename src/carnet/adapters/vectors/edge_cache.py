@@ -22,7 +22,7 @@ What stays true:
   is written again or the process restarts.
 - A record a search fetches (``keep_at_once``: the adapter's ``hybrid_search`` and ``newest``, what
   ``assemble`` and ``search`` read) is kept at once: the next turn of the call asks about the same
-  member. A record any other read fetches (``get``: a lookup by id, a write's reconcile) is kept the
+  member. A record any other read fetches (``get``: a lookup by id, a write's check of its own ids) is kept the
   second time: the first time only its id is noted (at most ``capacity`` ids), so a subject read once
   that way costs what it did before the cache and does not push out the records of members whose
   assistants ask again and again during a call.
@@ -118,7 +118,7 @@ class RecordCache:
                 return
             records, seen = self._records, self._seen
             for m in fetched:
-                if seen.pop(m.id, 0) is None or at_once or m.id in records:  # fetched before: kept from now on
+                if seen.pop(m.id, 0) is None or at_once or m.id in records:  # fetched before, or a search's: kept
                     records.pop(m.id, None)  # to the end: the least recently fetched go first
                     records[m.id] = flat(m)
                 else:
