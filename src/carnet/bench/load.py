@@ -39,8 +39,9 @@ from typing import Any
 
 import httpx
 
+from carnet.bench import cpu
 from carnet.bench.report import emit_json, machine, percentiles, progress
-from carnet.bench.served import seeded, serving, settings, subject
+from carnet.bench.served import seeded, served_process, settings, subject
 from carnet.bench.synthetic import fact, question
 
 WARMUP = 10
@@ -86,8 +87,8 @@ def run(*, rates: Sequence[float], seconds: float, write_share: float, subjects:
         with tempfile.TemporaryDirectory(prefix="carnet-load-") as tmp:
             root = store or Path(tmp)
             summary.update(_seed(root, memories, subjects, pii, text_pool))
-            with serving(root, pii=pii, rate_limit=KEY_BUDGET) as (base, key):
-                summary["rates"] = asyncio.run(_measure(base, key, plan))
+            with served_process(root, pii=pii, rate_limit=KEY_BUDGET) as (base, key, pid):
+                summary["rates"] = asyncio.run(_measure(base, key, plan, server_pid=pid))
     summary["load_average_after"] = _load_average()
     _print(summary)
     if json_out:
@@ -143,7 +144,8 @@ class Calls:
         return line[0]
 
 
-async def _measure(base: str, key: str, plan: _Plan) -> list[dict[str, Any]]:
+async def _measure(base: str, key: str, plan: _Plan, *, server_pid: int | None = None) -> list[dict[str, Any]]:
+    """Each rate's figures; with ``server_pid`` (a server spawned here) its CPU per request too."""
     rng = random.Random(17)
     subjects, write_share = plan.subjects, plan.write_share
     calls = Calls(random.Random(19), subjects, plan.turns) if plan.turns > 1 else None  # None: as before --turns
@@ -161,13 +163,17 @@ async def _measure(base: str, key: str, plan: _Plan) -> list[dict[str, Any]]:
         first = plan.rates[0]
         for rate in plan.rates:
             progress(f"rate {rate:g}/s for {plan.seconds:g} s…")
+            started = cpu.read(server_pid)
             if plan.recovery > 0:  # the recovery run follows this rate's last send, on the same schedule
                 then = shots(first, plan.recovery)
                 outcomes, elapsed, after = await _open_loop(http, shots(rate, plan.seconds), rate, then, first)
             else:
                 outcomes, elapsed, after = await _open_loop(http, shots(rate, plan.seconds), rate)
+            served = sum(o.status is not None and 200 <= o.status < 300 for o in [*outcomes, *after])
             results.append(_summary(rate, plan.seconds, outcomes, elapsed))
+            results[-1]["cpu"] = cpu.per_request(started, cpu.read(server_pid), served, os.cpu_count() or 1)
             progress(_line(results[-1]))
+            progress(cpu.line(results[-1]["cpu"]))
             if plan.recovery > 0:
                 results[-1]["recovery"] = _recovery(first, plan.recovery, after, results[0]["p95_ms"])
                 progress(f"  back at {first:g}/s: recovered after {results[-1]['recovery']['recovered_after_s']} s")
@@ -321,6 +327,7 @@ def _print(s: dict[str, Any]) -> None:
           f"writes {s['write_share']:.0%}; {s['seconds']:g} s per rate; {calls}")
     for r in s["rates"]:
         print(_line(r))
+        print(cpu.line(r["cpu"]))
         if "recovery" in r:
             back = r["recovery"]
             print(f"    then {back['rate']:g}/s: back at its figures (p95 ≤ {RECOVERED_P95:g} × "
