@@ -169,6 +169,12 @@ def test_bench_load_json_counts_refusals_by_code(tmp_path: Path, monkeypatch: py
         assert {"p50_ms", "p95_ms", "p99_ms", "achieved_per_s", "by_kind", "send_lag_p99_ms"} <= set(r)
     assert fast["sent"] == 200 and fast["refused"].get("503 overloaded", 0) > 0
     assert "assemble" in fast["by_kind"]
+    for r in (slow, fast):  # the CPU each process spent per answered request (this rate and its recovery)
+        cpu = r["cpu"]
+        assert cpu["served"] >= r["ok"] and cpu["cores"] >= 1 and cpu["cores_busy"] >= 0
+        assert cpu["server_ms"] > 0 and cpu["children_ms"] is not None and cpu["generator_ms"] > 0
+        assert cpu["cpu_bound_per_s"] > 0
+    assert "cpu per answered request: server" in result.stdout
     for r in (slow, fast):  # each rate is followed by two seconds at the first rate, cut into windows
         back = r["recovery"]
         assert back["rate"] == 4.0 and back["reference_p95_ms"] == slow["p95_ms"]
