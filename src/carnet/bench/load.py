@@ -148,7 +148,8 @@ async def _measure(base: str, key: str, plan: _Plan, *, server_pid: int | None =
     """Each rate's figures; with ``server_pid`` (a server spawned here) its CPU per request too."""
     rng = random.Random(17)
     subjects, write_share = plan.subjects, plan.write_share
-    calls = Calls(random.Random(19), subjects, plan.turns) if plan.turns > 1 else None  # None: as before --turns
+    # one turn draws from the shared generator, so the members drawn are those drawn before --turns existed
+    calls = Calls(rng if plan.turns == 1 else random.Random(19), subjects, plan.turns)
     serial = iter(range(3_000_000, 1 << 62))
     limits = httpx.Limits(max_connections=2000, max_keepalive_connections=2000)
     async with httpx.AsyncClient(base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=plan.timeout,
@@ -201,10 +202,10 @@ async def _warm_up(http: httpx.AsyncClient, base: str, rng: random.Random, plan:
         await asyncio.gather(*(one(i) for i in range(start, min(start + 2, plan.warmup))))
 
 
-def _shot(rng: random.Random, subjects: int, write_share: float, serial: int, calls: Calls | None = None) -> Shot:
-    """``calls``: who a question is about (a member drawn with ``rng`` when None)."""
+def _shot(rng: random.Random, subjects: int, write_share: float, serial: int, calls: Calls) -> Shot:
+    """``calls``: who a question is about."""
     if rng.random() >= write_share:
-        return _assemble(rng, subjects, serial, calls)
+        return _assemble(rng, serial, calls)
     who = subject(rng.randrange(subjects))
     if rng.random() < 0.5:
         return Shot("remember", f"/api/v1/subjects/{who}/memories", {"text": fact(rng)})
@@ -212,9 +213,9 @@ def _shot(rng: random.Random, subjects: int, write_share: float, serial: int, ca
     return Shot("messages", f"/api/v1/subjects/{who}/messages", {"messages": [{"role": "user", "content": said}]})
 
 
-def _assemble(rng: random.Random, subjects: int, serial: int, calls: Calls | None = None) -> Shot:
-    who = calls.member() if calls is not None else rng.randrange(subjects)
-    return Shot("assemble", "/api/v1/context/assemble", {"subject_id": subject(who), "query": question(rng, serial)})
+def _assemble(rng: random.Random, serial: int, calls: Calls) -> Shot:
+    return Shot("assemble", "/api/v1/context/assemble",
+                {"subject_id": subject(calls.member()), "query": question(rng, serial)})
 
 
 async def _open_loop(http: httpx.AsyncClient, shots: Sequence[Shot], rate: float, then: Sequence[Shot] = (),

@@ -129,7 +129,7 @@ def serving(root: Path, *, pii: bool, rate_limit: str | None = None,
 @contextmanager
 def served_process(root: Path, *, pii: bool, rate_limit: str | None = None,
                    env: Mapping[str, str] | None = None) -> Iterator[tuple[str, str, int]]:
-    """``serving``, also yielding the server's process id (to read its memory)."""
+    """``serving``, also yielding the server's process id (to read its memory and CPU time)."""
     from carnet.bootstrap.stores import build_control_plane
     from carnet.entrypoints.http.server import free_port, wait_ready
     from carnet.services.apikeys import create_key
