@@ -21,6 +21,10 @@
     ├── IdempotencyKeyReused      (422 idempotency_key_reused) the Idempotency-Key was used with another body
     ├── StoreLocked               (409 store_locked)          the embedded shard is owned by another process
     ├── PayloadTooLarge           (413 payload_too_large)
+    ├── RequestTimeout            (408 request_timeout)      the body did not arrive within its deadline
+    ├── HeadersTooLarge           (431 headers_too_large)    too many request headers, or too long
+    ├── MalformedRequest          (400 malformed_request)    not parseable HTTP (answered by the server protocol)
+    ├── MethodNotAllowed          (405 method_not_allowed)   e.g. GET /mcp: no event stream is offered
     ├── RateLimited               (429 rate_limited)         the key spent its request budget; see Retry-After
     ├── Overloaded                (503 overloaded)           at capacity: nothing ran; see Retry-After
     ├── LedgerCorrupt             (500 ledger_corrupt)       the erasure ledger has a malformed line
@@ -192,6 +196,29 @@ class StoreLocked(CarnetError):
 class PayloadTooLarge(CarnetError):
     code = "payload_too_large"
     status = 413
+
+
+class RequestTimeout(CarnetError):
+    """The request's body did not arrive within ``CARNET_API__BODY_READ_DEADLINE_MS``
+    (``carnet.entrypoints.http.body_limit``): nothing of it ran, and the connection is closed."""
+
+    code = "request_timeout"
+    status = 408
+
+
+class HeadersTooLarge(CarnetError):
+    code = "headers_too_large"
+    status = 431
+
+
+class MalformedRequest(CarnetError):
+    code = "malformed_request"
+    status = 400
+
+
+class MethodNotAllowed(CarnetError):
+    code = "method_not_allowed"
+    status = 405
 
 
 class RateLimited(CarnetError):

@@ -71,7 +71,7 @@ def test_propose_approve_and_see_it_in_the_next_assemble(clients: dict[str, http
     flagged = {t["id"]: t for t in ctx["team_procedures"]}[email]
     assert flagged["conflict"] is True
     assert flagged["conflicts"] == [{"channel": "email", "constraint": "Le membre ne veut pas d'e-mail."}]
-    assert "⚠ en conflit avec une contrainte du membre : Le membre ne veut pas d'e-mail." in ctx["prompt"]
+    assert "⚠ en conflit avec une contrainte du membre : « Le membre ne veut pas d'e-mail. »" in ctx["prompt"]
 
     assert sup.post(f"/api/v1/procedures/{pid}/retire").json()["status"] == "retired"
     ctx = agent.post("/api/v1/context/assemble", json=QUERY).json()
@@ -99,9 +99,8 @@ def test_openapi_documents_the_routes(clients: dict[str, httpx.Client]) -> None:
     assert "team_procedures" in spec["components"]["schemas"]["ContextOut"]["properties"]
 
 
-def test_an_admin_creates_a_supervisor_key(clients: dict[str, httpx.Client]) -> None:
-    made = clients["admin"].post("/api/v1/admin/apikeys", json={"roles": ["supervisor"], "name": "chef-equipe"})
-    assert made.status_code == 201 and made.json()["roles"] == ["supervisor"]
-    every = clients["admin"].post("/api/v1/admin/apikeys", json={"roles": ["agent", "dpo", "admin", "supervisor"]})
-    assert every.status_code == 201
+def test_only_a_supervisor_hands_on_the_supervisor_role(clients: dict[str, httpx.Client]) -> None:
+    # An admin alone cannot approve procedures, so it cannot mint a key that does (tests/security/test_key_grants.py).
+    refused = clients["admin"].post("/api/v1/admin/apikeys", json={"roles": ["supervisor"], "name": "chef-equipe"})
+    assert refused.status_code == 403 and refused.json()["error"]["code"] == "forbidden"
     assert clients["admin"].post("/api/v1/admin/apikeys", json={"roles": ["boss"]}).status_code == 400

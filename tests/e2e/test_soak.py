@@ -117,16 +117,19 @@ def tenant(topology: Topology) -> str:
 @pytest.fixture
 def client_for(topology: Topology, tenant: str) -> Iterator[Callable[..., httpx.Client]]:
     """``client_for(*roles)``: a client alternating between the two APIs, with a new key of the test's
-    tenant for those roles, made through POST /api/v1/admin/apikeys with the tenant's admin key. That
-    one is made as `carnet apikey create` does (an admin key makes keys of its own tenant only)."""
-    admin_key = create_keys(topology.env, topology.root / "admin", {"admin": (tenant, "admin")})["admin"]
+    tenant for those roles, made through POST /api/v1/admin/apikeys with a key of the tenant holding admin
+    and every role it hands on (a key grants dpo or supervisor only if it holds it: SECURITY.md). Those are
+    made as `carnet apikey create` does (an admin key makes keys of its own tenant only)."""
+    keys = create_keys(topology.env, topology.root / "admin", {"admin": (tenant, "admin"),
+                                                               "grantor": (tenant, "admin", "dpo", "supervisor")})
     with ExitStack() as clients:
-        admin = clients.enter_context(_alternating(topology, admin_key))
+        admin = clients.enter_context(_alternating(topology, keys["admin"]))
+        grantor = clients.enter_context(_alternating(topology, keys["grantor"]))
 
         def client(*roles: str) -> httpx.Client:
             if roles == ("admin",):
                 return admin
-            made = admin.post("/api/v1/admin/apikeys", json={"roles": list(roles)})
+            made = grantor.post("/api/v1/admin/apikeys", json={"roles": list(roles)})
             assert made.status_code == 201, made.text
             return clients.enter_context(_alternating(topology, made.json()["key"]))
 

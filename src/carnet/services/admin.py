@@ -26,10 +26,14 @@ class Admin:
 
     def create_key(self, who: Principal, *, roles: Sequence[str], rate_limit: str | None = None,
                    name: str | None = None) -> tuple[str, ApiKeyRecord]:
-        """A new key of the caller's tenant; the key itself is returned once and never stored."""
-        with self.door.write(who, "apikey.create", (ADMIN,), detail={"roles": ",".join(roles)},
-                             check=lambda: apikeys.check_key_request(tenant=who.tenant, roles=roles,
-                                                                     rate_limit=rate_limit, name=name)):
+        """A new key of the caller's tenant; the key itself is returned once and never stored. It never
+        widens what its creator may do: ``dpo`` and ``supervisor`` only from a holder (``apikeys.grantable``)."""
+
+        def check() -> None:
+            apikeys.check_key_request(tenant=who.tenant, roles=roles, rate_limit=rate_limit, name=name)
+            apikeys.check_grant(creator=who.roles, roles=roles)
+
+        with self.door.write(who, "apikey.create", (ADMIN,), detail={"roles": ",".join(roles)}, check=check):
             return apikeys.create_key(self.catalog, self._pepper, tenant=who.tenant, roles=roles,
                                       rate_limit=rate_limit, name=name)
 

@@ -14,6 +14,7 @@ from carnet.ports import ApiKeyRecord, ApiKeys
 from carnet.services.ratelimit import parse_rate
 
 ROLES = ("agent", "dpo", "admin", "supervisor")
+_ADMIN_GRANTS = frozenset({"agent", "admin"})  # what any admin key may grant (``grantable``)
 TENANT = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _KEY = re.compile(r"^crn_([0-9a-f]{12})_([A-Za-z0-9_-]{20,64})$")
@@ -52,6 +53,23 @@ def check_key_request(*, tenant: str, roles: Sequence[str], rate_limit: str | No
         parse_rate(rate_limit)
     if name is not None and not _NAME.match(name):
         raise InvalidInput("name must be 1-64 characters of letters, digits, '.', '_' and '-'")
+
+
+def grantable(creator: Sequence[str]) -> tuple[str, ...]:
+    """The roles a key holding ``creator`` (which must include ``admin``) may put on a new key: ``agent``
+    and ``admin`` (provisioning is the admin's job), and ``dpo`` or ``supervisor`` only if it holds them
+    itself. Those two read a whole dossier (export) or decide what every assistant follows (approval):
+    key creation never hands them to someone who could not use them already (issue 46, finding 6). An
+    operator on the host (``carnet apikey create``) holds the roles it asks for."""
+    return tuple(r for r in ROLES if r in _ADMIN_GRANTS or r in creator)
+
+
+def check_grant(*, creator: Sequence[str], roles: Sequence[str]) -> None:
+    """``Forbidden`` when ``roles`` asks for a role the creator may not grant (``grantable``)."""
+    withheld = sorted({r for r in roles if r in ROLES} - set(grantable(creator)))
+    if withheld:
+        raise Forbidden(f"this key cannot grant the {' or '.join(repr(r) for r in withheld)} role: only a key "
+                        "holding it, or `carnet apikey create` on the server's host, can")
 
 
 def create_key(catalog: ApiKeys, pepper: bytes, *, tenant: str, roles: Sequence[str],

@@ -12,6 +12,9 @@ class ApiSettings(BaseModel):
     max_k: int = Field(100, ge=1)
     # Request bodies over this size get 413 before they are read (chunked bodies are counted too).
     max_body_bytes: int = Field(5 * 1024 * 1024, ge=1024)
+    # A request's whole body must arrive within this (from its first byte read), or 408 request_timeout and the
+    # connection closed. Bodies are read before admission, so a slow client never holds a slot.
+    body_read_deadline_ms: int = Field(10_000, ge=1, le=300_000)
     # Each key's request budget when the key has none of its own ("N/second", "N/minute"); "" = unlimited.
     rate_limit: str = "300/second"
     # Each client address's budget of requests that fail authentication (401), then 429; "" = unlimited.

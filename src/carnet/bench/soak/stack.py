@@ -18,6 +18,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,8 +47,8 @@ def environment(root: Path, dsn: str, qdrant_url: str, collection: str, bao: Bao
     }
 
 
-def create_keys(env: dict[str, str], data_dir: Path, wanted: dict[str, tuple[str, str]]) -> dict[str, str]:
-    """API keys ``{name: (tenant, role)}`` created as `carnet apikey create` does, with the topology's
+def create_keys(env: dict[str, str], data_dir: Path, wanted: Mapping[str, tuple[str, ...]]) -> dict[str, str]:
+    """API keys ``{name: (tenant, role, ...)}`` created as `carnet apikey create` does, with the topology's
     settings (which also migrates the schemas once, before any process starts)."""
     from carnet.bootstrap.stores import build_control_plane
     from carnet.services.apikeys import create_key
@@ -61,8 +62,8 @@ def create_keys(env: dict[str, str], data_dir: Path, wanted: dict[str, tuple[str
         os.environ.clear()
         os.environ.update(saved)
     try:
-        return {name: create_key(plane.catalog, plane.pepper, tenant=tenant, roles=[role])[0]
-                for name, (tenant, role) in wanted.items()}
+        return {name: create_key(plane.catalog, plane.pepper, tenant=tenant, roles=list(roles))[0]
+                for name, (tenant, *roles) in wanted.items()}
     finally:
         plane.catalog.close()
 

@@ -48,7 +48,7 @@ def apikey_create(
 
     settings = settings_for(data_dir)
     with reported():
-        who = operator(tenant, "cli:apikey", "admin")
+        who = operator(tenant, "cli:apikey", "admin", *role)  # the host's operator grants any role
         with _admin(settings) as admin:
             key, record = admin.create_key(who, roles=role, rate_limit=rate_limit, name=name)
     typer.echo(f"created key {record.key_id} for tenant {record.tenant} with roles {', '.join(record.roles)}")

@@ -1,11 +1,15 @@
-"""Admission control: a bounded number of ``/api/v1`` requests at work, a bounded waiting room, a deadline.
+"""Admission control: a bounded number of requests at work, a bounded waiting room, a deadline.
 
-A request under ``/api/v1`` (but the intake status, a long poll) takes one of ``slots`` before
-anything of its body is read; it gives the slot back when its answer has been sent. When none is
+Admission covers every entrypoint that does work: REST under ``/api/v1`` (but the intake status, a
+long poll) and MCP over HTTP (``/mcp``: each POST carries one JSON-RPC message, a tool call among
+them; a tool call used to run beside full REST slots, issue 46 finding 7). Such a request takes one of
+``slots`` once its body has been read whole (``carnet.entrypoints.http.body_limit``, in front, bounds
+that read in size and time): no request holds a slot while it waits on the client (finding 4). It
+gives the slot back when its answer has been sent. When none is
 free it waits, with at most ``max_queue`` others, until ``deadline`` seconds after it arrived (the
 access log stamps ``state["arrived"]``: the time it spent at the authentication gate counts); a
 request that finds the waiting room full, or whose deadline passes, gets ``503 overloaded`` with
-``Retry-After`` at once. Nothing of a refused request ran: its body was never read, so a refused
+``Retry-After`` at once. Nothing of a refused request ran: its body was never parsed, so a refused
 write wrote nothing, and any request may be sent again. An admitted one is never cancelled here: a
 write is refused or done.
 
@@ -51,9 +55,13 @@ from carnet.entrypoints.http.gate import answer
 from carnet.entrypoints.http.overload import route_template, time_left
 from carnet.errors import Overloaded
 
-_ADMITTED = "/api/v1/"
+_REST, _MCP = "/api/v1/", "/mcp"
 _SMOOTHING = 0.1  # weight of the newest slot hold in the moving average (about the last ten requests)
 _INTAKE_STATUS = "/api/v1/intakes/"
+
+
+def _admitted(path: str) -> bool:
+    return path.startswith(_REST) or path == _MCP or path.startswith(_MCP + "/")
 
 
 def _long_poll(scope: Scope) -> bool:
@@ -77,7 +85,7 @@ class Admission:
         in_flight.set_function(self._in_flight)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not scope["path"].startswith(_ADMITTED) or _long_poll(scope):
+        if scope["type"] != "http" or not _admitted(str(scope["path"])) or _long_poll(scope):
             await self.app(scope, receive, send)
             return
         sem = self._semaphore()

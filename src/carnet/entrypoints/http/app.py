@@ -42,14 +42,14 @@ def create_app(container: Container) -> FastAPI:
     app.router.routes.append(mcp.route)
     observe = container.metrics.request_seconds
     # Outermost last: the access log, then the gate (authentication before any of the body is read),
-    # then admission (a slot, or 503 overloaded: a bad key never takes one), then the body limit (which
-    # reads chunked bodies), then the app.
+    # then the body limit (the whole body read, bounded in size and time: 413, 408), then admission (a slot,
+    # or 503 overloaded: a bad key never takes one, and no slot waits on a client's body), then the app.
     api, m = container.settings.api, container.metrics
-    app.add_middleware(BodyLimit, max_bytes=api.max_body_bytes)
     app.add_middleware(Admission, slots=api.max_concurrency, max_queue=api.max_queue,
                        deadline=api.request_deadline_ms / 1000, queue_target=api.queue_target_ms / 1000,
                        refused=m.overloaded,
                        waiting=m.admission_waiting, in_flight=m.admission_in_flight)
+    app.add_middleware(BodyLimit, max_bytes=api.max_body_bytes, deadline=api.body_read_deadline_ms / 1000)
     app.add_middleware(AuthGate, container=container)
     app.add_middleware(AccessLog, observe=observe)
     return app

@@ -1,55 +1,97 @@
-"""Request bodies over a size get 413 (OWASP API4), whether they announce their length or stream it.
+"""Request bodies are read whole here, bounded in size (413) and in time (408), before admission.
 
-A ``Content-Length`` over the limit is refused before the body is read. A body without one (chunked)
-is read here, counted as it arrives and refused the moment it passes the limit; under the limit it is
-handed on whole. Doing it here rather than by raising from inside the app matters: FastAPI turns any
-error while it reads a body into a 400."""
+A body is the one part of a request that arrives at the client's pace. Reading it before the request
+takes an admission slot (``carnet.entrypoints.http.admission`` sits behind this middleware) means no
+slot is ever held while the server waits on a client: two connections sending a byte a second used
+to hold every slot and refuse everyone else's requests ``503 overloaded`` (issue 46, finding 4).
+
+- A ``Content-Length`` over the limit is refused before anything is read (413). A body without one
+  (chunked) is counted as it arrives and refused the moment it passes the limit.
+- The whole body must arrive within ``deadline`` seconds of the first read
+  (``CARNET_API__BODY_READ_DEADLINE_MS``); past it the request gets ``408 request_timeout`` and the
+  connection is closed. Nothing of the request ran, so it may be sent again.
+- A request without a body (neither ``Content-Length`` nor ``Transfer-Encoding``) passes at once.
+
+Refusals carry ``Connection: close``: the rest of an unread body is never parsed as a next request.
+Doing this here rather than by raising from inside the app matters: FastAPI turns any error while it
+reads a body into a 400. The cost is memory: a body under the limit is held while it arrives, by
+authenticated callers only (the gate is in front) and within each key's request budget.
+"""
 
 from __future__ import annotations
 
 import json
+import time
 
+import anyio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from carnet.entrypoints.http.overload import BODY_SECONDS
 from carnet.entrypoints.presenters.errors import error_body
+from carnet.errors import CarnetError, PayloadTooLarge, RequestTimeout
+
+
+class _Gone(Exception):
+    """The client went away while its body was being read: there is no one to answer."""
 
 
 class BodyLimit:
-    def __init__(self, app: ASGIApp, *, max_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, *, max_bytes: int, deadline: float) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.deadline = deadline
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        length = dict(scope["headers"]).get(b"content-length")
-        if length is not None:
-            if not length.isdigit() or int(length) > self.max_bytes:
-                await self._refuse(send)
-            else:
-                await self.app(scope, receive, send)
+        headers = dict(scope["headers"])
+        length = headers.get(b"content-length")
+        if length == b"0" or (length is None and b"transfer-encoding" not in headers):
+            await self.app(scope, receive, send)
             return
+        if length is not None and (not length.isdigit() or int(length) > self.max_bytes):
+            await refuse(send, PayloadTooLarge(f"body over {self.max_bytes} bytes"))
+            return
+        body: bytes | None = None
+        started = time.perf_counter()
+        try:
+            with anyio.move_on_after(self.deadline):
+                body = await self._read(receive)
+        except _Gone:
+            return
+        except PayloadTooLarge as exc:
+            await refuse(send, exc)
+            return
+        finally:
+            scope.setdefault("state", {})[BODY_SECONDS] = time.perf_counter() - started
+        if body is None:
+            await refuse(send, RequestTimeout(f"the body did not arrive within {self.deadline:g} s"))
+            return
+        await self.app(scope, _replay(body, receive), send)
+
+    async def _read(self, receive: Receive) -> bytes:
         chunks: list[bytes] = []
         size = 0
         while True:
             message = await receive()
-            if message["type"] != "http.request":  # the client went away
-                return
+            if message["type"] != "http.request":
+                raise _Gone
             chunks.append(message.get("body", b""))
             size += len(chunks[-1])
             if size > self.max_bytes:
-                await self._refuse(send)
-                return
+                raise PayloadTooLarge(f"body over {self.max_bytes} bytes")
             if not message.get("more_body", False):
-                break
-        await self.app(scope, _replay(b"".join(chunks), receive), send)
+                return b"".join(chunks)
 
-    async def _refuse(self, send: Send) -> None:
-        body = json.dumps(error_body("payload_too_large", f"body over {self.max_bytes} bytes")).encode()
-        await send({"type": "http.response.start", "status": 413,
-                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
-        await send({"type": "http.response.body", "body": body})
+
+async def refuse(send: Send, exc: CarnetError) -> None:
+    """``exc`` in the REST shape, and the connection closed after it (the body was not read to its end)."""
+    body = json.dumps(error_body(exc.code, exc.message)).encode()
+    await send({"type": "http.response.start", "status": exc.status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                            (b"connection", b"close")]})
+    await send({"type": "http.response.body", "body": body})
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:

@@ -10,12 +10,20 @@ from collections.abc import Iterator, Sequence
 from starlette.routing import BaseRoute, Match
 from starlette.types import Scope
 
+BODY_SECONDS = "body_seconds"  # in the scope's state: the seconds the body limit spent reading the body
+
 
 def time_left(scope: Scope, deadline: float) -> float:
     """Seconds until ``deadline`` after the request's arrival (``state["arrived"]``, a
-    ``time.perf_counter`` stamp the access log sets); the whole deadline when it is not stamped."""
-    arrived = scope.get("state", {}).get("arrived")
-    return deadline - (time.perf_counter() - arrived) if isinstance(arrived, float) else deadline
+    ``time.perf_counter`` stamp the access log sets), not counting the time its body took to arrive
+    (``state["body_seconds"]``: waiting on the client is bounded by the body's own deadline); the whole
+    deadline when it is not stamped."""
+    state = scope.get("state", {})
+    arrived, reading = state.get("arrived"), state.get(BODY_SECONDS)
+    if not isinstance(arrived, float):
+        return deadline
+    waited_on_client = reading if isinstance(reading, float) else 0.0
+    return deadline - (time.perf_counter() - arrived - waited_on_client)
 
 
 def route_template(scope: Scope) -> str:

@@ -10,6 +10,9 @@ refused (fail closed).
 The session manager runs stateless with JSON responses: each POST carries one JSON-RPC message and
 is authenticated on its own, nothing about a client is kept between requests (a revoked key stops
 at its next request; replicas share nothing), and the tools never talk back to the client anyway.
+Each POST is admitted like a REST request (``carnet.entrypoints.http.admission``: a slot, or
+``503 overloaded``); GET (an event stream) and DELETE (a session's end) get ``405``, so no connection
+is held open here beyond one POST's work (issue 46, finding 7).
 It needs a task group for the app's whole life: ``lifespan`` runs it, with a new manager each time
 (one can run only once).
 """
@@ -22,13 +25,15 @@ from typing import Any
 
 from mcp.server import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from carnet.bootstrap.container import Container
 from carnet.entrypoints.mcp.auth import STATE_KEY, from_request
 from carnet.entrypoints.mcp.server import build_server
-from carnet.errors import DependencyUnavailable, Unauthenticated
+from carnet.entrypoints.presenters.errors import error_body
+from carnet.errors import DependencyUnavailable, MethodNotAllowed, Unauthenticated
 from carnet.services.apikeys import Principal
 
 PATH = "/mcp"
@@ -62,4 +67,16 @@ class McpHttp:
             raise DependencyUnavailable("the MCP endpoint is not running: the app was started without its lifespan")
         if not isinstance(scope.get("state", {}).get(STATE_KEY), Principal):  # not through the gate
             raise Unauthenticated("missing or malformed API key")
+        if scope["method"] != "POST":
+            await _post_only(scope, receive, send)
+            return
         await manager.handle_request(scope, receive, send)
+
+
+async def _post_only(scope: Scope, receive: Receive, send: Send) -> None:
+    """405 for GET (the SSE stream of server-initiated messages) and DELETE (ending a session): stateless,
+    the server keeps no session and never talks first, so a GET stream would only be a connection held
+    open without limit; the transport's spec allows a server to answer 405 here."""
+    exc = MethodNotAllowed("only POST is served at /mcp: no event stream, no session")
+    body = error_body(exc.code, exc.message)
+    await JSONResponse(body, status_code=exc.status, headers={"Allow": "POST"})(scope, receive, send)

@@ -26,6 +26,7 @@ from carnet.entrypoints.http.console.web import (
     render,
 )
 from carnet.errors import InvalidInput
+from carnet.services.apikeys import grantable
 
 router = APIRouter(prefix=PREFIX, route_class=ConsoleRoute, include_in_schema=False)
 
@@ -38,6 +39,7 @@ def _admin_page(request: Request, v: Viewer, *, new_key: str | None = None, done
     keys = api.admin.list_keys(v.who)  # the role check (admin) comes first, in the facade's door
     metrics = metrics_view.summary(console_of(request).container.metrics.registry, tenant=v.who.tenant)
     return render(request, "admin.html", v=v, keys=sorted(keys, key=lambda k: k.created_at, reverse=True),
+                  grantable=grantable(v.who.roles),  # dpo and supervisor only to their holders (SECURITY.md)
                   classes=api.retention_classes(v.who), queue=api.intake_queue(v.who), new_key=new_key, done=done,
                   requeued=requeued, metrics=metrics)
 
