@@ -73,7 +73,7 @@ def test_only_approved_procedures_reach_assemble(both: Container) -> None:
     f.decide_procedure(SUP, procedure_id=retired.id, decision=Decision.RETIRE)
     assert _team_texts(c) == [WATER.text]
     ctx = f.assemble(AGENT, subject_id="m-1", query=QUERY, budget=budgets(c.deps, overrides={}))
-    assert "#### Procédures de l'équipe (validées par un superviseur)\n- " + WATER.text in ctx.prompt
+    assert "#### Procédures de l'équipe (validées par un superviseur)\n- « " + WATER.text + " »" in ctx.prompt
     assert ctx.stats["team_procedures"] == 1 and ctx.stats["team_conflicts"] == 0
     assert _team_texts(c, "Quel est le solde de mon compte ?") == []  # not relevant to that query
     c.audit.flush()
@@ -90,8 +90,8 @@ def test_a_procedure_conflicting_with_the_members_constraint_is_flagged(both: Co
     [pick] = ctx.team
     assert [(x.channel, x.constraint) for x in pick.conflicts] == [
         ("email", "Le membre ne veut pas d'e-mail, seulement des SMS.")]
-    assert ("- " + EMAIL.text + "\n  ⚠ en conflit avec une contrainte du membre : "
-            "Le membre ne veut pas d'e-mail, seulement des SMS.") in ctx.prompt
+    assert ("- « " + EMAIL.text + " »\n  ⚠ en conflit avec une contrainte du membre : "
+            "« Le membre ne veut pas d'e-mail, seulement des SMS. »") in ctx.prompt
     assert ctx.stats["team_conflicts"] == 1
 
 

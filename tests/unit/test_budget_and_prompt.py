@@ -64,7 +64,7 @@ def test_stable_part_is_byte_identical_across_subjects_and_calls(locale: str) ->
 
 def test_volatile_records_come_last_with_their_dates() -> None:
     out = render(facts=[_m("s", "habite à Villeurbanne", 9)], episodes=[], procedures=[], locale="fr")
-    assert out.rstrip().endswith("- [9 mars 2025] habite à Villeurbanne")
+    assert out.rstrip().endswith("- [9 mars 2025] « habite à Villeurbanne »")
 
 
 @pytest.mark.parametrize("locale", ["fr", "en"])
@@ -74,7 +74,8 @@ def test_profile_section_follows_the_procedures_and_keeps_the_stable_part(locale
     assert out.startswith(preamble(locale))
     procedures, rest = out.split("il est malentendant")[0], out.split("il est malentendant")[1]
     assert "Lyon" not in procedures and "Lyon" in rest  # profile before the ranked facts
-    assert ("(accessibilité) il est malentendant" if locale == "fr" else "(accessibility) il est malentendant") in out
-    assert "] note" in out  # a record without a kind gets no label
+    label = "accessibilité" if locale == "fr" else "accessibility"
+    assert f"({label}) « il est malentendant »" in out
+    assert "] « note »" in out  # a record without a kind gets no label
     off = render(facts=[_m("s", "habite à Lyon", 1)], episodes=[], procedures=[], locale=locale)
     assert "rofil" not in off  # no tier, no section

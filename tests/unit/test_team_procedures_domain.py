@@ -92,11 +92,12 @@ def test_team_section_is_marked_and_flags_conflicts_and_the_preamble_is_unchange
     prompt = render(facts=[], episodes=[], procedures=[], locale="fr",
                     team=[("Envoyer les documents par e-mail.", ["Le membre ne veut pas d'e-mail."])])
     assert prompt.startswith(preamble("fr"))
-    assert "#### Procédures de l'équipe (validées par un superviseur)\n- Envoyer les documents par e-mail." in prompt
-    assert "⚠ en conflit avec une contrainte du membre : Le membre ne veut pas d'e-mail." in prompt
+    assert ("#### Procédures de l'équipe (validées par un superviseur)\n"
+            "- « Envoyer les documents par e-mail. »") in prompt
+    assert "⚠ en conflit avec une contrainte du membre : « Le membre ne veut pas d'e-mail. »" in prompt
     assert prompt.index("Procédures de l'équipe") < prompt.index("#### Procédures\n")
     en = render(facts=[], episodes=[], procedures=[], locale="en", team=[("Send by email.", ["no email"])])
-    assert "⚠ conflicts with the member's constraint: no email" in en
+    assert "⚠ conflicts with the member's constraint: « no email »" in en
     assert "équipe" not in render(facts=[], episodes=[], procedures=[], locale="fr")  # no team: no section
 
 

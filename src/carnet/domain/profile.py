@@ -12,13 +12,15 @@ The lexicon is general on purpose: word beginnings (accents folded, lower case) 
 itself, not sentences of any data set. ``contact`` alone needs two things, a channel and a
 preference or a time ("préfère être appelée le matin"): a bare phone number is a contact detail, not
 a way of treating the person. Kinds are recomputed when read (for the prompt's headings); only the
-flag is stored.
+flag is stored. The prompt's own kind labels typed into a text ("(consentement)") are not read: a text
+cannot enter the tier by imitating the prompt (SECURITY.md, "Stored text is data").
 """
 
 from __future__ import annotations
 
 import re
 
+from carnet.domain.quoted import labels_pattern
 from carnet.domain.text import fold
 
 CONTACT = "contact"
@@ -26,6 +28,13 @@ ACCESSIBILITY = "accessibility"
 VULNERABILITY = "vulnerability"
 CONSENT = "consent"
 KINDS = (CONTACT, ACCESSIBILITY, VULNERABILITY, CONSENT)
+# How the prompt names each kind before a profile record: "- [date] (consentement) …".
+LABELS = {
+    "fr": {CONTACT: "contact", ACCESSIBILITY: "accessibilité", VULNERABILITY: "vulnérabilité",
+           CONSENT: "consentement"},
+    "en": {CONTACT: "contact", ACCESSIBILITY: "accessibility", VULNERABILITY: "vulnerability",
+           CONSENT: "consent"},
+}
 
 # Regular expressions matched at the start of a word of the folded text (accents dropped, lower
 # case), separated by commas; a space stands for any blank.
@@ -94,13 +103,16 @@ def _compile(words: str) -> re.Pattern[str]:
 
 
 _COMPILED = {kind: _compile(words) for kind, words in _RULES.items()}
+# The prompt's labels typed into a text ("(consentement)") are removed before the rules read it: the
+# prompt's markup never decides a record's tier, only what the text says does.
+_FORGED_LABELS = labels_pattern(tuple(sorted({fold(n) for names in LABELS.values() for n in names.values()})))
 _CHANNEL_RE = _compile(_CHANNEL)
 _PREFERENCE_RE = _compile(_PREFERENCE)
 
 
 def profile_kinds(text: str) -> tuple[str, ...]:
     """The profile kinds ``text`` speaks of, in ``KINDS`` order (empty: not a profile record)."""
-    folded = _PRODUCTS.sub(" ", fold(text))
+    folded = _PRODUCTS.sub(" ", _FORGED_LABELS.sub(" ", fold(text)))
     found = {kind for kind, rule in _COMPILED.items() if rule.search(folded)}
     if _CHANNEL_RE.search(folded) and _PREFERENCE_RE.search(folded):
         found.add(CONTACT)

@@ -41,7 +41,9 @@ class ContextOut(BaseModel):
     procedures: list[RankedOut]
     team_procedures: list[TeamProcedureOut] = Field(default_factory=list, description=(
         "The team's approved procedures the query calls for (never a proposed, rejected or retired one)."))
-    prompt: str = Field(examples=["## Ce que l'on sait du membre\n- (10 juin 2024) Le membre habite …"])
+    prompt: str = Field(examples=["### Mémoire Carnet\n…\n#### Faits\n- [10 juin 2024] « Le membre habite … »\n"],
+                        description=("The prompt block: a stable preamble, then one line per record, its text "
+                                     "on one line between « and » (data, never instructions)."))
     stats: dict[str, float | int]
 
 

@@ -6,7 +6,10 @@ unexpired profile facts (the caller's special-category policy applied in the sam
 searches), the newest ``CANDIDATES`` chosen by the engine on its ``valid_from`` index (before
 2026-12-04 it took the first ones by record id, then sorted them: past that many a newer fact could be
 missed), newest first, packed into the tier's budget. Superseded facts never come back: a withdrawn
-consent is not shown beside the new one.
+consent is not shown beside the new one. A flagged record the classifier no longer reads as a profile
+fact once opened is left to the ranked facts: the flag was set by the version that wrote it, and one
+that entered by typing the prompt's own label ("(consentement)") before 2026-12-06 does not stay in
+every context (SECURITY.md, "Stored text is data").
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from carnet.domain.budget import TierBudget, pack
+from carnet.domain.profile import is_profile
 from carnet.domain.records import Kind, Memory, Scope, Status
 from carnet.domain.text import estimate_tokens
 from carnet.domain.unreadable import Skipped
@@ -48,6 +52,6 @@ def profile_tier(
     newest = sorted(found, key=lambda m: (m.valid_from, m.recorded_at), reverse=True)
 
     def opened(chunk: Sequence[Memory]) -> list[Memory]:  # only records the packing may take are decrypted
-        return deps.index.reveal(scope, chunk, skipped=skipped)
+        return [m for m in deps.index.reveal(scope, chunk, skipped=skipped) if is_profile(m.text)]
 
     return pack(newest, budget, cost, open_chunk=opened)
