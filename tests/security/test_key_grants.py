@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from http.cookies import SimpleCookie
 
 import httpx
 import pytest
@@ -18,9 +17,9 @@ from carnet.bootstrap.container import Container
 from carnet.entrypoints.http.app import create_app
 from carnet.entrypoints.http.server import running
 from carnet.services.apikeys import create_key
+from tests.support.plain_browser import PlainBrowser
 
 TENANT = "assur-nord"
-_CSRF = re.compile(r'name="csrf" value="([^"]+)"')
 
 
 @pytest.fixture
@@ -57,44 +56,17 @@ def test_an_admin_key_mints_only_what_it_may_grant(served: tuple[str, Container]
     assert len(denied) == 5  # every refusal is in the audit trail
 
 
-class _Browser:
-    """The console over plain HTTP: its cookies are ``Secure``, which httpx keeps for https only, so
-    they are carried here by hand."""
-
-    def __init__(self, base: str) -> None:
-        self.http = httpx.Client(base_url=base, timeout=30)
-        self.cookies: dict[str, str] = {}
-
-    def request(self, method: str, path: str, **kw: object) -> httpx.Response:
-        headers = {"Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items())}
-        r = self.http.request(method, path, headers=headers, follow_redirects=False, **kw)  # type: ignore[arg-type]
-        for raw in r.headers.get_list("set-cookie"):
-            for name, morsel in SimpleCookie(raw).items():
-                if morsel.value:
-                    self.cookies[name] = morsel.value
-                else:
-                    self.cookies.pop(name, None)
-        return r
-
-    def csrf(self, path: str) -> tuple[str, str]:
-        page = self.request("GET", path).text
-        found = _CSRF.search(page)
-        assert found, page[:500]
-        return found.group(1), page
-
-
 def test_the_console_offers_and_grants_only_what_the_admin_may(served: tuple[str, Container]) -> None:
     base, container = served
     key, _ = create_key(container.deps.catalog, container.pepper, tenant=TENANT, roles=["admin"])
-    browser = _Browser(base)
-    token, _ = browser.csrf("/console/login")
-    assert browser.request("POST", "/console/login", data={"api_key": key, "csrf": token}).status_code == 303
-    csrf, page = browser.csrf("/console/admin")
-    offered = set(re.findall(r'name="roles" type="checkbox" value="([a-z]+)"', page))
-    assert offered == {"agent", "admin"}
-    refused = browser.request("POST", "/console/admin/keys", data={"csrf": csrf, "roles": ["supervisor"]})
-    assert refused.status_code == 403
-    made = browser.request("POST", "/console/admin/keys", data={"csrf": csrf, "roles": ["agent"]})
-    assert made.status_code == 200 and "crn_" in made.text
-    listed = container.deps.catalog.api_keys(TENANT)
-    assert sorted(tuple(k.roles) for k in listed) == [("admin",), ("agent",)]
+    with PlainBrowser(base) as browser:
+        assert browser.login(key).status_code == 303
+        csrf, page = browser.csrf("/console/admin")
+        offered = set(re.findall(r'name="roles" type="checkbox" value="([a-z]+)"', page))
+        assert offered == {"agent", "admin"}
+        refused = browser.request("POST", "/console/admin/keys", data={"csrf": csrf, "roles": ["supervisor"]})
+        assert refused.status_code == 403
+        made = browser.request("POST", "/console/admin/keys", data={"csrf": csrf, "roles": ["agent"]})
+        assert made.status_code == 200 and "crn_" in made.text
+        listed = container.deps.catalog.api_keys(TENANT)
+        assert sorted(tuple(k.roles) for k in listed) == [("admin",), ("agent",)]

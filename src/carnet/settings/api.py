@@ -15,6 +15,10 @@ class ApiSettings(BaseModel):
     # A request's whole body must arrive within this (from its first byte read), or 408 request_timeout and the
     # connection closed. Bodies are read before admission, so a slow client never holds a slot.
     body_read_deadline_ms: int = Field(10_000, ge=1, le=300_000)
+    # A request's target and headers together, and their count: beyond either, 431 headers_too_large and the
+    # connection closed, before any of it reaches the app (carnet.entrypoints.http.protocol).
+    max_header_bytes: int = Field(32 * 1024, ge=4096, le=1024 * 1024)
+    max_headers: int = Field(100, ge=16, le=1000)
     # Each key's request budget when the key has none of its own ("N/second", "N/minute"); "" = unlimited.
     rate_limit: str = "300/second"
     # Each client address's budget of requests that fail authentication (401), then 429; "" = unlimited.

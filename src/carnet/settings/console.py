@@ -15,8 +15,10 @@ class ConsoleSettings(BaseModel):
     # A session unused this long is gone; one older than ``absolute_minutes`` is gone however used.
     idle_minutes: int = Field(15, ge=1, le=24 * 60)
     absolute_minutes: int = Field(8 * 60, ge=1, le=7 * 24 * 60)
-    # Sessions held at once by this process; a login beyond it ends the oldest one.
+    # Sessions held at once by this process; a login beyond it ends the oldest one of the tenant holding the most.
     max_sessions: int = Field(1000, ge=1, le=100_000)
+    # Sessions one tenant holds at once; a login beyond it ends that tenant's oldest (never another tenant's).
+    max_sessions_per_tenant: int = Field(100, ge=1, le=100_000)
 
     @model_validator(mode="after")
     def _idle_within_absolute(self) -> Self:

@@ -29,6 +29,7 @@ def serve(
     from carnet.bootstrap.ops import build_scheduler
     from carnet.bootstrap.wiring import build, start_workers
     from carnet.entrypoints.http.app import create_app
+    from carnet.entrypoints.http.protocol import uvicorn_options
     from carnet.entrypoints.http.tls import uvicorn_tls_options
     from carnet.errors import CarnetError
 
@@ -62,8 +63,10 @@ def serve(
     try:
         # proxy_headers=False: the client's address is the peer's, or what CARNET_API__TRUSTED_PROXIES
         # allow X-Forwarded-For to say (carnet.entrypoints.http.client_address), never uvicorn's own default trust.
+        # uvicorn_options: request heads bounded (431) and parser refusals in JSON (carnet.entrypoints.http.protocol).
         uvicorn.run(application, host=settings.host, port=settings.port, access_log=False, log_config=None,
-                    proxy_headers=False, **uvicorn_tls_options(settings.tls))  # CARNET_TLS__*: https
+                    proxy_headers=False, **uvicorn_tls_options(settings.tls),  # CARNET_TLS__*: https
+                    **uvicorn_options(settings.api))
     finally:
         scheduler.stop()
         container.close()

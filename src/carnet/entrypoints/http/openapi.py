@@ -15,7 +15,8 @@ assemble, list, forget), `dpo` (export, erase, rectify, history, audit), `admin`
 
 **Errors** are always `{"error": {"code": "...", "message": "...", ...}}`; `code` is stable, `message`
 is for humans. Codes: `invalid_request` (400, with `fields`), `invalid_input` and `invalid_budget`
-(400), `unauthenticated` (401: no key, malformed, unknown or revoked), `forbidden` (403: the key lacks
+(400), `malformed_request` (400: not well-formed HTTP, answered before the app), `unauthenticated`
+(401: no key, malformed, unknown or revoked), `forbidden` (403: the key lacks
 the role), `not_found`, `subject_not_found`, `memory_not_found` (404; another tenant's subject is
 always "not found", never "forbidden"), `method_not_allowed` (405), `request_timeout` (408: the body did not
 arrive within its deadline; nothing ran), `conflict`, `store_locked` (409), `payload_too_large` (413),

@@ -13,6 +13,9 @@ import httpx
 import uvicorn
 from fastapi import FastAPI
 
+from carnet.entrypoints.http.protocol import uvicorn_options
+from carnet.settings.api import ApiSettings
+
 
 def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket() as s:
@@ -42,10 +45,14 @@ def wait_ready(base_url: str, *, timeout: float = 30.0, alive: Callable[[], bool
 @contextmanager
 def running(app: FastAPI, *, host: str = "127.0.0.1", port: int | None = None) -> Iterator[str]:
     """Serve ``app`` in a background thread, with its lifespan (``/mcp`` needs it); yields the base URL;
-    stops the server on exit."""
+    stops the server on exit. The protocol is ``carnet serve``'s (``carnet.entrypoints.http.protocol``),
+    with the limits of the app's settings."""
     port = port or free_port(host)
+    container = getattr(app.state, "container", None)
+    api = container.settings.api if container is not None else ApiSettings()
     config = uvicorn.Config(app, host=host, port=port, access_log=False, log_config=None, lifespan="on",
-                            proxy_headers=False)  # client addresses: carnet.entrypoints.http.client_address
+                            proxy_headers=False,  # client addresses: carnet.entrypoints.http.client_address
+                            **uvicorn_options(api))
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="carnet-http", daemon=True)
     thread.start()

@@ -17,7 +17,9 @@ from __future__ import annotations
 import hmac
 from typing import TypeVar
 
+from starlette.datastructures import MutableHeaders
 from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 SESSION_COOKIE = "__Host-carnet-session"
 LOGIN_COOKIE = "__Host-carnet-login"
@@ -49,6 +51,30 @@ def harden(response: R) -> R:
     for name, value in HEADERS.items():
         response.headers.setdefault(name, value)
     return response
+
+
+class Hardened:
+    """Every answer under the console's prefix carries ``HEADERS`` (those it does not set itself): the
+    pages do already, and so do a 404, a 405 and the stylesheet (issue 46, finding 8)."""
+
+    def __init__(self, app: ASGIApp, *, prefix: str) -> None:
+        self.app = app
+        self.prefix = prefix
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = str(scope.get("path", ""))
+        if scope["type"] != "http" or not (path == self.prefix or path.startswith(self.prefix + "/")):
+            await self.app(scope, receive, send)
+            return
+
+        async def hardened(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                for name, value in HEADERS.items():
+                    headers.setdefault(name, value)
+            await send(message)
+
+        await self.app(scope, receive, hardened)
 
 
 def same_token(expected: str, given: str | None) -> bool:

@@ -137,7 +137,10 @@ class ConsoleRoute(APIRoute):
                 log.warning("console_csrf_refused", route=self.path)
                 return error_page(request, status=403, code="csrf", v=None)
             except CarnetError as exc:
-                return error_page(request, status=exc.status, code=exc.code, v=_quiet_viewer(request))
+                page = error_page(request, status=exc.status, code=exc.code, v=_quiet_viewer(request))
+                if "retry_after" in exc.context:  # a login over its address's budget (429)
+                    page.headers["Retry-After"] = str(exc.context["retry_after"])
+                return page
 
         return guarded
 
