@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -144,6 +145,42 @@ def test_bench_pii_json() -> None:
     assert write["structured_recall"] >= 0.95 and write["per_type"]["PERSON"]["recall"] >= 0.8
     assert set(write["per_type"]) >= {"PERSON", "IBAN", "NIR", "PHONE", "EMAIL", "CARD"}
     assert 0 < s["cost"]["batch_of_50_per_text_ms"] < 50 and s["texts"] == 72  # 60 filled + 12 decoys
+
+
+@pytest.mark.slow  # the spaCy model loads, then 280 texts: about 10 s here
+def test_bench_pii_data_reports_what_survives_in_the_embedded_text(tmp_path: Path) -> None:
+    """Generated evasive spellings (check digits valid) and the French and English names set: nothing
+    of the checksum and pattern types survives, and names' recall is at least 0.95."""
+    from tests.support.pii_spellings import corpus
+
+    spellings = tmp_path / "spellings.json"
+    spellings.write_text(json.dumps(corpus(20)), encoding="utf-8")
+    result = runner.invoke(app, ["bench", "pii", "--data", str(spellings), "--json"])
+    assert result.exit_code == 0, result.output
+    s: dict[str, Any] = _last_json(result.stdout)
+    assert s["values"] == 140 and s["survived"] == 0, s["survivors"]
+    assert set(s["by_type"]) == {"IBAN", "NIR", "PHONE", "CARD", "EMAIL", "PLATE", "BIRTHDATE"}
+    assert all(v == {"values": 20, "survived": 0, "recall": 1.0} for v in s["by_type"].values())
+    names = Path(__file__).parents[1] / "data" / "pii" / "names_fr_en.json"
+    result = runner.invoke(app, ["bench", "pii", "--data", str(names), "--json"])
+    assert result.exit_code == 0, result.output
+    named: dict[str, Any] = _last_json(result.stdout)
+    assert named["by_type"]["PERSON"]["recall"] >= 0.95 and named["names_precision"] >= 0.95
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    (None, "cannot be read"), ("{not json", "not a JSON file"), ('{"text": "x"}', "expected a JSON list"),
+    ('[{"values": ["x"]}]', 'item 0 is not an object with a "text" string'),
+    ('[{"text": "x", "values": "FR76"}]', '"values" must be a list'),
+])  # fmt: skip
+def test_bench_pii_data_refuses_a_bad_file(tmp_path: Path, content: str | None, message: str) -> None:
+    data = tmp_path / "corpus.json"
+    if content is not None:
+        data.write_text(content, encoding="utf-8")
+    result = runner.invoke(app, ["bench", "pii", "--data", str(data), "--json"])
+    flat = " ".join(result.output.replace("│", " ").split())  # the error box may wrap a long path
+    assert result.exit_code == 2 and message in flat, result.output
+    assert "Traceback" not in result.output
 
 
 @pytest.mark.slow  # two stacks come up (the seeding one, then `carnet serve`): about 50 s here

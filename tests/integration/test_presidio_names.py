@@ -37,3 +37,27 @@ def test_words_that_never_make_a_name_are_not_known_parts() -> None:
     pmap.placeholder("PERSON", "Alpiane Assurances")
     pmap.placeholder("PERSON", "Votre")  # as a map written before the list holds it
     assert pmap.known_names() == ["alpiane assurances"]
+
+
+@pytest.mark.parametrize(("text", "names"), [
+    # Issue 46, finding 2: names the write path left in clear. Sentences written for this test.
+    ("Nour El Houda Bouazizi a rappelé pour son dossier.", ["Nour El Houda Bouazizi"]),
+    ("appel de nour el houda bouazizi ce matin, il veut un devis", ["nour el houda bouazizi"]),
+    ("Please call back Zeynep Yılmaz tomorrow morning.", ["Zeynep Yılmaz"]),
+    ("The claim filed by Aïssatou Diallo-Keita is still pending.", ["Aïssatou Diallo-Keita"]),
+    ("Anahit Petrossian said the payment failed twice.", ["Anahit Petrossian"]),
+    ("Rindra Rakotomalala a appelé pour son contrat, thanks and see you later for the update",
+     ["Rindra Rakotomalala"]),
+    ("call from thi hoa nguyen about the renewal, she was upset", ["thi hoa nguyen"]),
+])  # fmt: skip
+def test_names_of_any_origin_in_french_and_english_are_found_whole(text: str, names: list[str]) -> None:
+    assert _names(text) == names
+
+
+@pytest.mark.parametrize("text", [
+    "Appel de suivi concernant la franchise.",
+    "Wow, that was quick. Thanks again!",
+    "Le client souhaite être rappelé jeudi pour son devis habitation.",
+])  # fmt: skip
+def test_ordinary_words_in_either_language_are_not_names(text: str) -> None:
+    assert _names(text) == []

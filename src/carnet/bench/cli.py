@@ -226,13 +226,26 @@ def profile(
 @bench_app.command("pii")
 def pii(
     size: Annotated[int, typer.Option("--size", min=10, help="Filled templates (decoys are added).")] = 400,
+    data: Annotated[Path | None, typer.Option(
+        "--data", help="An outside corpus instead: a JSON list of {\"text\", \"values\": [...], \"type\"?}; "
+                       "reports which values survive the write path's pseudonymisation.")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print a JSON summary as the last line.")] = False,
 ) -> None:
     """PII detection on the project's French corpus: recall and precision per type (write and read
-    paths), leaked characters, and the cost of pseudonymising one text and a batch."""
-    from carnet.bench.pii import run
+    paths), leaked characters, and the cost of pseudonymising one text and a batch. With --data: the
+    values of an outside corpus that survive in the text that is embedded (survived, values, by_type)."""
+    if data is None:
+        from carnet.bench.pii import run
 
-    run(size=size, json_out=json_out)
+        run(size=size, json_out=json_out)
+        return
+    from carnet.bench.pii import run_data
+    from carnet.bench.pii_survival import BadCorpus
+
+    try:
+        run_data(data=data, json_out=json_out)
+    except BadCorpus as exc:
+        raise typer.BadParameter(str(exc), param_hint="--data") from exc
 
 
 def _ks(spec: str) -> list[int]:

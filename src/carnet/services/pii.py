@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 import structlog
 
 from carnet.domain.pii.canonical import canonical
+from carnet.domain.pii.detector import find_all
+from carnet.domain.pii.normalise import views
 from carnet.domain.pii.patterns import Recognizer
 from carnet.domain.pii.pseudonyms import PLACEHOLDER, Pseudonymized, PseudonymMap, find_known_names, pseudonymize
 from carnet.domain.pii.spans import BUILT_IN, IDENTIFIERS, PERSON, Span, settle
@@ -161,9 +163,10 @@ def _patterns(pii: Pii, tenant: str, text: str) -> list[Span]:
 
 
 def _with(text: str, spans: Sequence[Span], extra: Sequence[Recognizer], threshold: float) -> list[Span]:
+    """The detector's spans and the tenant's formats, found on the normalised text as the detector's are."""
     if not extra:
         return list(spans)
-    return settle([*spans, *(s for r in extra for s in r.find(text))], threshold=threshold)
+    return settle([*spans, *(s for view in views(text) for s in find_all(extra, view))], threshold=threshold)
 
 
 def _is_identifier(kind: str) -> bool:

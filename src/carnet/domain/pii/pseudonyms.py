@@ -20,6 +20,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from carnet.domain.pii.common_words import NOT_A_NAME, all_common
+from carnet.domain.pii.normalise import normalise
 from carnet.domain.pii.spans import PERSON, Span, settle
 
 PLACEHOLDER = re.compile(r"<([A-Z][A-Z0-9_]*)_(\d+)>")
@@ -104,11 +105,12 @@ def find_known_names(text: str, pmap: PseudonymMap) -> list[Span]:
     names = pmap.known_names()
     if not names:
         return []
-    folded, offsets = _fold_with_offsets(text)
+    view = normalise(text)  # zero-width characters and fullwidth letters do not hide a known name
+    folded, offsets = _fold_with_offsets(view.text)
     spans = []
     for name in names:
         for m in re.finditer(rf"(?<!\w){re.escape(name)}(?!\w)", folded):
-            spans.append(Span(offsets[m.start()], offsets[m.end() - 1] + 1, PERSON, 0.9))
+            spans.append(view.back(Span(offsets[m.start()], offsets[m.end() - 1] + 1, PERSON, 0.9)))
     return spans
 
 
