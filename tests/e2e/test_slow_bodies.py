@@ -2,8 +2,9 @@
 
 One slot, a waiting room of one, a 200 ms admission deadline, a 1 s body deadline. Two connections
 with a valid key announce a body and send it a byte at a time, slower than that deadline: another
-tenant's requests are still answered at once, and the slow ones get ``408 request_timeout`` (JSON)
-with the connection closed. A body that arrives slowly but within its deadline is served: the time
+tenant's requests are still answered at once, the slow key's third body is refused (``429``: two
+bodies of one key read at once at most), and the slow ones get ``408 request_timeout`` (JSON) with the
+connection closed. A body that arrives slowly but within its deadline is served: the time
 spent waiting on it does not count against the admission deadline."""
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ class Served:
 def served(tmp_path: Path, embedder: Embedder) -> Iterator[Served]:
     settings = Settings(data_dir=tmp_path / "data", key_dir=tmp_path / "keys",
                         api={"max_concurrency": 1, "max_queue": 1, "request_deadline_ms": 200,
-                             "queue_target_ms": 60_000, "body_read_deadline_ms": _BODY_DEADLINE_MS})
+                             "queue_target_ms": 60_000, "body_read_deadline_ms": _BODY_DEADLINE_MS,
+                             "body_reads_per_key": 2})
     container = build(settings, embedder=embedder)
     slow_key, _ = create_key(container.deps.catalog, container.pepper, tenant="assur-nord", roles=["agent"])
     other_key, _ = create_key(container.deps.catalog, container.pepper, tenant="banque-sud", roles=["agent"])
@@ -92,6 +94,11 @@ def test_slow_bodies_hold_no_slot_and_get_408(served: Served) -> None:
             assert time.monotonic() - started < _PROMPT_S
             assert listed.status_code in (200, 404), listed.text
             assert written.status_code == 201, written.text
+        # The slow key's own third body is refused at once: its connections hold nothing another key needs.
+        third = httpx.post(f"{served.base}/api/v1/subjects/ADH-0001/memories", json={"text": "Le membre a appelé."},
+                           headers={"Authorization": f"Bearer {served.slow_key}"}, timeout=_PROMPT_S)
+        assert third.status_code == 429 and third.json()["error"]["code"] == "rate_limited", third.text
+        assert int(third.headers["Retry-After"]) >= 1
         for conn in slow:
             conn.settimeout(_PROMPT_S + _BODY_DEADLINE_MS / 1000)
             status, headers, body = _answer(conn)  # read until the server closes the connection

@@ -179,3 +179,36 @@ def test_without_a_setting_the_slots_follow_the_cores(monkeypatch: Any) -> None:
     gate, _ = _admission(slots=None, max_queue=0)  # type: ignore[arg-type]
     statuses = sorted(s for s, _ in _requests(gate, 4, hold=0.05))
     assert statuses == [200, 200, 200, 503] and gate._slots == 3  # a fourth finds no slot and no waiting room
+
+
+def test_the_slot_is_free_before_the_answer_is_written_to_a_client_that_does_not_read() -> None:
+    """The first client's writes block (it reads nothing); a second request is admitted and answered
+    meanwhile: the first one's slot was given back once its answer was whole (issue 46, finding 4)."""
+    gate, ran = _admission(slots=1, max_queue=0)
+    stuck, second_done = anyio.Event(), anyio.Event()
+
+    async def receive() -> Message:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def never_drains(message: Message) -> None:
+        stuck.set()
+        await second_done.wait()  # the client reads again only once the second request is answered
+
+    async def main() -> list[Message]:
+        second: list[Message] = []
+
+        async def record(message: Message) -> None:
+            second.append(message)
+
+        scope: dict[str, Any] = {"type": "http", "path": "/api/v1/context/assemble", "method": "POST",
+                                 "headers": [], "state": {}}
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(gate, dict(scope), receive, never_drains)
+            with anyio.fail_after(5):
+                await stuck.wait()
+                await gate(dict(scope), receive, record)
+            second_done.set()
+        return second
+
+    second = anyio.run(main)
+    assert second[0]["status"] == 200 and len(ran) == 2

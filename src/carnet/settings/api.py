@@ -15,6 +15,8 @@ class ApiSettings(BaseModel):
     # A request's whole body must arrive within this (from its first byte read), or 408 request_timeout and the
     # connection closed. Bodies are read before admission, so a slow client never holds a slot.
     body_read_deadline_ms: int = Field(10_000, ge=1, le=300_000)
+    # Bodies one API key may have being read at once; one more gets 429 rate_limited at once.
+    body_reads_per_key: int = Field(16, ge=1, le=10_000)
     # A request's target and headers together, and their count: beyond either, 431 headers_too_large and the
     # connection closed, before any of it reaches the app (carnet.entrypoints.http.protocol).
     max_header_bytes: int = Field(32 * 1024, ge=4096, le=1024 * 1024)

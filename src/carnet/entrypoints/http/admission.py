@@ -5,7 +5,8 @@ long poll) and MCP over HTTP (``/mcp``: each POST carries one JSON-RPC message, 
 them; a tool call used to run beside full REST slots, issue 46 finding 7). Such a request takes one of
 ``slots`` once its body has been read whole (``carnet.entrypoints.http.body_limit``, in front, bounds
 that read in size and time): no request holds a slot while it waits on the client (finding 4). It
-gives the slot back when its answer has been sent. When none is
+gives the slot back when its answer is whole, before it is written to the client
+(``carnet.entrypoints.http.held_answer``; a streamed answer over 1 MB keeps it to its end). When none is
 free it waits, with at most ``max_queue`` others, until ``deadline`` seconds after it arrived (the
 access log stamps ``state["arrived"]``: the time it spent at the authentication gate counts); a
 request that finds the waiting room full, or whose deadline passes, gets ``503 overloaded`` with
@@ -52,6 +53,7 @@ from prometheus_client import Counter, Gauge
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from carnet.entrypoints.http.gate import answer
+from carnet.entrypoints.http.held_answer import HeldAnswer
 from carnet.entrypoints.http.overload import route_template, time_left
 from carnet.errors import Overloaded
 
@@ -109,12 +111,21 @@ class Admission:
         if waited.cancelled_caught:
             await self._refuse(scope, send, "deadline")
             return
-        started = time.perf_counter()
+        started, freed = time.perf_counter(), False
+
+        def free() -> None:  # once: when the answer is whole (before it is written), or when the app ends
+            nonlocal freed
+            if not freed:
+                freed = True
+                sem.release()
+                self._held(time.perf_counter() - started)
+
+        held = HeldAnswer(send, done=free)
         try:
-            await self.app(scope, receive, send)
+            await self.app(scope, receive, held)
         finally:
-            sem.release()
-            self._held(time.perf_counter() - started)
+            free()
+        await held.flush()  # an answer the app left without its last message (none of ours)
 
     def expected_wait(self, *, ahead: int) -> float:
         """Seconds a request that finds every slot taken can expect to wait with ``ahead`` others

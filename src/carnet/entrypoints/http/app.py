@@ -49,7 +49,8 @@ def create_app(container: Container) -> FastAPI:
                        deadline=api.request_deadline_ms / 1000, queue_target=api.queue_target_ms / 1000,
                        refused=m.overloaded,
                        waiting=m.admission_waiting, in_flight=m.admission_in_flight)
-    app.add_middleware(BodyLimit, max_bytes=api.max_body_bytes, deadline=api.body_read_deadline_ms / 1000)
+    app.add_middleware(BodyLimit, max_bytes=api.max_body_bytes, deadline=api.body_read_deadline_ms / 1000,
+                       per_key=api.body_reads_per_key)
     app.add_middleware(AuthGate, container=container)
     app.add_middleware(AccessLog, observe=observe)
     return app

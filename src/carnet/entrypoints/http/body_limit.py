@@ -11,6 +11,9 @@ to hold every slot and refuse everyone else's requests ``503 overloaded`` (issue
   (``CARNET_API__BODY_READ_DEADLINE_MS``); past it the request gets ``408 request_timeout`` and the
   connection is closed. Nothing of the request ran, so it may be sent again.
 - A request without a body (neither ``Content-Length`` nor ``Transfer-Encoding``) passes at once.
+- One API key has at most ``per_key`` bodies being read at once (``CARNET_API__BODY_READS_PER_KEY``);
+  one more gets ``429 rate_limited`` at once. What a key's slow connections hold is its own: memory
+  (``per_key`` times the size limit per key) and nothing another key needs.
 
 Refusals carry ``Connection: close``: the rest of an unread body is never parsed as a next request.
 Doing this here rather than by raising from inside the app matters: FastAPI turns any error while it
@@ -22,13 +25,14 @@ from __future__ import annotations
 
 import json
 import time
+from collections import Counter
 
 import anyio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from carnet.entrypoints.http.overload import BODY_SECONDS
 from carnet.entrypoints.presenters.errors import error_body
-from carnet.errors import CarnetError, PayloadTooLarge, RequestTimeout
+from carnet.errors import CarnetError, PayloadTooLarge, RateLimited, RequestTimeout
 
 
 class _Gone(Exception):
@@ -36,10 +40,12 @@ class _Gone(Exception):
 
 
 class BodyLimit:
-    def __init__(self, app: ASGIApp, *, max_bytes: int, deadline: float) -> None:
+    def __init__(self, app: ASGIApp, *, max_bytes: int, deadline: float, per_key: int) -> None:
         self.app = app
         self.max_bytes = max_bytes
         self.deadline = deadline
+        self._per_key = per_key
+        self._reading: Counter[str] = Counter()  # bodies being read, by key id
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -53,22 +59,36 @@ class BodyLimit:
         if length is not None and (not length.isdigit() or int(length) > self.max_bytes):
             await refuse(send, PayloadTooLarge(f"body over {self.max_bytes} bytes"))
             return
-        body: bytes | None = None
-        started = time.perf_counter()
+        key = scope.get("state", {}).get("key_id")
+        key = key if isinstance(key, str) else None
+        if key is not None and self._reading[key] >= self._per_key:
+            await refuse(send, RateLimited(retry_after=1))
+            return
         try:
-            with anyio.move_on_after(self.deadline):
-                body = await self._read(receive)
+            body = await self._read_in_time(scope, receive, key)
         except _Gone:
             return
-        except PayloadTooLarge as exc:
+        except CarnetError as exc:  # 413 or 408
             await refuse(send, exc)
             return
+        await self.app(scope, _replay(body, receive), send)
+
+    async def _read_in_time(self, scope: Scope, receive: Receive, key: str | None) -> bytes:
+        """The whole body within the deadline (``RequestTimeout`` past it), counted against ``key``'s
+        bodies being read meanwhile; the time it took goes into the scope's state."""
+        started = time.perf_counter()
+        if key is not None:
+            self._reading[key] += 1
+        try:
+            with anyio.move_on_after(self.deadline):
+                return await self._read(receive)
+            raise RequestTimeout(f"the body did not arrive within {self.deadline:g} s")
         finally:
             scope.setdefault("state", {})[BODY_SECONDS] = time.perf_counter() - started
-        if body is None:
-            await refuse(send, RequestTimeout(f"the body did not arrive within {self.deadline:g} s"))
-            return
-        await self.app(scope, _replay(body, receive), send)
+            if key is not None:
+                self._reading[key] -= 1
+                if not self._reading[key]:
+                    del self._reading[key]
 
     async def _read(self, receive: Receive) -> bytes:
         chunks: list[bytes] = []
@@ -88,9 +108,11 @@ class BodyLimit:
 async def refuse(send: Send, exc: CarnetError) -> None:
     """``exc`` in the REST shape, and the connection closed after it (the body was not read to its end)."""
     body = json.dumps(error_body(exc.code, exc.message)).encode()
-    await send({"type": "http.response.start", "status": exc.status,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                            (b"connection", b"close")]})
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+               (b"connection", b"close")]
+    if "retry_after" in exc.context:
+        headers.append((b"retry-after", str(exc.context["retry_after"]).encode()))
+    await send({"type": "http.response.start", "status": exc.status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
 
