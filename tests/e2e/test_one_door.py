@@ -133,7 +133,8 @@ def test_cli_and_rest_erasure_leave_the_same_audit_entries(tmp_path: Path, store
 
     assert erasure(rest_hash) == erasure(cli_hash) == [
         ("subject.erase", "ok", ()),
-        ("subject.erased", "ok", ("catalog_rows_deleted", "data_key_destroyed", "records_deleted"))]
+        ("subject.erased", "ok",
+         ("catalog_rows_deleted", "data_key_destroyed", "procedures_deleted", "records_deleted"))]
 
 
 def test_a_refused_cli_key_creation_leaves_one_refused_entry(tmp_path: Path, container: Container) -> None:

@@ -13,6 +13,7 @@ from carnet.bootstrap.ops import backup_source, build_rehasher, records_index, r
 from carnet.bootstrap.wiring import build
 from carnet.crypto.tenant_hasher import TENANT_ENTRY
 from carnet.domain.intake import Message
+from carnet.domain.procedures import Stated
 from carnet.domain.records import Memory
 from carnet.errors import BackupCorrupt, RestoreRefused, StoreLocked, SubjectNotFound
 from carnet.ports import Embedder, RecordFilter
@@ -93,18 +94,21 @@ def test_an_erasure_after_the_backup_is_applied_again_on_restore(settings: Setti
         stays = _view(c, "STAYS")
         queued = submit(c.deps, c.queue, tenant="t", subject_id="GONE", session_id=None, actor="k",
                         messages=[Message("user", "Mon IBAN a changé.")], idempotency_key=None)
+        said = Stated("Pour un vol, on demande toujours le dépôt de plainte.", "vol")  # read from GONE's call
+        assert len(c.facade.propose_extracted("t", gone.subject, [said])) == 1
         report = _backup(c, tmp_path)
-        assert erase_subject(c.deps, tenant="t", subject_id="GONE").complete
+        assert erase_subject(c.deps, tenant="t", subject_id="GONE", derived=c.facade).procedures_deleted == 1
     finally:
         c.close()
     restored = restore_backup(archive=report.path, target=restore_target(settings))
     assert restored.reerased.as_dict() == {"entries": 1, "applied": 1, "subjects_erased": 1, "records_deleted": 3,
                                            "catalog_rows_deleted": restored.reerased.catalog_rows_deleted,
-                                           "data_keys_destroyed": 0, "verified": True}
+                                           "data_keys_destroyed": 0, "verified": True, "procedures_deleted": 1}
     assert restored.reerased.catalog_rows_deleted >= 5  # history of 3 records, registry row, pseudonym map
     c = build(settings, embedder=embedder)
     try:
         assert records_index(c).count(gone, where=EVERY) == 0
+        assert c.facade.procedures.list("t") == []  # the procedure read from its call too
         assert c.deps.intakes.get("t", queued.id) is None  # its queued messages went with it
         assert not c.deps.catalog.is_registered(gone) and c.deps.catalog.pseudonym_map(gone) is None
         assert all(c.deps.catalog.history(gone, i) == [] for i in old_ids)

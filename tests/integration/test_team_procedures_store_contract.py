@@ -74,3 +74,20 @@ def test_a_decision_applies_once_from_the_expected_status(store: TeamProcedures)
     assert store.decide("t1", "p1", expected=S.PROPOSED, status=S.REJECTED, decided_by="sup2", at=later) is None
     assert store.decide("t2", "p1", expected=S.APPROVED, status=S.RETIRED, decided_by="x", at=later) is None
     assert store.get("t1", "p1") == done
+
+
+def test_a_derived_procedure_goes_with_its_member_unless_a_person_adopted_it(store: TeamProcedures) -> None:
+    """Issue 46: ``forget_origin`` deletes every procedure read from that member's calls, whatever its
+    status, and only those of that tenant; a person proposing the same text clears the origin."""
+    store.add(replace(_p("p1", "Pour un vol, porter plainte."), origin="h-member"))
+    store.add(replace(_p("p2", "Pour un bris de glace, photos."), origin="h-member"))
+    store.add(replace(_p("p3", "Pour un incendie, expert."), origin="h-member"))
+    store.add(replace(_p("p4", "Pour un vol, porter plainte.", tenant="t2"), origin="h-member"))
+    store.add(replace(_p("p5", "Pour un dégât des eaux, photos."), origin="h-other"))
+    store.decide("t1", "p2", expected=S.PROPOSED, status=S.APPROVED, decided_by="sup", at=T0)
+    adopted = store.add(_p("p6", "pour un INCENDIE, expert"))  # a person's proposal of the same text
+    assert adopted.id == "p3" and adopted.origin is None
+    assert sorted(store.forget_origin("t1", "h-member")) == ["p1", "p2"]
+    assert [p.id for p in store.list("t1")] == ["p3", "p5"]
+    assert [p.id for p in store.list("t2")] == ["p4"]
+    assert store.forget_origin("t1", "h-member") == []

@@ -58,6 +58,7 @@ def restore_target(settings: Settings, *, kms: Kms | None = None) -> RestoreTarg
     """What ``restore_backup`` needs: the data dir's stores (opened raw, on the staged copy), the key
     store and the erasure ledger. No embedder: nothing is embedded or opened."""
     from carnet.adapters.sqlite.intakes import SqliteIntakeStore
+    from carnet.adapters.sqlite.procedures import SqliteTeamProcedures
     from carnet.adapters.vectors.qdrant_edge import EdgeVectorIndex, held
     from carnet.errors import InvalidInput
 
@@ -69,6 +70,7 @@ def restore_target(settings: Settings, *, kms: Kms | None = None) -> RestoreTarg
                            "catalog's dump, then run `carnet backup reapply-erasures` (docs/backup.md)")
     return RestoreTarget(data_dir=settings.data_dir, hold=held, open_index=EdgeVectorIndex,
                          open_catalog=SqliteCatalog, open_intakes=SqliteIntakeStore,
+                         open_procedures=SqliteTeamProcedures,
                          keys=build_keyring(settings, kms or build_kms(settings)),
                          ledger=build_erasure_ledger(settings))
 
@@ -150,6 +152,6 @@ def build_rehasher(c: Container) -> Rehasher:
     return Rehasher(
         index=c.deps.index, catalog=c.deps.catalog, keyring=c.keyring, sealer=KeyringSubjectIdSealer(c.keyring),
         hasher_on=lambda entry: KmsSubjectHasher.pinned(c.keyring, c.kms, entry), sparse_on=HashedSparseEncoder,
-        maps=SealedPseudonymMaps(c.deps.catalog, c.keyring), pii=c.deps.pii,
+        maps=SealedPseudonymMaps(c.deps.catalog, c.keyring), pii=c.deps.pii, procedures=c.facade.procedures,
     )
 

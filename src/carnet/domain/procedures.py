@@ -63,6 +63,10 @@ class TeamProcedure:
     queue: str | None = None  # only for this queue (None: any)
     applies_when: tuple[str, ...] = ()  # keywords of the cases it is about
     decided_by: str | None = None  # who approved, rejected or retired it last
+    # The keyed hash of the member whose call it was read from (``EXTRACTION``), None when a person
+    # typed it: a procedure derived from a member is deleted with that member, whatever its status
+    # (issue 46). A person proposing the same text adopts it (the origin is cleared).
+    origin: str | None = None
 
     def applies_to(self, *, agent_id: str | None, queue: str | None) -> bool:
         """Tenant-wide, or the caller's agent / queue (a scoped one never reaches another's context)."""

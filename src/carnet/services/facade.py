@@ -34,6 +34,7 @@ from carnet.services.memories import reads as memories
 from carnet.services.memories import recall
 from carnet.services.memories.assemble import Budgets, Context, assemble, budgets
 from carnet.services.memories.judge import remember_judged
+from carnet.services.memories.readable import for_reader
 from carnet.services.memories.remember import NewMemory, Outcome, check_items, remember
 from carnet.services.rights import export as export_service
 from carnet.services.rights import rectify, retention
@@ -128,10 +129,11 @@ class Facade(ProcedureUseCases):
     def remember(self, who: Principal, *, subject_id: str, items: Sequence[NewMemory]) -> list[Outcome]:
         with self.door.write(who, "memory.write", (AGENT,), scope=self._subject(who, subject_id),
                              check=lambda: check_items(self.deps, who.tenant, items), detail={"count": len(items)}):
+            deps = for_reader(self.deps, self._hidden(who))  # no record the caller may not read is a candidate
             if self.judge is not None:
-                return remember_judged(self.deps, self.judge, tenant=who.tenant, subject_id=subject_id, items=items,
+                return remember_judged(deps, self.judge, tenant=who.tenant, subject_id=subject_id, items=items,
                                        actor=who.key_id)
-            return remember(self.deps, tenant=who.tenant, subject_id=subject_id, items=items, actor=who.key_id)
+            return remember(deps, tenant=who.tenant, subject_id=subject_id, items=items, actor=who.key_id)
 
     def submit_messages(self, who: Principal, *, subject_id: str, session_id: str | None,
                         messages: Sequence[Message], idempotency_key: str | None) -> Intake:
@@ -339,10 +341,11 @@ class Facade(ProcedureUseCases):
         with self.door.write(who, "subject.erase", (DPO,), scope=self._subject(who, subject_id),
                              check=lambda: self._erasable(who, subject_id)) as scope:
             receipt = erase_subject(self.deps, tenant=who.tenant, subject_id=subject_id,
-                                    still_erasable=lambda: self._erasable(who, subject_id))
+                                    still_erasable=lambda: self._erasable(who, subject_id), derived=self)
         self.audit.record(self.audit.event(
             tenant=who.tenant, actor=who.key_id, action="subject.erased", subject=scope.subject if scope else None,
             outcome="ok" if receipt.complete else "incomplete",
             detail={"records_deleted": receipt.records_deleted, "catalog_rows_deleted": receipt.catalog_rows_deleted,
-                    "data_key_destroyed": receipt.data_key_destroyed}))
+                    "data_key_destroyed": receipt.data_key_destroyed,
+                    "procedures_deleted": receipt.procedures_deleted}))
         return receipt

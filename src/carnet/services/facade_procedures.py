@@ -53,11 +53,13 @@ class ProcedureUseCases:
             return team.propose(self.procedures, self.deps.clock, tenant=who.tenant, proposal=proposal,
                                 proposed_by=who.key_id)
 
-    def propose_extracted(self, tenant: str, stated: Sequence[Stated]) -> list[TeamProcedure]:
-        """The intake worker's proposals, read from an advisor's words (``proposed_by="extraction"``),
-        as the local operator ``worker:extraction``. Each is checked like a person's (one naming
-        someone is dropped, not stored) and proposed once: one already proposed or approved is skipped
-        without an entry, so a recurring statement is one proposal."""
+    def propose_extracted(self, tenant: str, origin: str, stated: Sequence[Stated]) -> list[TeamProcedure]:
+        """The intake worker's proposals, read from an advisor's pseudonymised words in a call of the
+        member ``origin`` (its keyed hash; ``proposed_by="extraction"``), as the local operator
+        ``worker:extraction``. Each is checked like a person's (one naming someone is dropped, not
+        stored), keeps ``origin`` so the member's erasure deletes it (``forget_derived``), and is
+        proposed once: one already proposed or approved is skipped without an entry, so a recurring
+        statement is one proposal. The worker calls it under the member's lock."""
         who = operator(tenant, "worker:extraction", AGENT)
         live = {dedup_key(p.text) for p in self.procedures.list(tenant)
                 if p.status in (ProcedureStatus.PROPOSED, ProcedureStatus.APPROVED)}
@@ -72,9 +74,22 @@ class ProcedureUseCases:
                 continue
             with self.door.write(who, "procedure.propose", (AGENT,), detail={"extracted": True}):
                 made.append(team.propose(self.procedures, self.deps.clock, tenant=tenant, proposal=proposal,
-                                         proposed_by=team.EXTRACTION))
+                                         proposed_by=team.EXTRACTION, origin=origin))
             live.add(dedup_key(s.text))
         return made
+
+    def forget_derived(self, tenant: str, origin: str) -> int:
+        """Part of the member ``origin``'s erasure (under its lock): every procedure read from its calls
+        is deleted, whatever its status (one approved too: a supervisor who wants to keep the rule
+        proposes it in their own words, which adopts it), and its cached vector dropped."""
+        gone = self.procedures.forget_origin(tenant, origin)
+        for procedure_id in gone:
+            self.procedure_vectors.forget(procedure_id)
+        return len(gone)
+
+    def derived_left(self, tenant: str, origin: str) -> bool:
+        """Whether a procedure read from the member ``origin``'s calls is still stored (the receipt's check)."""
+        return any(p.origin == origin for p in self.procedures.list(tenant, limit=100_000))
 
     def decide_procedure(self, who: Principal, *, procedure_id: str, decision: Decision) -> TeamProcedure:
         """approve / reject (a proposed one) and retire (an approved one): a person with the

@@ -72,13 +72,15 @@ def check_proposal(pii: pii_service.Pii, tenant: str, proposal: Proposal) -> Non
 
 
 def propose(store: TeamProcedures, clock: Clock, *, tenant: str, proposal: Proposal,
-            proposed_by: str) -> TeamProcedure:
-    """A new proposed procedure, or the live one with the same text (a proposal is made once)."""
+            proposed_by: str, origin: str | None = None) -> TeamProcedure:
+    """A new proposed procedure, or the live one with the same text (a proposal is made once).
+    ``origin``: the keyed hash of the member whose call it was read from (None: a person's text,
+    which adopts a live derived one of the same text)."""
     now = clock.now()
     return store.add(TeamProcedure(
         id=str(uuid.uuid4()), tenant=tenant, text=proposal.text.strip(), status=ProcedureStatus.PROPOSED,
         proposed_by=proposed_by, created_at=now, updated_at=now, agent_id=proposal.agent_id, queue=proposal.queue,
-        applies_when=tuple(dict.fromkeys(k.strip() for k in proposal.applies_when))))
+        applies_when=tuple(dict.fromkeys(k.strip() for k in proposal.applies_when)), origin=origin))
 
 
 def check_decision(store: TeamProcedures, *, tenant: str, procedure_id: str, decision: Decision) -> TeamProcedure:

@@ -3,6 +3,7 @@ adapter (``adapters/sqlite/procedures.py``) is the reference it matches, in the 
 
 from __future__ import annotations
 
+import builtins
 import json
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
@@ -12,14 +13,15 @@ from typing import Any
 from carnet.adapters.postgres.pool import Connection, Pool, store_connection, utc
 from carnet.domain.procedures import ProcedureStatus, TeamProcedure, dedup_key
 
-_COLUMNS = "id, tenant, text, status, proposed_by, created_at, updated_at, agent_id, queue, applies_when, decided_by"
+_COLUMNS = ("id, tenant, text, status, proposed_by, created_at, updated_at, agent_id, queue, applies_when, decided_by,"
+            " origin")
 _LIVE = "status IN ('proposed', 'approved')"
 
 
 def _procedure(r: Sequence[Any]) -> TeamProcedure:
     return TeamProcedure(id=r[0], tenant=r[1], text=r[2], status=ProcedureStatus(r[3]), proposed_by=r[4],
                          created_at=utc(r[5]), updated_at=utc(r[6]), agent_id=r[7], queue=r[8],
-                         applies_when=tuple(json.loads(r[9])), decided_by=r[10])
+                         applies_when=tuple(json.loads(r[9])), decided_by=r[10], origin=r[11])
 
 
 
@@ -36,12 +38,15 @@ class PostgresTeamProcedures:
         with self._tx() as db:
             db.execute(
                 "INSERT INTO carnet.team_procedures (id, tenant, text, dedup_key, status, agent_id, queue,"
-                " applies_when, proposed_by, decided_by, created_at, updated_at)"
-                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+                " applies_when, proposed_by, decided_by, created_at, updated_at, origin)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
                 f" ON CONFLICT (tenant, dedup_key) WHERE {_LIVE} DO NOTHING",
                 (p.id, p.tenant, p.text, dedup_key(p.text), p.status.value, p.agent_id, p.queue,
                  json.dumps(list(p.applies_when)), p.proposed_by, p.decided_by, utc(p.created_at),
-                 utc(p.updated_at)))
+                 utc(p.updated_at), p.origin))
+            if p.origin is None:  # a person's proposal adopts a live derived one with the same text
+                db.execute(f"UPDATE carnet.team_procedures SET origin = NULL WHERE tenant = %s AND dedup_key = %s"
+                           f" AND {_LIVE}", (p.tenant, dedup_key(p.text)))
             row = db.execute(f"SELECT {_COLUMNS} FROM carnet.team_procedures WHERE tenant = %s AND dedup_key = %s"
                              f" AND {_LIVE}", (p.tenant, dedup_key(p.text))).fetchone()
         return p if row is None else _procedure(row)
@@ -67,6 +72,18 @@ class PostgresTeamProcedures:
                              f" WHERE tenant = %s AND id = %s AND status = %s RETURNING {_COLUMNS}",
                              (status.value, decided_by, utc(at), tenant, procedure_id, expected.value)).fetchone()
         return None if row is None else _procedure(row)
+
+    def forget_origin(self, tenant: str, origin: str) -> builtins.list[str]:
+        """``DELETE … WHERE tenant = %s AND origin = %s RETURNING id`` (migration 0005)."""
+        with self._tx() as db:
+            rows = db.execute("DELETE FROM carnet.team_procedures WHERE tenant = %s AND origin = %s RETURNING id",
+                              (tenant, origin)).fetchall()
+        return [str(r[0]) for r in rows]
+
+    def move_origin(self, tenant: str, old: str, new: str) -> int:
+        with self._tx() as db:
+            return db.execute("UPDATE carnet.team_procedures SET origin = %s WHERE tenant = %s AND origin = %s",
+                              (new, tenant, old)).rowcount
 
     def close(self) -> None:
         self._pool.close()

@@ -174,7 +174,8 @@ def reapply(
             with container.audit.recorded(container.audit.event(tenant=SYSTEM_CHAIN, actor="cli:backup",
                                                                 action="backup.reapply_erasures")):
                 report = reapply_erasures(ledger=d.ledger, index=records_index(container), catalog=d.catalog,
-                                          keys=d.keys, intakes=d.intakes, since=at)
+                                          keys=d.keys, intakes=d.intakes, since=at,
+                                          procedures=container.facade.procedures)
         finally:
             container.close()
     typer.echo(json.dumps(report.as_dict()))

@@ -21,6 +21,8 @@ class ReceiptOut(BaseModel):
     residue: list[str] = Field(default_factory=list, description=(
         "What erasure could not remove: record ids still found, or `data_key` if the key store refused."))
     unreadable_deleted: int = Field(0, description="Records deleted by id although they could not be decoded.")
+    procedures_deleted: int = Field(0, description=(
+        "Team procedures read from the member's calls, deleted with the member whatever their status."))
 
 
 class RetentionOut(BaseModel):

@@ -24,7 +24,7 @@ from carnet.crypto.keyring import Keyring
 from carnet.crypto.tenant_hasher import is_hash_key_entry
 from carnet.errors import RestoreRefused
 from carnet.fileio import fsync_dir
-from carnet.ports import Catalog, ErasureEntry, ErasureLedger, IntakeStore, VectorIndex
+from carnet.ports import Catalog, ErasureEntry, ErasureLedger, IntakeStore, TeamProcedures, VectorIndex
 from carnet.services.backup.archive import CATALOG, VECTORS, Manifest, extract_verified
 from carnet.services.backup.snapshots import Progress
 from carnet.services.rights.reerase import ReerasureReport, reapply_erasures
@@ -52,6 +52,7 @@ class RestoreTarget:
     open_intakes: Callable[[Path], IntakeStore]  # the queue, in the catalog's file on the embedded default
     keys: Keyring
     ledger: ErasureLedger
+    open_procedures: Callable[[Path], TeamProcedures] | None = None  # in the catalog's file on the embedded default
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,10 +124,13 @@ def _reerase(staging: Path, manifest: Manifest, target: RestoreTarget) -> Reeras
     try:
         catalog = target.open_catalog(staging / CATALOG)
         intakes = target.open_intakes(staging / CATALOG)
+        procedures = target.open_procedures(staging / CATALOG) if target.open_procedures is not None else None
         try:
             report = reapply_erasures(ledger=target.ledger, index=index, catalog=catalog, keys=target.keys,
-                                      intakes=intakes, since=manifest.created_at)
+                                      intakes=intakes, since=manifest.created_at, procedures=procedures)
         finally:
+            if procedures is not None:
+                procedures.close()
             intakes.close()
             catalog.close()
         if report.records_deleted:

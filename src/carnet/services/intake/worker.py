@@ -33,6 +33,7 @@ import structlog
 
 from carnet.domain.extraction.model import ExtractedFact, Extraction
 from carnet.domain.intake import Intake, Message, Payload, RetryPolicy
+from carnet.domain.pii.pseudonyms import PLACEHOLDER
 from carnet.domain.procedures import Stated, stated_procedures
 from carnet.domain.reconcile.values import in_range
 from carnet.domain.records import Kind, Scope, Source
@@ -49,7 +50,8 @@ from carnet.services.resilient import Resilient
 log = structlog.get_logger(__name__)
 
 
-ProposeStated = Callable[[str, Sequence[Stated]], object]  # (tenant, the advisor's statements)
+# (tenant, the member's keyed hash, the advisor's statements as pseudonymised)
+ProposeStated = Callable[[str, str, Sequence[Stated]], object]
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,10 +110,10 @@ class Worker:
         intake = self.queue.opened(intake)  # its session id is stored sealed
         payload = self.queue.payload(intake)
         extraction = payload.extraction
-        found: Sequence[tuple[str, str]]
+        seen: pii.Extracting
         if extraction is None:
             with self._heartbeat(intake):  # an LLM may take longer than a lease: keep it while it works
-                extraction, found = self._extract(scope, payload, intake.session_id)
+                extraction, seen = self._extract(scope, payload, intake.session_id)
             staged = self.queue.sealer.reseal(scope, intake.id, replace(payload, extraction=extraction),
                                               like=intake.sealed)
             if not self.queue.store.stage(intake.id, owner=self.owner, sealed=staged):
@@ -119,10 +121,11 @@ class Worker:
             self.queue.store.renew(intake.id, owner=self.owner,
                                    until=self.deps.clock.now() + timedelta(seconds=self.lease_seconds))
         else:  # staged by an earlier attempt: only the values the call holds are read again
-            found = pii.for_extraction(self.deps.pii, scope, [m.content for m in payload.messages]).found
+            seen = pii.for_extraction(self.deps.pii, scope, [m.content for m in payload.messages])
+        found = seen.found
         items = _memories(intake, payload.messages, extraction)
-        self._propose_stated(intake.tenant, payload.messages)
-        if not items and not found:
+        stated = _stated(payload.messages, seen.pseudo)
+        if not items and not found and not stated:
             return []
         # Under the subject's lock, and only if the intake is still ours: an erasure (which deletes the
         # subject's intakes under the same lock) can then never be followed by this intake's memories,
@@ -132,6 +135,7 @@ class Worker:
                                           until=self.deps.clock.now() + timedelta(seconds=self.lease_seconds)):
                 raise DependencyUnavailable("the intake's lease was lost")
             pii.grow(self.deps.pii, scope, found)
+            self._propose_stated(scope, stated)  # under the lock: an erasure deletes what it proposed
             if not items:
                 return []
             event = self.audit.event(tenant=intake.tenant, actor=intake.actor, action="intake.apply",
@@ -143,15 +147,13 @@ class Worker:
                     self._judge(scope, outcomes, intake)
         return list(dict.fromkeys(o.memory.id for o in outcomes))
 
-    def _propose_stated(self, tenant: str, messages: Sequence[Message]) -> None:
-        """Proposals only: a failure here is logged (by code) and never fails the intake."""
-        if self.propose is None:
-            return
-        stated = stated_procedures([m.content for m in messages if m.role == "advisor"])
-        if not stated:
+    def _propose_stated(self, scope: Scope, stated: Sequence[Stated]) -> None:
+        """Proposals only: a failure here is logged (by code) and never fails the intake. Each is
+        proposed with the member's keyed hash as its origin, so the member's erasure deletes it."""
+        if self.propose is None or not stated:
             return
         try:
-            self.propose(tenant, stated)
+            self.propose(scope.tenant, scope.subject, stated)
         except CarnetError as exc:
             log.warning("procedure_proposal_failed", error=exc.code)
 
@@ -188,9 +190,8 @@ class Worker:
             done.set()
             thread.join()
 
-    def _extract(self, scope: Scope, payload: Payload,
-                 session_id: str | None) -> tuple[Extraction, Sequence[tuple[str, str]]]:
-        """The extraction, and the call's personal values (for ``pii.grow`` under the lock)."""
+    def _extract(self, scope: Scope, payload: Payload, session_id: str | None) -> tuple[Extraction, pii.Extracting]:
+        """The extraction, and the call as pseudonymised (its values for ``pii.grow`` under the lock)."""
         seen = pii.for_extraction(self.deps.pii, scope, [m.content for m in payload.messages])
         back = seen.back
         messages = [Message(m.role, text, m.at) for m, text in zip(payload.messages, seen.pseudo, strict=True)]
@@ -202,7 +203,7 @@ class Worker:
             raise
         self.hooks.extracted("ok", time.perf_counter() - started, found)
         return (replace(found, facts=tuple(replace(f, text=pii.restore(f.text, back)) for f in found.facts),
-                        episode=pii.restore(found.episode, back) if found.episode else None), seen.found)
+                        episode=pii.restore(found.episode, back) if found.episode else None), seen)
 
     def _outage(self, intake: Intake, reason: str) -> None:
         now = self.deps.clock.now()
@@ -222,6 +223,14 @@ class Worker:
             self.hooks.finished("retry" if retry_at else "dead", intake)
             log.warning("intake_failed", intake_id=intake.id, reason=reason, attempts=intake.attempts,
                         dead=retry_at is None)
+
+
+def _stated(messages: Sequence[Message], pseudo: Sequence[str]) -> list[Stated]:
+    """The advisor's statements of a team procedure, read from the pseudonymised turns (the same
+    detection and subject's map as the memories): one in which a value was replaced names someone and
+    is dropped; the others are kept as the pseudonymised text (issue 46)."""
+    said = [text for m, text in zip(messages, pseudo, strict=True) if m.role == "advisor"]
+    return [s for s in stated_procedures(said) if not PLACEHOLDER.search(s.text)]
 
 
 def _memories(intake: Intake, messages: Sequence[Message], extraction: Extraction) -> list[NewMemory]:

@@ -9,7 +9,8 @@ subject registry keeps each subject id sealed under the subject's data key. For 
 3. its records are read (opened), then written back under the new hash: sealed again (the hash is in
    the associated data), new sparse vector and blind-index tokens, same dense vector;
 4. its history, aliases, pseudonym map (resealed) and registry row move to the new hash in one
-   catalog transaction;
+   catalog transaction, and the team procedures read from its calls name the new hash (their
+   ``origin``: the member's erasure must still find them);
 5. the key-store entry under the old hash is deleted.
 
 Then the catalog switches the tenant to the new hash key and the old one is destroyed. Every step
@@ -32,7 +33,15 @@ from carnet.domain.pii.pseudonyms import PseudonymMap
 from carnet.domain.reconcile.topics import keyword_text
 from carnet.domain.records import Scope
 from carnet.errors import Conflict
-from carnet.ports import Catalog, RecordFilter, RecordStore, SparseEncoder, SubjectHasher, SubjectIdSealer
+from carnet.ports import (
+    Catalog,
+    RecordFilter,
+    RecordStore,
+    SparseEncoder,
+    SubjectHasher,
+    SubjectIdSealer,
+    TeamProcedures,
+)
 from carnet.services.pii import Pii, identifiers_in
 
 _PAGE = 200
@@ -68,6 +77,7 @@ class Rehasher:
     sparse_on: Callable[[SubjectHasher], SparseEncoder]
     maps: SealedPseudonymMaps
     pii: Pii
+    procedures: TeamProcedures | None = None  # their ``origin`` names a member by its hash
 
 
 def rehash_tenant(r: Rehasher, *, tenant: str, progress: Callable[[int, int], None] | None = None) -> RehashReport:
@@ -87,6 +97,8 @@ def rehash_tenant(r: Rehasher, *, tenant: str, progress: Callable[[int, int], No
         records += _move_records(r, subject.scope, new, hasher, sparse, subject_id)
         r.catalog.move_subject(subject.scope, new, hash_key=target, sealed_id=r.sealer.seal_id(new, subject_id),
                                sealed_map=_resealed_map(r, subject.scope, new))
+        if r.procedures is not None:
+            r.procedures.move_origin(tenant, subject.scope.subject, new.subject)
         r.keyring.shred(tenant, subject.scope.subject)
         if progress is not None:
             progress(n, len(moves))

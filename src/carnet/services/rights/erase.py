@@ -10,7 +10,9 @@ Order matters, and nothing in it needs to read a record:
 3. the points are deleted by id within the subject's scope (tenant and subject hash), found by a
    metadata-only scroll: nothing is decrypted, and a record whose payload no longer decodes is still
    named by its id and deleted;
-4. catalog rows, intakes, the subject registry and the pseudonym map go.
+4. catalog rows, intakes, the subject registry and the pseudonym map go;
+5. what was derived from the member outside its records goes too (``Derived``: the team procedures
+   read from its calls, whatever their status, issue 46), and is checked gone.
 
 The receipt says what was deleted, what was verified afterwards and what could not be removed
 (``residue``: record ids still found, or ``data_key`` when the key store refused); it names the
@@ -22,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Protocol
 
 import numpy as np
 import structlog
@@ -50,6 +53,7 @@ class ErasureReceipt:
     verified: dict[str, bool] = field(default_factory=dict)
     residue: tuple[str, ...] = ()  # what is still there: record ids, or ``data_key``
     unreadable_deleted: int = 0  # records deleted although they could not be decoded
+    procedures_deleted: int = 0  # team procedures read from the member's calls (``Derived``)
 
     @property
     def complete(self) -> bool:
@@ -61,7 +65,17 @@ class ErasureReceipt:
             "records_deleted": self.records_deleted, "catalog_rows_deleted": self.catalog_rows_deleted,
             "data_key_destroyed": self.data_key_destroyed, "verified": self.verified, "complete": self.complete,
             "residue": list(self.residue), "unreadable_deleted": self.unreadable_deleted,
+            "procedures_deleted": self.procedures_deleted,
         }
+
+
+class Derived(Protocol):
+    """What was derived from a member outside its records (the team procedures read from its calls),
+    keyed by the member's keyed hash (``origin``): deleted with the member, then checked gone."""
+
+    def forget_derived(self, tenant: str, origin: str) -> int: ...
+
+    def derived_left(self, tenant: str, origin: str) -> bool: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,9 +86,11 @@ class Deleted:
 
 
 def erase_subject(deps: EraseNeeds, *, tenant: str, subject_id: str,
-                  still_erasable: Callable[[], object] | None = None) -> ErasureReceipt:
+                  still_erasable: Callable[[], object] | None = None, derived: Derived | None = None) -> ErasureReceipt:
     """``still_erasable`` re-checks the caller's rules (legal hold) under the subject's lock, which a
-    legal hold also takes: a hold placed between the caller's first check and here is never missed."""
+    legal hold also takes: a hold placed between the caller's first check and here is never missed.
+    ``derived``: what else was made from the member's words, deleted under the same lock (an intake
+    worker proposes a procedure under it too, and only while its intake is still there)."""
     scope = scope_for(deps, tenant, subject_id)
     with deps.locks.for_scope(scope):
         if still_erasable is not None:
@@ -87,9 +103,13 @@ def erase_subject(deps: EraseNeeds, *, tenant: str, subject_id: str,
         deps.subjects.forget(scope)
         deps.pii.maps.forget(scope)
         deps.embedder.clear(scope.tenant)  # cached query embeddings may come from this subject's calls
+        procedures = derived.forget_derived(tenant, scope.subject) if derived is not None else 0
         verified = _verify(deps, scope)
+        if derived is not None:
+            verified["derived_procedures_gone"] = not derived.derived_left(tenant, scope.subject)
     return ErasureReceipt(tenant, scope.subject, deps.clock.now(), deleted.records, rows, destroyed, verified,
-                          residue=key_residue + deleted.residue, unreadable_deleted=deleted.unreadable)
+                          residue=key_residue + deleted.residue, unreadable_deleted=deleted.unreadable,
+                          procedures_deleted=procedures)
 
 
 def _destroy_key(deps: EraseNeeds, scope: Scope) -> tuple[bool, tuple[str, ...]]:
