@@ -71,6 +71,17 @@ def test_no_generated_spelling_survives(kind: str, rng: random.Random) -> None:
     ("né le douze mars mille neuf cent quatre-vingt-cinq", "BIRTHDATE"),
     ("habite rue des Lilas, 12", "ADDRESS"),
     ("habite au lieu-dit Les Granges, 24560 Issigeac", "ADDRESS"),
+    # Other spellings of the same kinds, written for this test.
+    ("tél (+33) 6 12 34 56 78", "PHONE"),
+    ("joindre au 06_12_34_56_78", "PHONE"),
+    ("mail jean-dupont AT gmail DOT com", "EMAIL"),
+    ("email: jean.dupont(arobase)gmail(point)com", "EMAIL"),
+    ("plaque AB.123.CD", "PLATE"),
+    ("né le 12 03 1985", "BIRTHDATE"),
+    ("DDN 12/03/1985", "BIRTHDATE"),
+    ("née le 3 mars 85", "BIRTHDATE"),
+    ("né le neuf février mille neuf cent quatre vingt deux", "BIRTHDATE"),
+    ("au zéro cinq zéro cinq soixante quatre-vingt-treize zéro zéro", "PHONE"),
 ])  # fmt: skip
 def test_each_evasive_form_is_replaced_whole(text: str, kind: str) -> None:
     spans = PatternDetector().detect(text)

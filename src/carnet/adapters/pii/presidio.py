@@ -65,8 +65,14 @@ class PresidioDetector:
         name = model or MODELS.get(language)
         if name is None:
             raise ValueError(f"no spaCy model known for language {language!r}: set the model name")
-        ner = NerModelConfiguration(model_to_presidio_entity_mapping={"PER": PERSON, "PERSON": PERSON},
-                                    default_score=person_score)
+        # Every label the model gives is mapped (Presidio logs a warning per unmapped entity): the places,
+        # organisations and MISC are read too, for the names the model mislabels (``_people``).
+        ner = NerModelConfiguration(
+            model_to_presidio_entity_mapping={"PER": PERSON, "PERSON": PERSON, "LOC": "LOC", "GPE": "LOC",
+                                              "ORG": "ORG", "MISC": "MISC", "NORP": "MISC"},
+            labels_to_ignore=["DATE", "TIME", "CARDINAL", "MONEY", "ORDINAL", "QUANTITY", "PERCENT"],
+            default_score=person_score,
+        )
         nlp = SpacyNlpEngine(models=[{"lang_code": language, "model_name": name}], ner_model_configuration=ner)
         nlp.nlp = {language: _entity_recognizer(name)}  # type: ignore[assignment]  # what load() sets, lighter
         # Only the entity recognizer is needed: the tagger, parser and lemmatizer would more than double

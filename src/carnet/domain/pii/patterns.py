@@ -67,7 +67,7 @@ def _valid_end(text: str, start: int, end: int, validate: Callable[[str], bool])
 def phone_layout(value: str) -> bool:
     """Digits grouped with one kind of separator ("06.12.34.56.78", "061 234 5678"), the way a phone
     number is written; mixed separators are a date and a time, or a list ("01/02/2023 12")."""
-    body = re.sub(r"^(?:\+|00) ?33[ ./\-]*(?:\(0\) ?)?", "", value)
+    body = re.sub(r"^\(?(?:\+|00) ?33\)?[ ./\-_]*(?:\(0\) ?)?", "", value)
     digits = re.sub(r"\D", "", body)
     if len(digits) != (10 if digits.startswith("0") else 9):
         return False
@@ -89,10 +89,11 @@ _MONTHS = ("janvier|février|fevrier|mars|avril|mai|juin|juillet|août|aout|sept
            "décembre|decembre|january|february|march|april|may|june|july|august|september|october|november|"
            "december|janv|févr|fevr|avr|juil|sept|oct|nov|déc|dec|jan|feb|mar|apr|jun|jul|aug|sep")
 _YEAR = r"(?:19|20)\d{2}"
-# 12/03/1985, 12.03.85, 12 / 03 / 1985, 1985-03-12 (ISO), 12 mars 1985, 1er mars 1985, March 12, 1985.
+# 12/03/1985, 12.03.85, 12 / 03 / 1985, 12 03 1985, 1985-03-12 (ISO), 12 mars 1985, 1er mars 85, March 12, 1985.
 _DATE = (rf"(?:\d{{1,2}} ?[/.\-] ?\d{{1,2}} ?[/.\-] ?(?:{_YEAR}|\d{{2}})(?!\d)"
          rf"|{_YEAR} ?[/.\-] ?\d{{1,2}} ?[/.\-] ?\d{{1,2}}(?!\d)"
-         rf"|(?:1er|premier|\d{{1,2}})(?:er|st|nd|rd|th)? (?:{_MONTHS})\.?,? {_YEAR}"
+         rf"|\d{{1,2}} \d{{1,2}} {_YEAR}(?!\d)"
+         rf"|(?:1er|premier|\d{{1,2}})(?:er|st|nd|rd|th)? (?:{_MONTHS})\.?,? (?:{_YEAR}|\d{{2}}(?!\d))"
          rf"|(?:{_MONTHS})\.? \d{{1,2}}(?:st|nd|rd|th)?,? {_YEAR})")
 _STREET = (r"rue|avenue|av\.|boulevard|bd|place|allée|allee|impasse|chemin|route|quai|cours|square|"
            r"résidence|residence|lotissement|voie|sentier|passage|faubourg|cité|cite|hameau|lieu-dit|lieu dit|"
@@ -117,7 +118,9 @@ _CAPS_WORDS = r"(?:IBAN|RIB|BIC|SMS|CB|EDF|GDF|CAF|CPAM|MDPH|RSA|TVA|SIRET|SIREN
 _ROLES = (r"(?:Conseiller|Conseillère|Client|Cliente|Agent|Agente|Membre|Adhérent|Adhérente|Assuré|Assurée|"
           r"Opérateur|Opératrice|Assistant|Assistante|Utilisateur|Utilisatrice|Système|Advisor|Customer|User|"
           r"System|Bot|Note|Objet|Motif|Date|Rappel|Remarque|Important|Attention|Résumé|Tél|Email|Adresse|"
-          r"Nouvelle|Nouveau|Numéro|Contrat|Dossier|Sinistre|Question|Réponse|Answer|Summary)")
+          r"Nouvelle|Nouveau|Numéro|Contrat|Dossier|Sinistre|Question|Réponse|Answer|Summary|"
+          # Form labels: "Contact : …" is a field, not a speaker.
+          r"Contact|Téléphone|Portable|Mobile|Mail|Courriel|Phone|Address|Nom|Prénom|Name|Sujet|Subject)")
 
 # Number, street type, up to six words of street name, then maybe the postcode and a capitalised city.
 POSTAL_ADDRESS = re.compile(rf"\b\d{{1,4}}(?:\s?(?i:bis|ter))?,?\s+(?i:{_STREET})\s+[\w'’\-]+"
@@ -147,9 +150,11 @@ _IBAN = re.compile(rf"(?<![\w])[A-Z]{_S}[A-Z]{_S}\d{_S}\d(?:{_S}[A-Z0-9]){{11,30
 _RIB = re.compile(rf"(?<![\w])\d(?:{_S}\d){{9}}(?:{_S}[A-Z0-9]){{11}}{_S}\d{_S}\d(?![\w])", _I)
 _NIR = re.compile(rf"(?<![\w])[1-478](?:{_S}\d){{4}}{_S}(?:\d{_S}\d|2{_S}[AB])(?:{_S}\d){{8}}(?!\d)", _I)
 _CARD = re.compile(rf"(?<![\w])[2-6](?:{_S}\d){{12,18}}(?!\d)")
-# French numbers (0X XX XX XX XX in any grouping, +33 X…, 0033…, +33 (0)X…) then other international ones.
+# French numbers (0X XX XX XX XX in any grouping, +33 X…, (+33) X…, 0033…, +33 (0)X…), then other
+# international ones.
 # Not a piece of a longer number: no digit one separator before or after ("2 80 05 69 123 456 23").
-_PHONE_FR = re.compile(rf"(?<![\w+])(?<!\d[ ./\-])(?:(?:\+|00){_S}33{_S}(?:\(0\){_S}|0{_S})?|0{_S})[1-9](?:{_S}\d){{8}}"
+_CC33 = r"(?:\((?:\+|00) ?33\)|(?:\+|00)" + _S + "33)"
+_PHONE_FR = re.compile(rf"(?<![\w+])(?<!\d[ ./\-])(?:{_CC33}{_S}(?:\(0\){_S}|0{_S})?|0{_S})[1-9](?:{_S}\d){{8}}"
                        rf"(?![ ./\-]?\d)")
 _PHONE_INTL = re.compile(r"(?<![\w+])\+(?!33)[1-9]\d{0,2}(?:[ .\-/]?\(?\d{1,4}\)?){2,5}\d(?!\d)")
 _PHONE_CONTEXT = ("tél", "tel", "téléphone", "telephone", "portable", "mobile", "joindre", "appeler", "phone",
@@ -170,8 +175,10 @@ RECOGNIZERS: tuple[Recognizer, ...] = (
                context=("carte", "cb", "card", "visa", "mastercard", "amex", "american express")),
     Recognizer(PHONE, _PHONE_FR, 0.75, validate=phone_layout, valid_score=0.8, context=_PHONE_CONTEXT),
     Recognizer(PHONE, _PHONE_INTL, 0.6, context=_PHONE_CONTEXT),
-    Recognizer(PLATE, re.compile(rf"\b{_LETTER}{{2}}[ \-]?\d{{3}}[ \-]?{_LETTER}{{2}}\b"), 0.6, context=_PLATE_CONTEXT),
-    Recognizer(PLATE, re.compile(rf"\b{_LETTER}{{2}}-?\d{{3}}-?{_LETTER}{{2}}\b", _I), 0.55, context=_PLATE_CONTEXT),
+    Recognizer(PLATE, re.compile(rf"\b{_LETTER}{{2}}[ \-.]?\d{{3}}[ \-.]?{_LETTER}{{2}}\b"), 0.6,
+               context=_PLATE_CONTEXT),
+    Recognizer(PLATE, re.compile(rf"\b{_LETTER}{{2}}[-.]?\d{{3}}[-.]?{_LETTER}{{2}}\b", _I), 0.55,
+               context=_PLATE_CONTEXT),
     Recognizer(PLATE, re.compile(rf"\b{_LETTER}{{2}} \d{{3}} {_LETTER}{{2}}\b", _I), 0.3, context=_PLATE_CONTEXT),
     Recognizer(PLATE, re.compile(r"\b\d{1,4}[ \-]?[A-Z]{1,3}[ \-]?(?:\d{2}|2[AB]|97\d)\b"), 0.55,
                context=_PLATE_CONTEXT),
@@ -181,7 +188,7 @@ RECOGNIZERS: tuple[Recognizer, ...] = (
     Recognizer(ADDRESS, _STREET_FIRST, 0.85),
     Recognizer(ADDRESS, _LIEU_DIT, 0.85),
     Recognizer(BIRTHDATE, re.compile(rf"\b(?:né|née|nés|nées|né\(e\)|naissance|born|birth|dob|d\.o\.b\.?|birthday|"
-                                     rf"anniversaire)(?![\w])[^\d\n]{{0,16}}({_DATE})", _I), 0.85, group=1),
+                                     rf"anniversaire|ddn)(?![\w])[^\d\n]{{0,16}}({_DATE})", _I), 0.85, group=1),
     Recognizer(PERSON, re.compile(rf"\b{_TITLE}\s+({_FULL_NAME})"), 0.8, group=1),
     # The speaker of a transcript line: "Gina: I lost my job", "Jean Dupont : d'accord" (roles are not names).
     Recognizer(PERSON, re.compile(rf"(?m)^[ \t]*((?!{_ROLES}\b){_NAME}(?:[ \t]+{_NAME})?)[ \t]*:(?!//)"), 0.7, group=1),
