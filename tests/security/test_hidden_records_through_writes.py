@@ -4,7 +4,8 @@ An ``agent`` key cannot read a judicial or religion record (special categories h
 policy). A short note of the agent that reconcile would have merged into such a record, or that would
 have superseded it, must come back as the agent's own created record: not the hidden record's text,
 not its id, and the hidden record is left exactly as it was (no reinforcement, no closing). Over real
-HTTP (``POST /api/v1/subjects/{id}/memories``) and over MCP ``remember``."""
+HTTP (``POST /api/v1/subjects/{id}/memories``) and over MCP ``remember``; and an intake's status, whose
+call's fact the worker may merge into a hidden record, does not name that record to an agent."""
 
 from __future__ import annotations
 
@@ -19,11 +20,13 @@ from mcp import Client
 from mcp_types import CallToolResult
 
 from carnet.bootstrap.container import Container
+from carnet.bootstrap.wiring import start_workers
 from carnet.entrypoints.http.app import create_app
 from carnet.entrypoints.http.server import running
 from carnet.entrypoints.mcp import build_server
 from carnet.entrypoints.mcp.auth import with_key
 from carnet.services.apikeys import create_key
+from tests.support.extractors import ScriptedExtractor
 
 SUBJECT = "ADH-4646"
 URL = f"/api/v1/subjects/{SUBJECT}/memories"
@@ -109,3 +112,19 @@ def test_mcp_remember_does_not_reveal_a_hidden_record(container: Container) -> N
     anyio.run(call, server("agent"), PROBE)
     _only_own(answers[1], PROBE, hidden_id)
     assert HIDDEN not in str(answers[1])
+
+
+def test_an_intake_status_does_not_name_a_hidden_record_its_call_was_merged_into(container: Container) -> None:
+    start_workers(container, extractor=ScriptedExtractor())  # each member's turn becomes a fact as said
+    keys = {role: create_key(container.deps.catalog, container.pepper, tenant="assur-nord", roles=list(roles))[0]
+            for role, roles in (("agent", ["agent"]), ("dpo", ["agent", "dpo"]))}
+    with running(create_app(container)) as base, ExitStack() as stack:
+        agent, dpo = (stack.enter_context(httpx.Client(base_url=base, timeout=30,
+                                                       headers={"Authorization": f"Bearer {keys[r]}"}))
+                      for r in ("agent", "dpo"))
+        hidden_id = dpo.post(URL, json={"text": HIDDEN}).json()["memory"]["id"]
+        body = {"session_id": "call-1", "messages": [{"role": "user", "content": PROBE, "at": "2026-11-29T09:12:00Z"}]}
+        iid = agent.post(f"/api/v1/subjects/{SUBJECT}/messages", json=body).json()["intake_id"]
+        seen = agent.get(f"/api/v1/intakes/{iid}", params={"wait": "true", "timeout": 20}).json()
+        assert seen["status"] == "done" and hidden_id not in seen["memory_ids"]
+        assert hidden_id in dpo.get(f"/api/v1/intakes/{iid}").json()["memory_ids"]  # merged: a dpo sees it

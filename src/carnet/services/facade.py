@@ -34,7 +34,7 @@ from carnet.services.memories import reads as memories
 from carnet.services.memories import recall
 from carnet.services.memories.assemble import Budgets, Context, assemble, budgets
 from carnet.services.memories.judge import remember_judged
-from carnet.services.memories.readable import for_reader
+from carnet.services.memories.readable import for_reader, readable_intake
 from carnet.services.memories.remember import NewMemory, Outcome, check_items, remember
 from carnet.services.rights import export as export_service
 from carnet.services.rights import rectify, retention
@@ -149,7 +149,8 @@ class Facade(ProcedureUseCases):
 
     def intake_status(self, who: Principal, *, intake_id: str) -> Intake:
         self.door.allow(who, "intake.status", (AGENT, DPO))
-        return intake.status(self.queue, tenant=who.tenant, intake_id=intake_id)
+        found = intake.status(self.queue, tenant=who.tenant, intake_id=intake_id)
+        return readable_intake(self.deps.index, found, self._hidden(who))  # no id of a record it may not read
 
     def intake_queue(self, who: Principal) -> intake.QueueState:
         """The tenant's intake counts and latest dead letters (role ``admin``)."""

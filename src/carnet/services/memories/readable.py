@@ -8,7 +8,8 @@ neighbours. Had those searches seen a hidden record, an agent's short note could
 the agent caused to a record it cannot see). ``for_reader`` gives the write a record store whose
 searches (``hybrid_search``, ``scroll``, ``newest``, ``count``) leave out those categories, so no
 decision of the write can use such a record: a hidden record is never a candidate of that caller's
-write, and the answer holds only what the caller wrote (or records it may read).
+write, and the answer holds only what the caller wrote (or records it may read). An intake's status
+(``readable_intake``) leaves out the ids of hidden records the call's facts were merged into.
 
 Reads by id (``get``, ``reveal``) are left as they are: the write uses them for its own ids (a replay)
 and for records a search already chose. One limit follows and is documented in SECURITY.md: a record's
@@ -21,10 +22,22 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from carnet.domain.intake import Intake
 from carnet.domain.records import Memory, Scope
 from carnet.domain.unreadable import Skipped
 from carnet.ports import AccessUpdate, HybridHits, IndexedMemory, RecordFilter, RecordStore, SparseVector, Vector
 from carnet.services.deps import Deps
+
+
+def readable_intake(index: RecordStore, found: Intake, hidden: tuple[str, ...]) -> Intake:
+    """``found`` with the ids of the records its caller may not read left out of ``memory_ids``: the
+    worker reconciles a call against all of the member's records, so a fact of the call may have been
+    merged into a hidden one. Their categories are read as stored (nothing is opened)."""
+    if not hidden or not found.memory_ids:
+        return found
+    stored = index.get(Scope(found.tenant, found.subject), list(found.memory_ids), reveal=False)
+    unseen = {m.id for m in stored if set(m.special).intersection(hidden)}
+    return replace(found, memory_ids=tuple(i for i in found.memory_ids if i not in unseen)) if unseen else found
 
 
 def for_reader(deps: Deps, hidden: tuple[str, ...]) -> Deps:
