@@ -128,3 +128,38 @@ def test_identifiers_in_a_query_are_found_through_the_blind_index(spied: tuple[C
     other = memories.lookup(c.deps, tenant="t", subject_id="ADH-8001", identifier="FR7630006000011234567890189")
     assert [m.text for m in other] == ["Prélèvement mensuel sur le compte FR76 3000 6000 0112 3456 7890 189."]
     assert np.isfinite(by_iban[0].score)
+
+
+FULLWIDTH_IBAN = "".join(chr(ord(c) + 0xFEE0) if c.isalnum() else c for c in "FR76 3000 6000 0112 3456 7890 189")
+EVASIVE = [  # issue 46, finding 2: spellings a red team got into the stored pseudonymised text
+    ("Nouveau RIB FR76-3000-6000-0112-3456-7890-189 pour les remboursements.", "FR76-3000-6000-0112-3456-7890-189"),
+    (f"IBAN {FULLWIDTH_IBAN} confirmé.", FULLWIDTH_IBAN),
+    ("Rappeler au 06\u200b12\u200b34\u200b56\u200b78 demain.", "06\u200b12\u200b34\u200b56\u200b78"),
+    ("Rappeler au zéro six douze trente-quatre cinquante-six soixante-dix-huit.",
+     "zéro six douze trente-quatre cinquante-six soixante-dix-huit"),
+    ("Sécu 1.84.12.76.451.089.46 transmise.", "1.84.12.76.451.089.46"),
+    ("Carte 2221 0000 0000 0009 refusée.", "2221 0000 0000 0009"),
+    ("Écrire à jean.dupont[at]gmail[dot]com pour la suite.", "jean.dupont[at]gmail[dot]com"),
+    ("Sinistre sur le véhicule 1234 AB 75.", "1234 AB 75"),
+    ("Née le douze mars mille neuf cent quatre-vingt-cinq.", "douze mars mille neuf cent quatre-vingt-cinq"),
+    ("Appel de nour el houda bouazizi ce matin pour son devis.", "nour el houda bouazizi"),
+    ("Anahit Petrossian said the payment failed twice.", "Anahit Petrossian"),
+]
+
+
+@pytest.mark.slow
+def test_no_evasive_spelling_reaches_an_embedding_or_the_stored_pseudo_text(
+        spied: tuple[Container, SpyEmbedder]) -> None:
+    from carnet.bench.pii_survival import survives
+
+    c, spy = spied
+    remember(c.deps, tenant="t", subject_id="ADH-9001", actor="a", items=[NewMemory(text=t) for t, _ in EVASIVE])
+    assert spy.texts and not [(v, t) for _, v in EVASIVE for t in spy.texts if survives(v, t)]
+    index = c.deps.index
+    assert isinstance(index, SealedIndex)
+    opened, _ = index.scroll(scope_for(c.deps, "t", "ADH-9001"), where=RecordFilter(statuses=None), limit=50)
+    assert len(opened) == len(EVASIVE)
+    assert not [(v, m.pseudo_text) for _, v in EVASIVE for m in opened if survives(v, m.pseudo_text)]
+    # one value, one blind-index token, however it was written
+    found = memories.lookup(c.deps, tenant="t", subject_id="ADH-9001", identifier="FR7630006000011234567890189")
+    assert sorted(m.text.split()[0] for m in found) == ["IBAN", "Nouveau"]
