@@ -105,8 +105,12 @@ def test_a_procedure_naming_someone_is_refused_or_dropped(http: dict[str, httpx.
     """A supervisor's text with personal data is refused (400, the kinds and never the values); an
     advisor's statement in which the call's pseudonymisation replaced a value is not proposed."""
     agent, sup = http["agent"], http["supervisor"]
-    r = sup.post("/api/v1/procedures", json={"text": "Pour un vol, toujours écrire à jean.dupont@exemple.fr."})
-    assert r.status_code == 400 and r.json()["error"]["code"] == "procedure_personal_data"
-    assert "jean.dupont" not in r.text
-    _call(agent, MEMBER, "Pour un dégât des eaux, on appelle toujours Mme Martine Durand au 06 12 34 56 78.")
+    for text in ("Pour un vol, toujours écrire à jean.dupont@exemple.fr.",
+                 "Pour un vol, toujours écrire à jean.dupont(at)exemple.fr.",  # unusual spellings too
+                 "Pour un remboursement, toujours virer sur FR76-3000-6000-0112-3456-7890-189."):
+        r = sup.post("/api/v1/procedures", json={"text": text})
+        assert r.status_code == 400 and r.json()["error"]["code"] == "procedure_personal_data", text
+        assert "dupont" not in r.text and "3000" not in r.text
+    _call(agent, MEMBER, "Pour un dégât des eaux, on appelle toujours Mme Martine Durand au 06 12 34 56 78.",
+          "Pour un remboursement, on vire toujours sur le FR76-3000-6000-0112-3456-7890-189.")
     assert _proposed(sup) == {}
