@@ -44,3 +44,28 @@ def test_words_written_apart_are_read_both_ways() -> None:
 def test_every_number_written_in_french_reads_back(n: int) -> None:
     groups = [w.split("-") for w in french(n).split()]
     assert numbers(groups) == [n]
+
+
+WORDS = ["zéro", "un", "deux", "trois", "quatre", "cinq", "six", "sept", "huit", "neuf", "dix", "onze", "douze",
+         "seize", "vingt", "vingts", "trente", "soixante", "cent", "cents", "mille", "et"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(WORDS), st.sampled_from([" ", "-", "  "])), min_size=1, max_size=12))
+def test_any_run_of_number_words_reads_as_digits(words: list[tuple[str, str]]) -> None:
+    text = "au " + "".join(w + sep for w, sep in words) + "merci"
+    for view in views(text):
+        assert view.text.startswith("au ") and view.text.endswith("merci")
+        assert len(view.starts) == len(view.ends) == len(view.text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.characters(codec="utf-8"), max_size=60))
+def test_any_text_maps_back_inside_itself(text: str) -> None:
+    from carnet.domain.pii.detector import PatternDetector
+
+    for view in views(text):
+        assert all(0 <= a <= b <= len(text) for a, b in zip(view.starts, view.ends, strict=True))
+        assert list(view.starts) == sorted(view.starts)
+    for span in PatternDetector().detect(text):
+        assert 0 <= span.start < span.end <= len(text)
