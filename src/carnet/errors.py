@@ -18,6 +18,7 @@
     │   └── LegalHold             (409 legal_hold)            erasure refused while the subject is under legal hold
     │   └── RestoreRefused        (409 restore_refused)      a restore would be wrong (backup older than a rehash…)
     │   └── ProcedureState        (409 procedure_state)      that decision does not apply to the procedure's status
+    │   └── NotSuperseded         (409 not_superseded)       only a superseded record can be restored
     ├── IdempotencyKeyReused      (422 idempotency_key_reused) the Idempotency-Key was used with another body
     ├── StoreLocked               (409 store_locked)          the embedded shard is owned by another process
     ├── PayloadTooLarge           (413 payload_too_large)
@@ -146,6 +147,16 @@ class ProcedureState(Conflict):
     def __init__(self, procedure_id: str, status: str, decision: str) -> None:
         super().__init__(f"procedure {procedure_id} is {status}: {decision!r} does not apply to it",
                          procedure_id=procedure_id, status=status)
+
+
+class NotSuperseded(Conflict):
+    """A restore asked of a record that is not superseded (active, expired): nothing to undo."""
+
+    code = "not_superseded"
+
+    def __init__(self, memory_id: str, status: str) -> None:
+        super().__init__(f"memory {memory_id} is {status}: only a superseded record can be restored",
+                         memory_id=memory_id, status=status)
 
 
 class RestoreRefused(Conflict):

@@ -36,7 +36,7 @@ TENANT = "assur-nord"
 HOME = "Le membre habite maintenant à Villeurbanne."
 EMAIL = "Le membre préfère être contacté par email."
 TOOLS = {"remember", "recall", "assemble_context", "forget_memory", "list_memories", "list_procedures",
-         "propose_procedure"}
+         "propose_procedure", "restore_memory"}
 
 
 def _key(c: Container, tenant: str = TENANT, roles: tuple[str, ...] = ("agent",), rate: str | None = None) -> str:

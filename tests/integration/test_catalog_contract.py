@@ -211,3 +211,21 @@ def test_concurrent_compare_and_set_loses_no_update(open_catalog: OpenCatalog) -
 
 def test_check(catalog: Catalog) -> None:
     catalog.check()
+
+
+def test_corrections_are_the_subjects_rows(catalog: Catalog) -> None:
+    """People's corrections (sealed blobs, issue 47): listed per tenant oldest first, counted per subject,
+    replaced by id, erased and moved with the subject's other rows."""
+    catalog.add_correction(A, correction_id="c2", at=AT, sealed=b"sealed 2")
+    catalog.add_correction(A, correction_id="c1", at=AT, sealed=b"sealed 1")
+    catalog.add_correction(B, correction_id="c0", at=AT - timedelta(days=1), sealed=b"sealed 0")
+    catalog.add_correction(A, correction_id="c2", at=AT, sealed=b"sealed 2 again")  # a restore retried
+    assert [(c.scope, c.id, c.at, c.sealed) for c in catalog.corrections(A.tenant)] == [
+        (B, "c0", AT - timedelta(days=1), b"sealed 0"), (A, "c1", AT, b"sealed 1"), (A, "c2", AT, b"sealed 2 again")]
+    assert catalog.corrections("another-tenant") == []
+    assert (catalog.subject_corrections(A), catalog.subject_corrections(B)) == (2, 1)
+    new = Scope(A.tenant, "c" * 64)
+    catalog.move_subject(A, new, hash_key="~k.2", sealed_id=b"resealed")
+    assert (catalog.subject_corrections(A), catalog.subject_corrections(new)) == (0, 2)
+    assert catalog.erase_subject(new) == 3  # the registry row and both corrections
+    assert [c.id for c in catalog.corrections(A.tenant)] == ["c0"]

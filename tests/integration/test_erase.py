@@ -37,7 +37,7 @@ def test_erase_removes_everything_and_the_key(container: Container) -> None:
     assert receipt.records_deleted == 3  # the superseded Lyon record too
     assert receipt.catalog_rows_deleted >= 4 and receipt.data_key_destroyed
     assert receipt.complete and set(receipt.verified) == {"count_is_zero", "search_returns_nothing",
-                                                            "data_key_gone"}
+                                                            "data_key_gone", "corrections_gone"}
     assert container.deps.index.count(scope, where=RecordFilter(statuses=None)) == 0
     assert container.deps.catalog.history(scope, ids[0]) == []
     assert not container.deps.keys.exists("t", scope.subject)

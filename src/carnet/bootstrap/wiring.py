@@ -21,6 +21,7 @@ from carnet.bootstrap.stores import (
     build_subject_locks,
     build_team_procedures,
 )
+from carnet.crypto.correction_sealer import CorrectionSealer
 from carnet.crypto.intake_sealer import IntakeSealer
 from carnet.crypto.keyring import Keyring
 from carnet.crypto.subject_ids import KeyringSubjectIdSealer
@@ -46,6 +47,7 @@ from carnet.services.intake.queue import IntakeQueue
 from carnet.services.intake.worker import WorkerPool
 from carnet.services.lifecycle.evictions import CachedCopies
 from carnet.services.memories.access import AccessRecorder
+from carnet.services.memories.corrections import CorrectionKeeper
 from carnet.services.memories.query_cache import CachedEmbedder
 from carnet.services.memories.special import CategoryPolicy, SpecialPolicy
 from carnet.services.ratelimit import RateLimiter
@@ -142,7 +144,8 @@ def build(settings: Settings, *, embedder: Embedder | None = None, kms: Kms | No
             return backup_now(container)  # the container below, built by then
 
     facade = Facade(deps, audit, queue, pepper=plane.pepper, procedures=build_team_procedures(settings),
-                    observe=metrics.retrieval, judge=judge[0] if judge else None, store_backup=store_backup)
+                    observe=metrics.retrieval, judge=judge[0] if judge else None, store_backup=store_backup,
+                    corrections=CorrectionKeeper(deps.catalog, CorrectionSealer(keyring), settings.keep_corrections))
     facade.wait_max_seconds = settings.workers.wait_max_seconds
     container = Container(settings, deps, plane.pepper, metrics, kms, keyring, audit, facade,
                           RateLimiter(settings.api.rate_limit or None), queue,

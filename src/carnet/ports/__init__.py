@@ -17,6 +17,7 @@ from carnet.ports.catalog import (
     SealedMapStore,
     SubjectDirectory,
 )
+from carnet.ports.corrections import CorrectionStore, SealedCorrection
 from carnet.ports.embeddings import Embedder, EmbedderFront, SparseEncoder
 from carnet.ports.intakes import IntakeStore
 from carnet.ports.keys import (
@@ -55,6 +56,7 @@ __all__ = [
     "Catalog",
     "Clock",
     "ContradictionJudge",
+    "CorrectionStore",
     "Embedder", "EmbedderFront",
     "ErasureEntry",
     "ErasureLedger",
@@ -72,6 +74,7 @@ __all__ = [
     "RecordHistory",
     "RecordStore",
     "RegisteredSubject",
+    "SealedCorrection",
     "SealedMapStore",
     "SparseEncoder",
     "SparseVector",

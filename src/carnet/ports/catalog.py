@@ -1,6 +1,6 @@
-"""The control plane's catalog: API keys, record history and aliases, the subject registry, hash-key entries and
-sealed pseudonym maps. Each concern is a port of its own; ``Catalog`` is all of them, as the SQLite and
-PostgreSQL adapters implement it."""
+"""The control plane's catalog: API keys, record history and aliases, the subject registry, hash-key entries,
+sealed pseudonym maps and people's corrections (``ports.corrections``). Each concern is a port of its own;
+``Catalog`` is all of them, as the SQLite and PostgreSQL adapters implement it."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from typing import Protocol
 
 from carnet.domain.records import HistoryEntry, Scope
 from carnet.domain.retention import SubjectRetention
+from carnet.ports.corrections import CorrectionStore
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +71,8 @@ class SubjectDirectory(Protocol):
     """The subjects of a tenant, by hash, with their retention state; erasing one drops its catalog rows."""
 
     def erase_subject(self, scope: Scope) -> int:
-        """Delete the subject's history, aliases and registry row, at once; returns how many rows went."""
+        """Delete the subject's history, aliases, registry row and corrections, at once; returns how many
+        rows went."""
         ...
 
     def register_subject(self, scope: Scope, *, hash_key: str, sealed_id: bytes) -> bool:
@@ -97,8 +99,8 @@ class SubjectDirectory(Protocol):
 
     def move_subject(self, old: Scope, new: Scope, *, hash_key: str, sealed_id: bytes,
                      sealed_map: bytes | None = None) -> None:
-        """A re-hashed subject: history, aliases, pseudonym map (resealed for ``new`` when given) and
-        registry row move to ``new`` in one transaction."""
+        """A re-hashed subject: history, aliases, corrections, pseudonym map (resealed for ``new`` when
+        given) and registry row move to ``new`` in one transaction."""
         ...
 
 
@@ -128,7 +130,7 @@ class SealedMapStore(Protocol):
         ...
 
 
-class Catalog(ApiKeys, RecordHistory, SubjectDirectory, HashKeyEntries, SealedMapStore, Protocol):
+class Catalog(ApiKeys, RecordHistory, SubjectDirectory, HashKeyEntries, SealedMapStore, CorrectionStore, Protocol):
     """The control plane as one store (SQLite embedded, PostgreSQL in production): every port above in
     one transactional place, so that a subject's rows move or go together."""
 

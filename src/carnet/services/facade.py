@@ -33,13 +33,15 @@ from carnet.services.lifecycle.maintain import MaintainReport, Progress, StopFla
 from carnet.services.memories import reads as memories
 from carnet.services.memories import recall
 from carnet.services.memories.assemble import Budgets, Context, assemble, budgets
+from carnet.services.memories.corrections import CorrectionKeeper
 from carnet.services.memories.judge import remember_judged
 from carnet.services.memories.readable import for_reader, readable_intake
 from carnet.services.memories.remember import NewMemory, Outcome, check_items, remember
+from carnet.services.memories.restore import Restored, check_reason, check_restorable, restore
 from carnet.services.rights import export as export_service
 from carnet.services.rights import rectify, retention
 from carnet.services.rights.erase import ErasureReceipt, erase_subject
-from carnet.services.roles import ADMIN, AGENT, DPO
+from carnet.services.roles import ADMIN, AGENT, DPO, SUPERVISOR
 from carnet.services.scope import scope_for
 
 Observe = Callable[[str, str, list[float]], None]  # (tenant, operation, scores returned)
@@ -49,11 +51,13 @@ class Facade(ProcedureUseCases):
     def __init__(self, deps: Deps, audit: AuditTrail, queue: IntakeQueue, *, pepper: bytes,
                  procedures: TeamProcedures, observe: Observe | None = None,
                  judge: ContradictionJudge | None = None,
-                 store_backup: Callable[[], BackupReport] | None = None) -> None:
+                 store_backup: Callable[[], BackupReport] | None = None,
+                 corrections: CorrectionKeeper | None = None) -> None:
         """``judge``: the LLM's contradiction judgment for explicit writes (an LLM is configured), or
         ``None`` (reconcile's rules alone, as without an LLM). ``procedures``: the team procedures.
         ``store_backup``: the server's own backup of its embedded store (``bootstrap.ops.backup_now``),
-        ``None`` where the stores have their own snapshots."""
+        ``None`` where the stores have their own snapshots. ``corrections``: where a restore keeps its
+        labelled pair, for the tenants that opted in (``None``: kept nowhere)."""
         self.deps = deps
         self.procedures = procedures
         self.procedure_vectors = team.ProcedureVectors()
@@ -66,6 +70,7 @@ class Facade(ProcedureUseCases):
         self.wait_max_seconds = 10.0  # seconds a `wait=true` status request may hold
         self._observe: Observe = observe or (lambda tenant, operation, scores: None)
         self.store_backup = store_backup
+        self.corrections = corrections
 
     def authenticate(self, key: str | None) -> Principal:
         """Who holds ``key``: every entrypoint's first step (``Unauthenticated`` for a malformed,
@@ -245,6 +250,19 @@ class Facade(ProcedureUseCases):
                              check=exists, targets=(memory_id,)):
             rectify.forget(self.deps, tenant=who.tenant, subject_id=subject_id, memory_id=memory_id,
                            actor=who.key_id)
+
+    def restore(self, who: Principal, *, subject_id: str, memory_id: str, reason: str | None = None) -> Restored:
+        """A person (role ``supervisor`` or ``dpo``) undoes a supersession: the record is active again.
+        The reason's words are never audited (only their length); see ``memories.restore``."""
+        def valid() -> None:
+            check_reason(reason)
+            check_restorable(self.deps, self._scope(who, subject_id), memory_id, self._hidden(who))
+
+        with self.door.write(who, "memory.restore", (SUPERVISOR, DPO), scope=self._subject(who, subject_id),
+                             check=valid, targets=(memory_id,),
+                             detail={"reason_chars": len(reason.strip()) if reason else 0}):
+            return restore(self.deps, tenant=who.tenant, subject_id=subject_id, memory_id=memory_id, reason=reason,
+                           actor=who.key_id, keeper=self.corrections, hidden_special=self._hidden(who))
 
     # ---- dpo: the data subject's rights ---------------------------------------------------------
 

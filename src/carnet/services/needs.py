@@ -12,6 +12,7 @@ from carnet.domain.scoring import CosineScale, Weights
 from carnet.ports import (
     Catalog,
     Clock,
+    CorrectionStore,
     ErasureLedger,
     IntakeStore,
     RecordHistory,
@@ -59,6 +60,15 @@ class HasRecordHistory(Protocol):
 class HasSubjectDirectory(Protocol):
     @property
     def catalog(self) -> SubjectDirectory: ...
+
+
+class ErasableDirectory(SubjectDirectory, CorrectionStore, Protocol):
+    """The subject directory as erasure checks it: its corrections must be gone too."""
+
+
+class HasErasableDirectory(Protocol):
+    @property
+    def catalog(self) -> ErasableDirectory: ...
 
 
 class HasClock(Protocol):
@@ -219,8 +229,14 @@ class RectifyNeeds(
     """What rectification and deletion of one record reads."""
 
 
+class RestoreNeeds(
+    HasRecordHistory, HasClock, HasEmbedder, HasHasher, HasIndex, HasLocks, HasPii, HasUnreadable, Protocol
+):
+    """What restoring a superseded record reads."""
+
+
 class EraseNeeds(
-    HasSubjectDirectory, HasClock, HasEmbedder, HasHasher, HasIndex, HasIntakes, HasKeys, HasLedger, HasLocks,
+    HasErasableDirectory, HasClock, HasEmbedder, HasHasher, HasIndex, HasIntakes, HasKeys, HasLedger, HasLocks,
     HasPii, HasSubjects, Protocol
 ):
     """What a subject's erasure reads."""

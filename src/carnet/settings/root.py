@@ -183,6 +183,9 @@ class Settings(BaseSettings):
     # Per tenant ("*": every tenant without its own entry).
     special_categories: dict[str, SpecialCategoryPolicy] = Field(
         default_factory=lambda: {"*": SpecialCategoryPolicy()})
+    # Keep a person's restore of a superseded record as a labelled pair (sealed under the member's key,
+    # erased with the member) for `carnet judge train --corrections`: {tenant or "*": true}. Default: none.
+    keep_corrections: dict[TenantKey, bool] = Field(default_factory=dict)
     scoring: ScoringSettings = ScoringSettings()
     assemble: AssembleSettings = AssembleSettings()
     api: ApiSettings = ApiSettings()

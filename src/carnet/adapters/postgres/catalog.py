@@ -20,9 +20,9 @@ from carnet.adapters.postgres.pool import Connection, Pool, connection, utc
 from carnet.domain.records import HistoryEntry, Scope
 from carnet.domain.retention import SubjectRetention
 from carnet.errors import Conflict, DependencyUnavailable
-from carnet.ports import ApiKeyRecord, RegisteredSubject
+from carnet.ports import ApiKeyRecord, RegisteredSubject, SealedCorrection
 
-_SUBJECT_TABLES = ("history", "aliases", "subjects", "pseudonyms", "subject_retention")
+_SUBJECT_TABLES = ("history", "aliases", "subjects", "pseudonyms", "subject_retention", "corrections")
 _KEY_COLUMNS = "key_id, tenant, roles, created_at, revoked, rate_limit, name"
 
 
@@ -117,7 +117,7 @@ class PostgresCatalog:
         return {r[0]: r[1] for r in rows}
 
     def erase_subject(self, scope: Scope) -> int:
-        """One transaction over the five tables that name the subject."""
+        """One transaction over the six tables that name the subject."""
         gone = 0
         with self._conn(transaction=True) as db:
             for table in _SUBJECT_TABLES:
@@ -186,7 +186,7 @@ class PostgresCatalog:
             if sealed_map is not None:
                 db.execute("UPDATE carnet.pseudonyms SET sealed_map = %s WHERE tenant = %s AND subject = %s",
                            (sealed_map, old.tenant, old.subject))
-            for table in ("history", "aliases", "pseudonyms", "subject_retention"):
+            for table in ("history", "aliases", "pseudonyms", "subject_retention", "corrections"):
                 db.execute(f"UPDATE carnet.{table} SET subject = %s WHERE tenant = %s AND subject = %s",
                            (new.subject, old.tenant, old.subject))
             db.execute("DELETE FROM carnet.subjects WHERE tenant = %s AND subject = %s", (old.tenant, old.subject))
@@ -228,6 +228,25 @@ class PostgresCatalog:
                                  " WHERE tenant = %s AND subject = %s AND version = %s",
                                  (sealed, scope.tenant, scope.subject, version))
         return cur.rowcount == 1
+
+    def add_correction(self, scope: Scope, *, correction_id: str, at: datetime, sealed: bytes) -> None:
+        """``INSERT INTO carnet.corrections … ON CONFLICT DO UPDATE`` (a restore retried replaces its row)."""
+        with self._conn() as db:
+            db.execute("INSERT INTO carnet.corrections (tenant, subject, id, at, sealed) VALUES (%s, %s, %s, %s, %s)"
+                       " ON CONFLICT (tenant, subject, id) DO UPDATE SET at = excluded.at, sealed = excluded.sealed",
+                       (scope.tenant, scope.subject, correction_id, utc(at), sealed))
+
+    def corrections(self, tenant: str) -> list[SealedCorrection]:
+        with self._conn() as db:
+            rows = db.execute("SELECT subject, id, at, sealed FROM carnet.corrections WHERE tenant = %s"
+                              " ORDER BY at, id", (tenant,)).fetchall()
+        return [SealedCorrection(Scope(tenant, r[0]), r[1], utc(r[2]), bytes(r[3])) for r in rows]
+
+    def subject_corrections(self, scope: Scope) -> int:
+        with self._conn() as db:
+            row = db.execute("SELECT count(*) FROM carnet.corrections WHERE tenant = %s AND subject = %s",
+                             (scope.tenant, scope.subject)).fetchone()
+        return 0 if row is None else int(row[0])
 
     def check(self) -> None:
         with self._conn() as db:

@@ -15,7 +15,7 @@ from carnet.adapters.sqlite.db import immediate, open_db
 from carnet.domain.records import HistoryEntry, Scope
 from carnet.domain.retention import SubjectRetention
 from carnet.errors import Conflict, DependencyUnavailable
-from carnet.ports import ApiKeyRecord, RegisteredSubject
+from carnet.ports import ApiKeyRecord, RegisteredSubject, SealedCorrection
 from carnet.private_fs import private_file
 
 _SCHEMA = """
@@ -65,6 +65,15 @@ CREATE TABLE IF NOT EXISTS tenant_hash_keys (
     tenant TEXT PRIMARY KEY,
     entry TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS corrections (
+    tenant TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    id TEXT NOT NULL,
+    at REAL NOT NULL,
+    sealed BLOB NOT NULL,
+    PRIMARY KEY (tenant, subject, id)
+);
+CREATE INDEX IF NOT EXISTS corrections_by_tenant ON corrections (tenant, at, id);
 CREATE TABLE IF NOT EXISTS subject_retention (
     tenant TEXT NOT NULL,
     subject TEXT NOT NULL,
@@ -77,7 +86,7 @@ CREATE TABLE IF NOT EXISTS subject_retention (
 """
 
 
-_SUBJECT_TABLES = ("history", "aliases", "subjects", "pseudonyms", "subject_retention")
+_SUBJECT_TABLES = ("history", "aliases", "subjects", "pseudonyms", "subject_retention", "corrections")
 
 
 _KEY_COLUMNS = "key_id, tenant, roles, created_at, revoked, rate_limit, name"
@@ -262,7 +271,7 @@ class SqliteCatalog:
             if sealed_map is not None:
                 self._db.execute("UPDATE pseudonyms SET sealed_map = ? WHERE tenant = ? AND subject = ?",
                                  (sealed_map, old.tenant, old.subject))
-            for table in ("history", "aliases", "pseudonyms", "subject_retention"):
+            for table in ("history", "aliases", "pseudonyms", "subject_retention", "corrections"):
                 self._db.execute(f"UPDATE {table} SET subject = ? WHERE tenant = ? AND subject = ?",
                                  (new.subject, old.tenant, old.subject))
             self._db.execute("DELETE FROM subjects WHERE tenant = ? AND subject = ?", (old.tenant, old.subject))
@@ -312,6 +321,23 @@ class SqliteCatalog:
                                        " WHERE tenant = ? AND subject = ? AND version = ?",
                                        (sealed, scope.tenant, scope.subject, version))
         return cur.rowcount == 1
+
+    def add_correction(self, scope: Scope, *, correction_id: str, at: datetime, sealed: bytes) -> None:
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO corrections (tenant, subject, id, at, sealed) VALUES (?,?,?,?,?)",
+                             (scope.tenant, scope.subject, correction_id, _ts(at), sealed))
+
+    def corrections(self, tenant: str) -> list[SealedCorrection]:
+        with self._lock:
+            rows = self._db.execute("SELECT subject, id, at, sealed FROM corrections WHERE tenant = ?"
+                                    " ORDER BY at, id", (tenant,)).fetchall()
+        return [SealedCorrection(Scope(tenant, str(r[0])), str(r[1]), _dt(float(r[2])), bytes(r[3])) for r in rows]
+
+    def subject_corrections(self, scope: Scope) -> int:
+        with self._lock:
+            row = self._db.execute("SELECT count(*) FROM corrections WHERE tenant = ? AND subject = ?",
+                                   (scope.tenant, scope.subject)).fetchone()
+        return int(row[0])
 
     def _transaction(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
         return immediate(self._db, self._lock)

@@ -26,7 +26,8 @@ def mcp(
     host: Annotated[str | None, typer.Option(help="http: interface to listen on (default 127.0.0.1).")] = None,
     port: Annotated[int | None, typer.Option(min=1, max=65535, help="http: port (default 8080).")] = None,
 ) -> None:
-    """Serve the MCP tools remember, recall, assemble_context, forget_memory and list_memories.
+    """Serve the MCP tools remember, recall, assemble_context, forget_memory, list_memories,
+    restore_memory (supervisor or dpo keys), list_procedures and propose_procedure.
 
     stdio: the API key is read from CARNET_API_KEY (never from the command line, which `ps` shows);
     this process owns the data dir, so it cannot run beside `carnet serve` on the same one: with a

@@ -1,4 +1,4 @@
-"""Remember, list, get, rectify, forget, history and search, under ``/api/v1/subjects/{subject_id}``.
+"""Remember, list, get, rectify, restore, forget, history and search, under ``/api/v1/subjects/{subject_id}``.
 
 Every route goes through the facade (roles, special-category policy, audit)."""
 
@@ -7,14 +7,21 @@ from __future__ import annotations
 from typing import Annotated, Literal
 from uuid import UUID
 
-from fastapi import APIRouter, Header, Path, Query, Response
+from fastapi import APIRouter, Body, Header, Path, Query, Response
 
 from carnet.domain.idempotency import request_key
 from carnet.domain.reconcile.values import IdempotencyKey, Label
 from carnet.domain.records import Kind, Source, Status
 from carnet.entrypoints.http.auth import Api, Who
 from carnet.entrypoints.http.presented import presented
-from carnet.entrypoints.http.schemas import LookupBody, RectifyBody, RememberBatch, RememberOne, SearchBody
+from carnet.entrypoints.http.schemas import (
+    LookupBody,
+    RectifyBody,
+    RememberBatch,
+    RememberOne,
+    RestoreBody,
+    SearchBody,
+)
 from carnet.entrypoints.presenters.memories import (
     HistoryOut,
     ItemsOut,
@@ -112,6 +119,18 @@ def rectify_memory(subject_id: SubjectId, memory_id: UUID, body: RectifyBody, wh
                             tags=tuple(body.tags) if body.tags is not None else None,
                             occurred_at=body.occurred_at, retention=body.retention)
     return memory_out(api.rectify(who, subject_id=subject_id, memory_id=str(memory_id), correction=correction))
+
+
+@router.post("/memories/{memory_id}/restore", response_model=MemoryOut, responses={
+    409: {"description": "`not_superseded`: the record is not superseded (active, expired), nothing to undo."}})
+def restore_memory(subject_id: SubjectId, memory_id: UUID, who: Who, api: Api,
+                   body: Annotated[RestoreBody | None, Body()] = None) -> MemoryOut:
+    """Restore a superseded record (roles ``supervisor`` or ``dpo``): a person says the newer note did not
+    make it untrue. It is active again, the newer record no longer closes it, both histories say so
+    (who, never the reason's words). Where the tenant keeps corrections, the pair is kept sealed as a
+    label for retraining the judge, and erased with the member."""
+    done = api.restore(who, subject_id=subject_id, memory_id=str(memory_id), reason=body.reason if body else None)
+    return memory_out(done.memory)
 
 
 @router.delete("/memories/{memory_id}", status_code=204)

@@ -53,6 +53,15 @@ class RectifyBody(_Strict):
     retention: Retention | None = None
 
 
+class RestoreBody(_Strict):
+    """Why the record is still true: the person's words, kept only sealed (as a label, when the tenant
+    keeps corrections), never in history or audit."""
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
+        {"reason": "Le membre a gardé son adresse à Lyon, Villeurbanne est l'adresse de sa fille."}]})
+
+    reason: Annotated[Text, Field(max_length=1000)] | None = None
+
+
 class RememberBatch(_Strict):
     memories: list[RememberOne] = Field(min_length=1)
 

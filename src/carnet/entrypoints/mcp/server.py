@@ -1,4 +1,4 @@
-"""The MCP server: the five tools over the facade, for any transport.
+"""The MCP server: the tools of ``tools.TOOLS`` over the facade, for any transport.
 
 Built on the SDK's low-level ``Server`` rather than ``MCPServer``: the tools' argument models are
 ours (the same validation on every transport, and errors that name fields without echoing values),

@@ -1,8 +1,10 @@
-"""The seven tools an LLM agent sees: five on a person's memories, two on the team's procedures.
+"""The eight tools an MCP client sees: six on a person's memories, two on the team's procedures.
 
 An agent may list the team's approved procedures and propose one (``propose_procedure``: it stays
 ``proposed``, unused, until a person with the ``supervisor`` role approves it in the console or over
-REST). There is no tool to approve, reject or retire: approval is a human act, never a model's.
+REST). There is no tool to approve, reject or retire: approval is a human act, never a model's. Likewise
+``restore_memory`` (undo a supersession) is refused to an ``agent`` key: it is there for a supervisor's
+or DPO's own MCP client, a person correcting the memory, and runs the same use case as REST and the console.
 
 Each tool is an argument model, whose JSON schema is the tool's input schema (so its descriptions
 are written for the model reading them), and a function of the facade. A result lands in the model's
@@ -27,6 +29,7 @@ from carnet.domain.reconcile.values import Fraction, Instant, Int, Label, Text
 from carnet.domain.records import Kind
 from carnet.entrypoints.mcp.compact import (
     compact_context,
+    compact_memory,
     compact_page,
     compact_procedures,
     compact_results,
@@ -125,6 +128,12 @@ class ForgetArgs(ToolArgs):
     memory_id: UUID = Field(description="The memory's id, as returned by remember, recall or list_memories.")
 
 
+class RestoreArgs(ToolArgs):
+    memory_id: UUID = Field(description="The superseded memory's id, as list_memories or recall return it.")
+    reason: Annotated[Text, Field(max_length=1000)] | None = Field(None, description=(
+        "Why the memory is still true (optional). Kept only sealed with the person's data, never in logs."))
+
+
 class ListArgs(ToolArgs):
     kind: Kind | None = Field(None, description="Only this kind of memory (default: all kinds).")
     limit: Annotated[Int, Field(ge=1, le=500)] = Field(50, description="Page size.")
@@ -163,6 +172,11 @@ def _propose(api: Facade, who: Principal, a: ProposeArgs) -> Json:
 def _forget(api: Facade, who: Principal, a: ForgetArgs) -> Json:
     api.forget(who, subject_id=a.subject_id, memory_id=str(a.memory_id))
     return forgotten(str(a.memory_id))
+
+
+def _restore(api: Facade, who: Principal, a: RestoreArgs) -> Json:
+    done = api.restore(who, subject_id=a.subject_id, memory_id=str(a.memory_id), reason=a.reason)
+    return {"restored": done.memory.id, "no_longer_superseded_by": done.newer, "memory": compact_memory(done.memory)}
 
 
 def _list(api: Facade, who: Principal, a: ListArgs) -> Json:
@@ -204,6 +218,11 @@ TOOLS: dict[str, Tool] = {t.name: t for t in (
         "Delete one memory for good, when the person asks you to forget it or it is wrong. It cannot be undone "
         "(to change a fact, remember the new one instead: it supersedes the old)."),
          ForgetArgs, _forget, ToolAnnotations(destructive_hint=True, idempotent_hint=True, open_world_hint=False)),
+    Tool("restore_memory", "Restore a superseded memory", (
+        "For a supervisor or DPO correcting the memory (an agent key is refused): make a superseded memory "
+        "current again, when the newer one did not in fact replace it. Both stay current afterwards."),
+         RestoreArgs, _restore, ToolAnnotations(destructive_hint=False, idempotent_hint=False,
+                                                open_world_hint=False)),
     Tool("list_memories", "List memories", (
         "List a person's current memories, a page at a time (pass next_cursor back for the next page)."),
          ListArgs, _list, _READ),

@@ -10,7 +10,8 @@ Order matters, and nothing in it needs to read a record:
 3. the points are deleted by id within the subject's scope (tenant and subject hash), found by a
    metadata-only scroll: nothing is decrypted, and a record whose payload no longer decodes is still
    named by its id and deleted;
-4. catalog rows, intakes, the subject registry and the pseudonym map go;
+4. catalog rows (history, aliases, the corrections people made, kept as labels), intakes, the subject
+   registry and the pseudonym map go;
 5. what was derived from the member outside its records goes too (``Derived``: the team procedures
    read from its calls, whatever their status, issue 46), and is checked gone.
 
@@ -161,6 +162,7 @@ def _verify(deps: EraseNeeds, scope: Scope) -> dict[str, bool]:
         "count_is_zero": deps.index.count(scope, where=every) == 0,
         "search_returns_nothing": not hits.dense and not hits.sparse and not skipped,
         "data_key_gone": not _key_exists(deps, scope),
+        "corrections_gone": deps.catalog.subject_corrections(scope) == 0,  # people's restores kept as labels
     }
 
 

@@ -1,6 +1,7 @@
 """The DPO's pages (role ``dpo``): a member's retention status and records, the export download,
-rectification, erasure and its receipt, legal hold and the end of the relationship. Each is the
-facade's use case (the same door as ``/api/v1/subjects/...``); the member id is always posted."""
+rectification, restoring a superseded record, erasure and its receipt, legal hold and the end of the
+relationship. Each is the facade's use case (the same door as ``/api/v1/subjects/...``); the member id
+is always posted."""
 
 from __future__ import annotations
 
@@ -91,6 +92,16 @@ def rectify(request: Request, v: Posted, subject_id: FormText = "", memory_id: F
     facade_of(request).rectify(v.who, subject_id=subject, memory_id=views.memory_id(memory_id),
                                correction=Correction(text=text))
     return _subject_page(request, v, subject, done="rectified")
+
+
+@router.post("/restore")
+def restore(request: Request, v: Posted, subject_id: FormText = "", memory_id: FormText = "",
+            reason: FormText = "") -> Response:
+    """Undo a supersession (``memories.restore``); the reason is optional and never shown again."""
+    subject = views.subject_id(subject_id)
+    facade_of(request).restore(v.who, subject_id=subject, memory_id=views.memory_id(memory_id),
+                               reason=reason.strip() or None)
+    return _subject_page(request, v, subject, done="restored")
 
 
 def _day(raw: str) -> datetime | None:

@@ -1,6 +1,6 @@
 """The member view (role ``agent``; the timeline also ``dpo``): find a member by id, the timeline of
-their facts, episodes and procedures with what superseded what, and a search and an ``assemble``
-preview with each memory's score signals.
+their facts, episodes and procedures with what superseded what (a ``supervisor`` or ``dpo`` may restore
+a superseded one), and a search and an ``assemble`` preview with each memory's score signals.
 
 The member id is always posted (a form field), never put in a path or a query string: URLs end up in
 proxies' and browsers' logs and history. Each page is the facade's use case, as over REST: the role,
@@ -33,6 +33,20 @@ def member(request: Request, v: Posted, subject_id: FormText = "") -> Response:
     subject = views.subject_id(subject_id)
     page = facade_of(request).list_memories(v.who, subject_id=subject, status=None, limit=PAGE)
     return render(request, "member.html", v=v, subject=subject,
+                  timeline=views.timeline(page.items, more=page.next_cursor is not None),
+                  unreadable=len(page.unreadable))
+
+
+@router.post("/restore")
+def restore(request: Request, v: Posted, subject_id: FormText = "", memory_id: FormText = "",
+            reason: FormText = "") -> Response:
+    """A supervisor (or DPO) restores a superseded record from the timeline (``memories.restore``);
+    the timeline is shown again, as after the member's form (the member id stays out of any URL)."""
+    subject = views.subject_id(subject_id)
+    api = facade_of(request)
+    api.restore(v.who, subject_id=subject, memory_id=views.memory_id(memory_id), reason=reason.strip() or None)
+    page = api.list_memories(v.who, subject_id=subject, status=None, limit=PAGE)
+    return render(request, "member.html", v=v, subject=subject, done="restored",
                   timeline=views.timeline(page.items, more=page.next_cursor is not None),
                   unreadable=len(page.unreadable))
 
