@@ -122,10 +122,12 @@ def grouped(value: str, rng: random.Random) -> str:
 
 
 def disguised(text: str, rng: random.Random) -> str:
-    """Fullwidth characters, zero-width spaces or lower case, or none."""
-    how = rng.choice(["plain", "plain", "fullwidth", "zero-width", "lower"])
+    """Fullwidth characters, zero-width spaces, lower case or Arabic-Indic digits, or none."""
+    how = rng.choice(["plain", "plain", "fullwidth", "zero-width", "lower", "arabic-indic"])
     if how == "fullwidth":
         return "".join(FULLWIDTH.get(c, c) for c in text)
+    if how == "arabic-indic":
+        return "".join(chr(0x0660 + int(c)) if c.isdigit() else c for c in text)
     if how == "zero-width":
         return "\u200b".join(text)
     return text.lower() if how == "lower" else text

@@ -82,6 +82,9 @@ def test_no_generated_spelling_survives(kind: str, rng: random.Random) -> None:
     ("née le 3 mars 85", "BIRTHDATE"),
     ("né le neuf février mille neuf cent quatre vingt deux", "BIRTHDATE"),
     ("au zéro cinq zéro cinq soixante quatre-vingt-treize zéro zéro", "PHONE"),
+    ("portable \u0660\u0666 \u0661\u0662 \u0663\u0664 \u0665\u0666 \u0667\u0668", "PHONE"),  # Arabic-Indic digits
+    ("tél 06 douze 34 cinquante-six 78", "PHONE"),
+    ("date de naissance 12031985", "BIRTHDATE"),
 ])  # fmt: skip
 def test_each_evasive_form_is_replaced_whole(text: str, kind: str) -> None:
     spans = PatternDetector().detect(text)

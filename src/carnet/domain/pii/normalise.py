@@ -2,9 +2,10 @@
 
 Personal data is found on a normalised view of a text, never on the text as typed: Unicode NFKC
 (fullwidth "０６" and "＠" become "06" and "@", ligatures and compatibility forms their plain
-letters), zero-width characters and soft hyphens removed, every dash one "-", every space (no-break,
-thin, tab) one space and runs of them one, e-mail markers written around a word ("(at)", "[dot]")
-plain "@" and ".", and French numbers spelled out ("zéro six douze…") as digits (``numbers_fr``).
+letters), digits of any script as ASCII digits, zero-width characters and soft hyphens removed, every
+dash one "-", every space (no-break, thin, tab) one space and runs of them one, e-mail markers written
+around a word ("(at)", "[dot]") plain "@" and ".", and French numbers spelled out ("zéro six douze…")
+as digits (``numbers_fr``).
 The patterns then see one spelling of each format, whatever the keyboard or the evasion.
 
 Each character of the view remembers the characters of the original it came from, so a span found
@@ -81,6 +82,8 @@ def _characters(text: str) -> Normalised:
             for c in unicodedata.normalize("NFKC", text[i:j]):
                 if c in _INVISIBLE:
                     continue
+                if c.isdecimal() and not c.isascii():  # Arabic-Indic, Devanagari… digits: NFKC keeps them
+                    c = str(unicodedata.decimal(c))
                 chars.append("-" if c in _DASHES else c)
                 starts.append(i)
                 ends.append(j)

@@ -89,10 +89,11 @@ _MONTHS = ("janvier|février|fevrier|mars|avril|mai|juin|juillet|août|aout|sept
            "décembre|decembre|january|february|march|april|may|june|july|august|september|october|november|"
            "december|janv|févr|fevr|avr|juil|sept|oct|nov|déc|dec|jan|feb|mar|apr|jun|jul|aug|sep")
 _YEAR = r"(?:19|20)\d{2}"
-# 12/03/1985, 12.03.85, 12 / 03 / 1985, 12 03 1985, 1985-03-12 (ISO), 12 mars 1985, 1er mars 85, March 12, 1985.
+# 12/03/1985, 12.03.85, 12 / 03 / 1985, 12 03 1985, 12031985, 1985-03-12 (ISO), 12 mars 1985, 1er mars 85,
+# March 12, 1985.
 _DATE = (rf"(?:\d{{1,2}} ?[/.\-] ?\d{{1,2}} ?[/.\-] ?(?:{_YEAR}|\d{{2}})(?!\d)"
          rf"|{_YEAR} ?[/.\-] ?\d{{1,2}} ?[/.\-] ?\d{{1,2}}(?!\d)"
-         rf"|\d{{1,2}} \d{{1,2}} {_YEAR}(?!\d)"
+         rf"|\d{{1,2}} \d{{1,2}} {_YEAR}(?!\d)|(?:0[1-9]|[12]\d|3[01])(?:0[1-9]|1[0-2]){_YEAR}(?!\d)"
          rf"|(?:1er|premier|\d{{1,2}})(?:er|st|nd|rd|th)? (?:{_MONTHS})\.?,? (?:{_YEAR}|\d{{2}}(?!\d))"
          rf"|(?:{_MONTHS})\.? \d{{1,2}}(?:st|nd|rd|th)?,? {_YEAR})")
 _STREET = (r"rue|avenue|av\.|boulevard|bd|place|allée|allee|impasse|chemin|route|quai|cours|square|"
