@@ -12,6 +12,7 @@ from carnet.bootstrap.ops import build_rehasher
 from carnet.bootstrap.wiring import build
 from carnet.crypto.sealed_index import SealedIndex
 from carnet.crypto.tenant_hasher import TENANT_ENTRY
+from carnet.domain.procedures import Stated
 from carnet.domain.records import Scope
 from carnet.errors import Conflict
 from carnet.ports import Embedder, RecordFilter
@@ -53,6 +54,8 @@ def test_rehash_moves_every_subject_and_destroys_the_old_key(settings: Settings,
     c = build(settings, embedder=embedder)
     try:
         old = _fill(c)
+        said = Stated("Pour un vol, on demande toujours le dépôt de plainte.", "vol")  # read from ADH-1003's call
+        [derived] = c.facade.propose_extracted("t", old["ADH-1003"], [said])
         first = memories.list_memories(c.deps, tenant="t", subject_id="ADH-1001").items[0]
         history_before = memories.memory_history(c.deps, tenant="t", subject_id="ADH-1001", memory_id=first.id)
         seen: list[tuple[int, int]] = []
@@ -92,8 +95,9 @@ def test_rehash_moves_every_subject_and_destroys_the_old_key(settings: Settings,
         # the registry keeps working: a new subject, a write, an erasure
         remember(c.deps, tenant="t", subject_id="ADH-1004", actor="a", items=[NewMemory(text="Nouveau membre.")])
         erased = scope_for(c.deps, "t", "ADH-1003")
-        receipt = erase_subject(c.deps, tenant="t", subject_id="ADH-1003")
-        assert receipt.complete and receipt.records_deleted == 2
+        assert c.facade.procedures.get("t", derived.id).origin == erased.subject  # the origin moved too
+        receipt = erase_subject(c.deps, tenant="t", subject_id="ADH-1003", derived=c.facade)
+        assert receipt.complete and receipt.records_deleted == 2 and receipt.procedures_deleted == 1
         assert c.deps.catalog.pseudonym_map(erased) is None  # the map went with the subject
         again = rehash_tenant(build_rehasher(c), tenant="t")  # a second rotation, after the erasure
         assert (again.old_hash_key, again.new_hash_key, again.subjects_moved) == (
