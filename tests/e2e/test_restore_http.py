@@ -88,3 +88,16 @@ def test_refusals_are_typed_never_a_500(container: Container, client_for: Callab
         assert r.status_code in (400, 422) and "error" in r.json(), (bad, r.text)
     other = dpo.post(f"/api/v1/subjects/NOBODY-1/memories/{old_id}/restore")
     assert other.status_code == 404
+
+
+def test_the_python_client_restores(container: Container, client_for: Callable[..., httpx.Client]) -> None:
+    from carnet_client import CarnetClient, NotSuperseded
+
+    agent = client_for("agent")
+    old_id, _ = _two_notes_one_closed(container, agent)
+    key, _ = create_key(container.deps.catalog, container.pepper, tenant=TENANT, roles=["supervisor"])
+    with CarnetClient(str(agent.base_url).rstrip("/"), key, timeout=30) as carnet:
+        restored = carnet.restore(SUBJECT, old_id, reason="Toujours à Lyon.")
+        assert str(restored.id) == old_id and restored.status == "active" and restored.valid_to is None
+        with pytest.raises(NotSuperseded):
+            carnet.restore(SUBJECT, old_id)

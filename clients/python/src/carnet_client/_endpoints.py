@@ -144,6 +144,14 @@ def rectify(subject_id: str, memory_id: str | UUID, *, text: str | None = None, 
                 idempotent=False)
 
 
+def restore(subject_id: str, memory_id: str | UUID, *, reason: str | None = None) -> Call[Memory]:
+    """``POST /subjects/{subject_id}/memories/{memory_id}/restore`` (role ``supervisor`` or ``dpo``): a
+    superseded record is current again; ``NotSuperseded`` (409) if it was not superseded. ``reason`` is
+    kept only sealed, where the tenant keeps corrections. Not sent again on 503: history would say it twice."""
+    return Call("POST", f"{_memory(subject_id, memory_id)}/restore", lambda r: Memory.from_json(json_body(r)),
+                json=compact(reason=reason), idempotent=False)
+
+
 def forget(subject_id: str, memory_id: str | UUID) -> Call[None]:
     """``DELETE /subjects/{subject_id}/memories/{memory_id}``: delete one record physically."""
     return Call("DELETE", _memory(subject_id, memory_id), nothing, ok=frozenset({204}), idempotent=False)

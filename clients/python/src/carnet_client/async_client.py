@@ -100,6 +100,7 @@ class AsyncCarnetClient:
     lookup = bind(ep.lookup)
     get_memory = bind(ep.get_memory)
     rectify = bind(ep.rectify)
+    restore = bind(ep.restore)
     forget = bind(ep.forget)
     history = bind(ep.history)
     search = bind(ep.search)

@@ -104,6 +104,7 @@ class CarnetClient:
     lookup = bind(ep.lookup)
     get_memory = bind(ep.get_memory)
     rectify = bind(ep.rectify)
+    restore = bind(ep.restore)
     forget = bind(ep.forget)
     history = bind(ep.history)
     search = bind(ep.search)

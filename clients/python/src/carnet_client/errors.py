@@ -19,7 +19,8 @@ subclass named by its ``code``, or by its HTTP status when the code is one this 
         ├── MethodNotAllowed        405 method_not_allowed
         ├── Conflict                409 conflict
         │   ├── StoreLocked         409 store_locked              the embedded store is owned by another process
-        │   └── LegalHold           409 legal_hold                erasure refused: lift the subject's legal hold first
+        │   ├── LegalHold           409 legal_hold                erasure refused: lift the subject's legal hold first
+        │   └── NotSuperseded       409 not_superseded            restore: the record is not superseded
         ├── PayloadTooLarge         413 payload_too_large
         ├── IdempotencyKeyReused    422 idempotency_key_reused    the Idempotency-Key was first sent with another body
         ├── RateLimited             429 rate_limited              ``retry_after``: seconds to wait
@@ -154,6 +155,10 @@ class LegalHold(Conflict):
     pass
 
 
+class NotSuperseded(Conflict):
+    """A restore of a record that is not superseded (``status``: what it is): nothing to undo."""
+
+
 class ProcedureState(Conflict):
     """That decision does not apply to the procedure's current ``status`` (decided already?)."""
 
@@ -216,7 +221,7 @@ _BY_CODE: dict[str, type[ApiError]] = {
     "intake_not_found": IntakeNotFound, "procedure_not_found": ProcedureNotFound,
     "procedure_personal_data": ProcedurePersonalData, "procedure_state": ProcedureState,
     "method_not_allowed": MethodNotAllowed, "conflict": Conflict, "store_locked": StoreLocked,
-    "legal_hold": LegalHold, "idempotency_key_reused": IdempotencyKeyReused,
+    "legal_hold": LegalHold, "not_superseded": NotSuperseded, "idempotency_key_reused": IdempotencyKeyReused,
     "payload_too_large": PayloadTooLarge, "rate_limited": RateLimited, "internal_error": ServerError,
     "kms_rejected": KmsRejected, "key_unwrap_failed": KeyUnwrapFailed,
     "dependency_unavailable": ServiceUnavailable, "kms_unavailable": KmsUnavailable,

@@ -5,8 +5,9 @@ Undone both ways, under the subject's lock (as ``remember``, which closed it):
 - the older record is active again (``status``, ``valid_to`` and ``superseded_by`` cleared);
 - the newer record keeps no trace of having closed it: records hold no back-reference (only the
   older one names the newer), so what the newer gets is a ``restored`` history entry naming the
-  older, and the remainder reconcile wrote when it closed the older record in part
-  (``remember._keep_rest``: the parts still true) is deleted, since the restored record says them;
+  older; and where a record of the older one's parts still true was written when it was closed in
+  part (id keyed on ``rest:<older id>``, as ``remember`` has written them), it is deleted, since the
+  restored record says them again;
 - both get a ``restored`` history entry (who, and how long the reason was: never its words).
 
 The person's reason is member-derived free text: it is never in history or audit. When the tenant
@@ -107,7 +108,8 @@ def _newer(deps: RestoreNeeds, scope: Scope, old: Memory) -> Memory | None:
 
 
 def _drop_rest(deps: RestoreNeeds, scope: Scope, old: Memory) -> str | None:
-    """The remainder ``remember`` wrote when it closed ``old`` in part (its id is keyed on ``old``'s)."""
+    """The record of ``old``'s parts still true, if one was written when it was closed in part (its id
+    keyed on ``rest:<old id>``), deleted: the restored record says them again."""
     rid = keyed_id(deps.hasher, scope, f"rest:{old.id}")
     if not deps.index.get(scope, [rid], reveal=False):
         return None
