@@ -95,7 +95,8 @@ def test_rehash_moves_every_subject_and_destroys_the_old_key(settings: Settings,
         # the registry keeps working: a new subject, a write, an erasure
         remember(c.deps, tenant="t", subject_id="ADH-1004", actor="a", items=[NewMemory(text="Nouveau membre.")])
         erased = scope_for(c.deps, "t", "ADH-1003")
-        assert c.facade.procedures.get("t", derived.id).origin == erased.subject  # the origin moved too
+        moved = c.facade.procedures.get("t", derived.id)
+        assert moved is not None and moved.origin == erased.subject  # the origin moved too
         receipt = erase_subject(c.deps, tenant="t", subject_id="ADH-1003", derived=c.facade)
         assert receipt.complete and receipt.records_deleted == 2 and receipt.procedures_deleted == 1
         assert c.deps.catalog.pseudonym_map(erased) is None  # the map went with the subject
