@@ -52,18 +52,25 @@ class Normalised:
 def normalise(text: str, *, strict: bool = True) -> Normalised:
     """The view of ``text`` the detectors read; ``strict``: which reading of spelled-out numbers
     (``numbers_fr``: words written apart are separate numbers, or joined as grammar allows)."""
-    view = _characters(text)
-    view = _sub(view, _SPACES, lambda m: " ")
-    view = _sub(view, _AT, lambda m: "@")
-    view = _sub(view, _DOT, lambda m: ".")
-    return _apply(view, spelled_numbers(view.text, strict=strict))
+    base = _written(text)
+    return _apply(base, spelled_numbers(base.text, strict=strict))
 
 
 def views(text: str) -> list[Normalised]:
     """The strict view, and the loose one when spelled-out numbers read otherwise in it."""
-    strict = normalise(text)
-    loose = normalise(text, strict=False)
-    return [strict] if loose.text == strict.text else [strict, loose]
+    base = _written(text)
+    strict = spelled_numbers(base.text)
+    loose = spelled_numbers(base.text, strict=False) if strict else strict
+    first = _apply(base, strict)
+    return [first] if loose == strict else [first, _apply(base, loose)]
+
+
+def _written(text: str) -> Normalised:
+    """Everything but the spelled-out numbers."""
+    view = _characters(text)
+    view = _sub(view, _SPACES, lambda m: " ")
+    view = _sub(view, _AT, lambda m: "@")
+    return _sub(view, _DOT, lambda m: ".")
 
 
 def _characters(text: str) -> Normalised:
