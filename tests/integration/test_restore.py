@@ -16,7 +16,7 @@ from carnet.bootstrap.wiring import build
 from carnet.crypto.correction_sealer import CorrectionSealer
 from carnet.crypto.errors import CryptoError, EnvelopeError
 from carnet.domain.corrections import NOT_SUPERSEDED
-from carnet.domain.records import HistoryEntry, Scope, Status
+from carnet.domain.records import HistoryEntry, Kind, Scope, Source, Status
 from carnet.errors import Forbidden, MemoryNotFound, NotSuperseded
 from carnet.ports import Embedder
 from carnet.services.apikeys import Principal
@@ -204,3 +204,28 @@ def test_a_rehash_moves_the_corrections_and_they_still_open(tmp_path: Path, embe
         assert c.deps.catalog.corrections("t") == []
     finally:
         c.close()
+
+
+def test_the_calls_summary_closed_with_the_note_is_reopened_with_it(container: Container) -> None:
+    """``remember`` closes a call's summary that restates a fact it closes, by the same newer record
+    (``_close_summaries``); restoring the fact reopens that summary, and no other."""
+    call = (Source("intake", "I-7", "call-7"),)
+    insert_new(container.deps, tenant="t", subject_id="R-9", actor="a", items=[
+        NewMemory(OLD, occurred_at=AT, sources=call),
+        NewMemory(NEW, occurred_at=LATER),
+        NewMemory("Appel : le membre confirme habiter à Lyon 7e.", kind=Kind.EPISODE, occurred_at=AT,
+                  idempotency_key="intake:I-7:episode"),
+        NewMemory("Appel : le membre demande une attestation.", kind=Kind.EPISODE, occurred_at=AT,
+                  idempotency_key="intake:I-8:episode")])
+    scope = scope_for(container.deps, "t", "R-9")
+    by_text = {m.text: m for m in reads.list_memories(container.deps, tenant="t", subject_id="R-9").items}
+    old, new = by_text[OLD], by_text[NEW]
+    summary = keyed_id(container.deps.hasher, scope, "intake:I-7:episode")
+    other = keyed_id(container.deps.hasher, scope, "intake:I-8:episode")
+    with container.deps.locks.for_scope(scope):
+        closed = container.deps.index.get(scope, [old.id, summary, other])
+        container.deps.index.replace_payload(scope, [m.superseded(by=new.id, at=LATER) for m in closed])
+    container.facade.restore(DPO, subject_id="R-9", memory_id=old.id)
+    status = {m.id: m.status for m in container.deps.index.get(scope, [old.id, summary, other])}
+    assert status == {old.id: Status.ACTIVE, summary: Status.ACTIVE, other: Status.SUPERSEDED}
+    assert container.deps.catalog.history(scope, summary)[-1].detail == {"with": old.id}

@@ -8,7 +8,9 @@ Undone both ways, under the subject's lock (as ``remember``, which closed it):
   older; and where a record of the older one's parts still true was written when it was closed in
   part (id keyed on ``rest:<older id>``, as ``remember`` has written them), it is deleted, since the
   restored record says them again;
-- both get a ``restored`` history entry (who, and how long the reason was: never its words).
+- the summary of the call the older note was read from, when ``remember`` closed it with the note
+  (the same newer record closed both), is reopened too;
+- each gets a ``restored`` history entry (who, and how long the reason was: never its words).
 
 The person's reason is member-derived free text: it is never in history or audit. When the tenant
 keeps corrections (``CorrectionKeeper``), the pair (both pseudonymised texts, their dates, the rule
@@ -28,7 +30,7 @@ from datetime import datetime
 
 from carnet.domain.corrections import CorrectionPair
 from carnet.domain.reconcile.values import TEXT_MESSAGE, is_clean
-from carnet.domain.records import HistoryEntry, Memory, Scope, Status, point_id
+from carnet.domain.records import HistoryEntry, Kind, Memory, Scope, Status, point_id
 from carnet.domain.unreadable import Skipped
 from carnet.errors import InvalidInput, MemoryNotFound, MemoryUnreadable, NotSuperseded
 from carnet.services import pii
@@ -74,12 +76,15 @@ def restore(deps: RestoreNeeds, *, tenant: str, subject_id: str, memory_id: str,
         now = deps.clock.now()
         newer = _newer(deps, scope, old)
         keep = _label(deps, keeper, scope, old, newer, reason, now)  # sealed before anything is written
-        restored = replace(old, status=Status.ACTIVE, superseded_by=None, valid_to=None, updated_at=now)
-        deps.index.replace_payload(scope, [restored])
+        restored = _reopened(old, now)
+        summaries = _summaries(deps, scope, old)
+        deps.index.replace_payload(scope, [restored, *(_reopened(m, now) for m in summaries)])
         rest = _drop_rest(deps, scope, old)
         if keep is not None:
             keep()
-        deps.catalog.append_history(scope, _entries(old, newer, rest, reason, now, actor, kept=keep is not None))
+        deps.catalog.append_history(scope, [
+            *_entries(old, newer, rest, reason, now, actor, kept=keep is not None),
+            *(HistoryEntry(m.id, now, RESTORED, actor, {"with": old.id}) for m in summaries)])
     if rest is not None:
         deps.embedder.clear(scope.tenant)  # a cached query embedding may hold words of the deleted text
     return Restored(restored, old.superseded_by, rest, label_kept=keep is not None)
@@ -105,6 +110,19 @@ def _newer(deps: RestoreNeeds, scope: Scope, old: Memory) -> Memory | None:
     found = deps.index.get(scope, [old.superseded_by], skipped=skipped)
     deps.unreadable.add("restore", skipped)
     return found[0] if found else None
+
+
+def _summaries(deps: RestoreNeeds, scope: Scope, old: Memory) -> list[Memory]:
+    """The summaries of the calls ``old`` was read from that ``remember`` closed with it (closed by the
+    same record: ``_close_summaries``), found by their ids (``intake:<id>:episode``): reopened too."""
+    ids = [keyed_id(deps.hasher, scope, f"intake:{s.ref}:episode") for s in old.sources if s.kind == "intake"]
+    found = deps.index.get(scope, ids) if ids and old.kind is Kind.FACT else []
+    return [m for m in found if m.kind is Kind.EPISODE and m.status is Status.SUPERSEDED
+            and m.superseded_by == old.superseded_by]
+
+
+def _reopened(m: Memory, now: datetime) -> Memory:
+    return replace(m, status=Status.ACTIVE, superseded_by=None, valid_to=None, updated_at=now)
 
 
 def _drop_rest(deps: RestoreNeeds, scope: Scope, old: Memory) -> str | None:
