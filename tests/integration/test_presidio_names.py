@@ -49,6 +49,8 @@ def test_words_that_never_make_a_name_are_not_known_parts() -> None:
     ("Rindra Rakotomalala a appelé pour son contrat, thanks and see you later for the update",
      ["Rindra Rakotomalala"]),
     ("call from thi hoa nguyen about the renewal, she was upset", ["thi hoa nguyen"]),
+    ("kenji n'diaye conteste le prélèvement sur la carte.", ["kenji n'diaye"]),
+    ("Le dossier a été transmis à Mathis silva, expert.", ["Mathis silva"]),
 ])  # fmt: skip
 def test_names_of_any_origin_in_french_and_english_are_found_whole(text: str, names: list[str]) -> None:
     assert _names(text) == names
@@ -58,6 +60,8 @@ def test_names_of_any_origin_in_french_and_english_are_found_whole(text: str, na
     "Appel de suivi concernant la franchise.",
     "Wow, that was quick. Thanks again!",
     "Le client souhaite être rappelé jeudi pour son devis habitation.",
+    "Le client a un smartphone samsung et une box internet.",
+    "Le dossier est en stand-by, voir le back office.",
 ])  # fmt: skip
 def test_ordinary_words_in_either_language_are_not_names(text: str) -> None:
     assert _names(text) == []

@@ -35,6 +35,7 @@ from carnet.adapters.pii.lexicon import Lexicon
 from carnet.adapters.pii.unimported import without
 from carnet.domain.pii.common_words import NOT_A_NAME
 from carnet.domain.pii.detector import PatternDetector, find_all, view_spans
+from carnet.domain.pii.lower_names import unknown_pairs, with_lower_surname
 from carnet.domain.pii.name_shape import FUNCTION_WORDS, TITLES, after_cue, grow, runs
 from carnet.domain.pii.names import is_given_name
 from carnet.domain.pii.normalise import Normalised, views
@@ -57,6 +58,7 @@ PERSON_LABELS = frozenset({"PER", "PERSON"})
 OTHER_NAME_SCORE = 0.7  # a run of capitalised words the model labels a place, an organisation or MISC
 CUE_SCORE = 0.75  # a lower-case name after "appel de", "call from"…
 PROPER_NOUNS_SCORE = 0.6  # two capitalised words or more that no entity covers
+LOWER_SCORE = 0.6  # two lower-case words of a French text that are no French words
 
 
 class PresidioDetector:
@@ -100,9 +102,11 @@ class PresidioDetector:
         view, recognizers = seen[0], self._patterns.recognizers()
         names = [n for ent in doc.ents for n in self._people(view.text, ent.start_char, ent.end_char, ent.label_)]
         names += after_cue(view.text, self._lexicon.is_word, CUE_SCORE)
+        names += unknown_pairs(view.text, self._lexicon.is_word, LOWER_SCORE)
         names += [Span(a, b, PERSON, PROPER_NOUNS_SCORE)
                   for a, b, capitalised in runs(view.text, 0, len(view.text), not_a_name) if capitalised >= 2]
-        found = [view.back(s) for s in grow(view.text, [*names, *view_spans(recognizers, view)], not_a_name)]
+        grown = grow(view.text, [*names, *view_spans(recognizers, view)], not_a_name)
+        found = [view.back(s) for s in with_lower_surname(view.text, grown, self._lexicon.is_word)]
         found += [s for other in seen[1:] for s in find_all(recognizers, other)]
         return settle(found, threshold=self._threshold)
 
