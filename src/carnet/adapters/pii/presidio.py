@@ -16,7 +16,8 @@ word opening a sentence only if it is a known given name); a run of two capitali
 labels otherwise is taken for a person too (a missed name leaks, a company pseudonymised costs a
 placeholder), and so is such a run the model did not see at all. A name found in part is grown to
 the capitalised words beside it, and a name typed in lower case after the words that introduce a
-caller is found by not being a French word (``lexicon``).
+caller, or in a French note as two words or a surname after a name, is found by not being a French
+word (``lexicon``, ``domain.pii.lower_names``).
 A name span never keeps a leading title ("Mme"), and a title alone is not a name.
 
 Batches go through spaCy's ``nlp.pipe`` once: the model's cost is amortised over the texts of one
