@@ -1,6 +1,7 @@
 """With an LLM configured, explicit memories written through REST and MCP get the model's contradiction
-judgment, as intakes do (the vLLM stand-in answers); without one, the rules alone decide and no model
-is called."""
+judgment where reconcile's judge was unsure, as intakes do (the vLLM stand-in answers); confident cases
+and writes without an LLM call no model. The judge here is a file that leaves every pair uncertain
+(``tests/support/judges.py``), so what is tested is the cascade, not the learned weights."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from carnet.entrypoints.mcp.auth import with_key
 from carnet.ports import Embedder
 from carnet.services.apikeys import create_key
 from carnet.settings.root import Settings
+from tests.support.judges import always_uncertain, never_uncertain
 from tests.support.vllm_server import VllmStandIn, answer, serving, unguided
 
 CAR = "Le membre roule en Peugeot 208, assurée tous risques."
@@ -30,11 +32,21 @@ SOLD = "Le membre a vendu sa voiture et n'a plus de véhicule."  # no slot or va
 
 @pytest.fixture
 def llm(tmp_path: Path, embedder: Embedder) -> Iterator[tuple[VllmStandIn, Container]]:
+    yield from _with_llm(tmp_path, embedder, always_uncertain(tmp_path))
+
+
+@pytest.fixture
+def confident(tmp_path: Path, embedder: Embedder) -> Iterator[tuple[VllmStandIn, Container]]:
+    yield from _with_llm(tmp_path, embedder, never_uncertain(tmp_path))
+
+
+def _with_llm(tmp_path: Path, embedder: Embedder, judge: Path) -> Iterator[tuple[VllmStandIn, Container]]:
     stand_in = VllmStandIn()
     with serving(stand_in) as base:
         settings = Settings(
             data_dir=tmp_path / "data",
             key_dir=tmp_path / "keys",
+            judge_path=judge,
             extractor="mistral",
             llm={
                 "base_url": base,
@@ -115,3 +127,16 @@ def test_mcp_write_is_judged_by_the_llm(llm: tuple[VllmStandIn, Container]) -> N
 
 def test_without_an_llm_no_model_judges_explicit_writes(container: Container) -> None:
     assert container.facade.judge is None
+
+
+def test_a_write_the_judge_is_sure_of_never_calls_the_llm(confident: tuple[VllmStandIn, Container]) -> None:
+    """The cascade: with no candidate in the judge's uncertain band, the model is never asked."""
+    stand_in, c = confident
+    with (
+        running(create_app(c)) as base,
+        httpx.Client(base_url=base, timeout=30, headers={"Authorization": f"Bearer {_rest(c)}"}) as http,
+    ):
+        url = "/api/v1/subjects/ADH-J4/memories"
+        assert http.post(url, json={"text": CAR}).json()["action"] == "created"
+        assert http.post(url, json={"text": SOLD}).json()["action"] == "created"
+    assert not stand_in.requests

@@ -5,15 +5,19 @@ malformed answer sends the intake back to the queue with its reason instead of l
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
 from carnet.adapters.extractors.mistral import MistralExtractor
+from carnet.adapters.local.judge_file import load_judge
 from carnet.bootstrap.container import Container
 from carnet.domain.intake import IntakeStatus, Message
 from carnet.services.apikeys import Principal
 from carnet.services.intake.worker import Worker
+from tests.support.judges import always_uncertain
 from tests.support.vllm_server import VllmStandIn, answer, serving, unguided
 
 WHO = Principal("k0000000001", "assur-nord", ("agent", "dpo"))
@@ -74,11 +78,13 @@ def _fact(text: str) -> dict[str, object]:
                        "worth_remembering": True}], "summary": ""}
 
 
-def test_the_llm_judges_what_a_new_fact_makes_obsolete(container: Container,
+def test_the_llm_judges_what_a_new_fact_makes_obsolete(container: Container, tmp_path: Path,
                                                       vllm: tuple[VllmStandIn, MistralExtractor]) -> None:
-    """Rules cannot tell that selling the car ends "drives a 208"; the model's judgment supersedes it."""
+    """Where reconcile's judge is unsure (here: a judge unsure of every pair), the model's judgment
+    supersedes: selling the car ends "drives a 208"."""
     stand_in, extractor = vllm
-    worker = Worker(container.deps, container.queue, extractor, container.audit, owner="w1")
+    deps = replace(container.deps, supersession=load_judge(always_uncertain(tmp_path)))
+    worker = Worker(deps, container.queue, extractor, container.audit, owner="w1")
 
     def call(text: str) -> str:
         iid = container.facade.submit_messages(WHO, subject_id="ADH-LLM-3", session_id=None, idempotency_key=None,
@@ -99,10 +105,11 @@ def test_the_llm_judges_what_a_new_fact_makes_obsolete(container: Container,
     assert history[-1].action == "superseded" and history[-1].detail == {"by": sold, "rule": "llm"}
 
 
-def test_a_failed_judgment_does_not_fail_the_intake(container: Container,
+def test_a_failed_judgment_does_not_fail_the_intake(container: Container, tmp_path: Path,
                                                      vllm: tuple[VllmStandIn, MistralExtractor]) -> None:
     stand_in, extractor = vllm
-    worker = Worker(container.deps, container.queue, extractor, container.audit, owner="w1")
+    deps = replace(container.deps, supersession=load_judge(always_uncertain(tmp_path)))
+    worker = Worker(deps, container.queue, extractor, container.audit, owner="w1")
     for text, extra in (("Le membre préfère être appelé le matin.", []),
                         ("Le membre a une assurance habitation.", [unguided("non")])):
         stand_in.push(answer(_fact(text)), *extra)

@@ -13,7 +13,6 @@ from carnet.domain.extraction.rules import extract
 from carnet.domain.extraction.rules.proxy import calls_for_someone
 from carnet.domain.extraction.rules.rewrite_fr import MEMBER, rewrite_fr
 from carnet.domain.intake import Message
-from carnet.domain.reconcile.topics import read_topics, supersedes
 
 AT = datetime(2025, 5, 6, 14, 0, tzinfo=UTC)
 
@@ -60,10 +59,3 @@ def test_a_call_for_the_member_keeps_the_caller_apart() -> None:
     texts = [f.text for f in extract(messages, session_id="c", locale="fr").facts]
     assert not any("Le membre s'appelle" in t for t in texts), texts
     assert any(t.startswith("L'appelant gère ses comptes") for t in texts), texts
-
-
-def test_the_caller_s_phone_does_not_replace_the_member_s() -> None:
-    caller = read_topics("C'est l'appelant qu'il faut appeler pour toute décision : 04 79 00 11 22.")
-    member = read_topics("Le membre confirme son numéro de téléphone : 04 79 33 44 55.")
-    assert supersedes(member, caller) is None
-    assert supersedes(caller, member) is None

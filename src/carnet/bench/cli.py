@@ -8,6 +8,8 @@ from typing import Annotated
 
 import typer
 
+from carnet.bench.judge_cli import bench_judge
+
 _ALL_FAULTS = ("kill-worker", "kill-api", "kms-freeze", "pg-restart", "qdrant-restart")  # bench.soak.faults.FAULTS
 
 bench_app = typer.Typer(help="Benchmarks (recall and latency), run as commands, not as tests.",
@@ -182,13 +184,20 @@ def scenarios(
     source: Annotated[ScenarioSource, typer.Option(
         "--from", help="facts: store each fact as written; calls: post each call to …/messages and let the "
                        "server's workers extract (rule extractor).")] = ScenarioSource.FACTS,
+    judge_file: Annotated[Path | None, typer.Option(
+        "--judge-file", exists=True, dir_okay=False, help="The supersession judge to use (a file written by `carnet "
+                                                          "judge train`, e.g. one fitted without this file).")] = None,
 ) -> None:
     """French call-center scenarios through the REST API of a temporary embedded server: recall@3 (overall
     and per query kind), superseded facts hidden (from searches and from status), stale answers, false
     supersessions, and with --from calls facts per call and extraction noise."""
     from carnet.bench.scenarios import run
 
-    run(data=data, json_out=json_out, source="calls" if source is ScenarioSource.CALLS else "facts")
+    run(data=data, json_out=json_out, source="calls" if source is ScenarioSource.CALLS else "facts",
+        judge_path=judge_file)
+
+
+bench_app.command("judge")(bench_judge)
 
 
 @bench_app.command("extract")

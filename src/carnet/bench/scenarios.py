@@ -55,7 +55,7 @@ class Tally:
     misses: list[str] = field(default_factory=list)
 
 
-def run(*, data: Path, json_out: bool, source: Source = "facts") -> None:
+def run(*, data: Path, json_out: bool, source: Source = "facts", judge_path: Path | None = None) -> None:
     from carnet.adapters.extractors.rules import RuleExtractor
     from carnet.bootstrap.wiring import build, start_workers
     from carnet.entrypoints.http.app import create_app
@@ -66,7 +66,7 @@ def run(*, data: Path, json_out: bool, source: Source = "facts") -> None:
     spec = json.loads(data.read_text(encoding="utf-8"))
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="carnet-scenarios-") as tmp:
-        container = build(Settings(data_dir=Path(tmp) / "data", locale="fr"))
+        container = build(Settings(data_dir=Path(tmp) / "data", locale="fr", judge_path=judge_path))
         try:
             if source == "calls":  # as `carnet serve` does, with the rule extractor whatever the environment
                 start_workers(container, extractor=RuleExtractor())

@@ -70,6 +70,7 @@ def build(settings: Settings, *, embedder: Embedder | None = None, kms: Kms | No
     from carnet.adapters.embedders.batching import QueryBatcher
     from carnet.adapters.embedders.sparse_hash import HashedSparseEncoder
     from carnet.adapters.local.calibration_file import load_calibration
+    from carnet.adapters.local.judge_file import JUDGE_FILE, load_judge
 
     restrict_umask()
     plane = build_control_plane(settings)
@@ -100,6 +101,7 @@ def build(settings: Settings, *, embedder: Embedder | None = None, kms: Kms | No
         locks=locks,
         access=access,
         thresholds=calibration.thresholds,
+        supersession=load_judge(settings.judge_path or CALIBRATION_DIR / JUDGE_FILE, embedding_model=emb.model_id),
         keys=keyring,
         subjects=SubjectRegistry(plane.catalog, hasher, KeyringSubjectIdSealer(keyring)),
         pii=build_pii(settings, plane.catalog, keyring),

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from carnet.domain.budget import TierBudget
-from carnet.domain.reconcile.decide import ReconcileThresholds
+from carnet.domain.reconcile.decide import PairJudge, ReconcileThresholds
 from carnet.domain.retention import DecayRule, RetentionPolicy
 from carnet.domain.scoring import CosineScale, Weights
 from carnet.ports import (
@@ -56,6 +56,7 @@ class Deps:
     locks: SubjectLock  # in-process, or PostgreSQL advisory locks across processes
     access: AccessRecorder
     thresholds: ReconcileThresholds
+    supersession: PairJudge  # the learned judge (``domain/reconcile/judge_model``), loaded by the wiring
     scale: CosineScale
     keys: SubjectKeys
     weights: Weights

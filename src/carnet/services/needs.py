@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from carnet.domain.reconcile.decide import ReconcileThresholds
+from carnet.domain.reconcile.decide import PairJudge, ReconcileThresholds
 from carnet.domain.retention import DecayRule, RetentionPolicy
 from carnet.domain.scoring import CosineScale, Weights
 from carnet.ports import (
@@ -166,6 +166,11 @@ class HasThresholds(Protocol):
     def thresholds(self) -> ReconcileThresholds: ...
 
 
+class HasSupersession(Protocol):
+    @property
+    def supersession(self) -> PairJudge: ...
+
+
 class HasUnreadable(Protocol):
     @property
     def unreadable(self) -> UnreadableTally: ...
@@ -213,7 +218,7 @@ class AssembleNeeds(RecallNeeds, ProfileNeeds, HasAssemble, Protocol):
 
 class RememberNeeds(
     HasRecordHistory, HasClock, HasEmbedDates, HasEmbedder, HasHasher, HasIndex, HasLimits, HasLocale, HasLocks,
-    HasPii, HasRetention, HasSparse, HasSpecial, HasSubjects, HasThresholds, Protocol
+    HasPii, HasRetention, HasSparse, HasSpecial, HasSubjects, HasThresholds, HasSupersession, Protocol
 ):
     """What remember reads."""
 

@@ -175,6 +175,9 @@ class Settings(BaseSettings):
     # loses at most one interval of counts (they only nudge ranking).
     access_flush_seconds: float = Field(30.0, gt=0, le=3600)
     calibration_dir: Path | None = None
+    # The supersession judge's weights (``carnet judge train --out``); unset: the one that ships
+    # (carnet/calibration/supersession-judge.json). docs/configuration.md.
+    judge_path: Path | None = None
     api_key_pepper: SecretStr | None = None
     pii: PiiSettings = PiiSettings()
     # Who turns conversations into facts: rules (no LLM) or Mistral on vLLM (CARNET_LLM__*).

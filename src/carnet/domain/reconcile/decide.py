@@ -1,49 +1,44 @@
 """Reconcile a new memory against the subject's active ones (DESIGN.md, write path step 4). Pure.
 
-Given the new candidate and the subject's top-N active records with their cosine to it, decide:
+Given the new candidate and the subject's nearest records with their cosine to it, decide:
 
 - ``UNCHANGED``: a replay of the same write (same deterministic id), or the exact same text
   with no new provenance. Nothing is written; nothing is reinforced twice.
 - ``MERGE`` into a record: a near-duplicate. The service reinforces the target.
-- ``SUPERSEDE`` records: a contradiction. The service creates the new record and closes the
-  old ones (``valid_to``, ``superseded_by``); nothing is averaged or kept side by side.
-- ``CREATE``: anything else.
+- ``SUPERSEDE`` a record: the newer note makes it untrue. The service creates the new record and
+  closes the old one (``valid_to``, ``superseded_by``); nothing is averaged or kept side by side.
+- ``CREATE``: anything else; with ``superseded_by`` set when the note arrived late and a newer
+  record already says what is true now (time order, not arrival order).
 
-Rules, in order (the first that fires decides):
+In order (the first that fires decides):
 
 1. replay, then exact duplicate;
-2. **slot/value** (``carnet.domain.reconcile.slots``): same slot, different value → SUPERSEDE; same slot,
-   same value, and nothing else new in the note → MERGE. It runs before the similarity tests
-   because "budget max 600 €" and "budget max 750 €" are near-identical to an embedding;
-3. **dedup**: a fact whose content words are all in a fact record (a part of it said again) → MERGE;
-   Jaccard ≥ ``jaccard_dup`` or cosine ≥ ``cosine_dup`` → MERGE, unless a guard says the
-   two notes carry different facts: different numbers or dates, one negated and not the other,
-   or different values of a multi-valued slot (a second car). A wrong merge loses a fact;
-4. **contradiction band**: cosine ≥ ``band_low``, a change marker in the new note ("désormais",
-   "n'est plus", "moved"…) or a flipped negation, and a shared subject (slot or content word)
-   → SUPERSEDE.
+2. **dedup**: a fact whose content words are all in a fact record (a part of it said again) → MERGE;
+   Jaccard ≥ ``jaccard_dup`` or cosine ≥ ``cosine_dup`` → MERGE, unless the two carry different
+   numbers or one is negated and not the other (then they are two facts: a wrong merge loses one);
+3. **the learned judge** (``judge_model``, facts only): each candidate's evidence
+   (``evidence.FEATURES``) scored; the most probable at or above ``close_at`` is closed by the note, or,
+   when that record is newer than the note, closes the note. Candidates in ``[ask_from, close_at)``
+   are ``uncertain``: the service asks an LLM about them when one is configured.
 
-Slot and band rules only supersede ``fact`` records: an episode summary is an event, it is never
-"no longer true" (the merge guards still apply to it). Only candidates of the same kind count.
+Episodes and procedures are never "no longer true": only facts are judged.
 
-``Decision.reason`` explains the outcome with slot names and scores only, never values: it
-lands in record history and API responses, which must not carry plaintext.
+``Decision.reason`` explains the outcome with rule names and scores only, never values: it lands in
+record history and API responses, which must not carry plaintext.
 """
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Mapping, MutableMapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
+from typing import Protocol
 
-from carnet.domain.reconcile.slot_cues import CHANGE_MARKERS, NEGATION
-from carnet.domain.reconcile.slots import Comparison, Reading, Relation, compare, is_negated, read, uncovered
-from carnet.domain.reconcile.topics import TopicReading, bridged, may_close, read_topics, supersedes
+from carnet.domain.reconcile import evidence
 from carnet.domain.records import Kind, Memory, Source, Status
-from carnet.domain.text import content_terms, content_tokens, exact_key, jaccard
+from carnet.domain.text import content_terms, exact_key, jaccard
 
 
 class Action(StrEnum):
@@ -57,12 +52,10 @@ class Rule(StrEnum):
     NO_MATCH = "no_match"
     REPLAY = "replay"
     EXACT = "exact"
-    SLOT = "slot"
-    TOPIC = "topic"
+    JUDGE = "judge"
     SUBSUMED = "subsumed"
     JACCARD = "jaccard"
     COSINE = "cosine"
-    BAND = "contradiction_band"
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +111,7 @@ class Incoming:
     id: str | None = None  # the deterministic point id, to recognise a replay
     sources: tuple[Source, ...] = ()
     valid_from: datetime | None = None  # when it became true: an older record is never closed by it
+    tokens: tuple[str, ...] = ()  # its blind-index tokens (references and identifiers it names)
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,9 +119,9 @@ class Decision:
     """What to do with the new candidate, and why.
 
     ``target``: the record to reinforce (MERGE) or that already holds it (UNCHANGED).
-    ``superseded``: records the new fact makes untrue. With SUPERSEDE the service creates the new
-    record and closes these; with MERGE (rare: the fact is already known, and other records still
-    contradict it) it closes these in favour of ``target``.
+    ``superseded``: records the new fact makes untrue (SUPERSEDE): the service creates the new record
+    and closes these. ``superseded_by``: a newer record that makes the (late) new fact untrue already:
+    it is created closed. ``uncertain``: candidates the judge could not settle, for an LLM to decide.
     """
 
     action: Action
@@ -135,34 +129,45 @@ class Decision:
     reason: str
     target: str | None = None
     superseded: tuple[str, ...] = ()
-    slots: tuple[str, ...] = ()
+    superseded_by: str | None = None
+    uncertain: tuple[str, ...] = ()
     score: float | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class _Seen:
-    """A candidate (or the incoming note) read once: every rule reuses these."""
+class PairJudge(Protocol):
+    """Scores pairs of notes: the chance that ``newer`` makes ``older`` untrue, from the pair's evidence
+    (``evidence.features``). ``SupersessionModel`` is the shipped one; benchmarks pass others (the labels)."""
 
-    id: str
-    cosine: float
-    reading: Reading
-    tokens: frozenset[str]
-    numbers: frozenset[str]
-    negated: bool
-    topics: TopicReading
-    bag: Counter[str]
-    valid_from: datetime | None = None
+    @property
+    def close_at(self) -> float: ...
+
+    @property
+    def ask_from(self) -> float: ...
+
+    def judge(self, older: Memory | Incoming, newer: Memory | Incoming, x: tuple[float, ...]) -> float: ...
 
 
 @dataclass(frozen=True, slots=True)
 class _Read:
-    reading: Reading
+    """A note read once for every rule (a subject's records recur across the writes of a batch)."""
+
     tokens: frozenset[str]
     numbers: frozenset[str]
-    negated: bool
     exact: str
-    topics: TopicReading
     bag: Counter[str]
+    evidence: evidence.Reading
+
+
+@dataclass(frozen=True, slots=True)
+class _Seen:
+    """A candidate (or the incoming note) with its reading and its cosine to the incoming note."""
+
+    note: Memory | Incoming
+    id: str
+    cosine: float
+    read: _Read
+    valid_from: datetime | None
+    tokens: frozenset[str]
 
 
 Memo = MutableMapping[tuple[str, str], _Read]
@@ -174,19 +179,17 @@ def _read(text: str, pseudo_text: str, memo: Memo | None) -> _Read:
         return memo[key]
     terms = content_terms(pseudo_text)
     tokens = frozenset(terms)
-    reading = read(text)
-    out = _Read(reading, tokens, frozenset(t for t in tokens if any(ch.isdigit() for ch in t)),
-                is_negated(reading.folded), exact_key(text), read_topics(text), Counter(terms))
+    out = _Read(tokens, frozenset(t for t in tokens if any(ch.isdigit() for ch in t)), exact_key(text),
+                Counter(terms), evidence.read(pseudo_text))
     if memo is not None:
         memo[key] = out
     return out
 
 
-def _see(id_: str, cosine: float, text: str, pseudo_text: str, memo: Memo | None = None,
-         valid_from: datetime | None = None) -> _Seen:
-    r = _read(text, pseudo_text, memo)
-    return _Seen(id=id_, cosine=cosine, reading=r.reading, tokens=r.tokens, numbers=r.numbers,
-                 negated=r.negated, topics=r.topics, bag=r.bag, valid_from=valid_from)
+def _see(note: Memory | Incoming, cosine: float, memo: Memo | None) -> _Seen:
+    tokens = note.blind_index if isinstance(note, Memory) else note.tokens
+    return _Seen(note, note.id or "", cosine, _read(note.text, note.pseudo_text, memo), note.valid_from,
+                 frozenset(tokens))
 
 
 def decide(
@@ -195,12 +198,13 @@ def decide(
     thresholds: ReconcileThresholds,
     *,
     memo: Memo | None = None,
+    judge: PairJudge | None = None,
 ) -> Decision:
     """Decide CREATE / MERGE / SUPERSEDE / UNCHANGED for ``new`` (see the module doc).
 
     ``memo``: a dict the caller keeps for one batch, so a record read for one write is not read
     again for the next (a subject's neighbours recur). It holds plaintext readings: scope it to a
-    request, never to the process.
+    request, never to the process. ``judge``: the supersession judge; without one nothing is closed.
 
     ``candidates`` are the subject's nearest records with the cosine between their embedding and
     the new one's. A plain string is a note whose ``pseudo_text`` is its text and whose kind is the
@@ -213,18 +217,12 @@ def decide(
     early = _replay_or_exact(incoming, pool, memo)
     if early is not None:
         return early
-    seen_new = _see(incoming.id or "", 1.0, incoming.text, incoming.pseudo_text, memo, incoming.valid_from)
-    seen = [_see(m.id, c, m.text, m.pseudo_text, memo, m.valid_from) for m, c in pool]
-    judged = incoming.kind is Kind.FACT  # episodes and procedures are never "no longer true"
-    relations = {s.id: compare(s.reading, seen_new.reading) for s in seen}
-    decision = _by_slot(seen_new, seen, relations) if judged else None
-    if judged and (decision is None or decision.action is Action.SUPERSEDE):
-        decision = _by_topic(seen_new, seen, decision)
-    if decision is None:
-        decision = _by_similarity(seen_new, seen, relations, thresholds, incoming.kind)
-    if decision is None and judged:
-        decision = _by_band(seen_new, seen, relations, thresholds)
-    return decision or _create(relations)
+    seen_new = _see(incoming, 1.0, memo)
+    seen = [_see(m, c, memo) for m, c in pool]
+    decision = _by_similarity(seen_new, seen, thresholds, incoming.kind)
+    if decision is None and judge is not None and incoming.kind is Kind.FACT:
+        decision = _by_judge(seen_new, seen, judge)
+    return decision or Decision(Action.CREATE, Rule.NO_MATCH, "no duplicate or contradiction found")
 
 
 def _incoming(text: str, candidates: Sequence[tuple[Memory, float]]) -> Incoming:
@@ -247,79 +245,17 @@ def _replay_or_exact(incoming: Incoming, pool: Sequence[tuple[Memory, float]], m
     return None
 
 
-def _by_slot(new: _Seen, seen: Sequence[_Seen], relations: Mapping[str, Comparison]) -> Decision | None:
-    conflicts = [s for s in seen if relations[s.id].relation is Relation.CONFLICT
-                 and _may_close(new, s, per_person=bool(_CONTACT_SLOTS.intersection(relations[s.id].slots)))]
-    superseded = tuple(s.id for s in conflicts)
-    same = [s for s in seen if relations[s.id].relation is Relation.SAME and _adds_nothing(new, s)]
-    if same:
-        best = max(same, key=lambda s: s.cosine)
-        slots = relations[best.id].slots
-        return Decision(Action.MERGE, Rule.SLOT, f"same value for slot {', '.join(slots)}",
-                        target=best.id, superseded=superseded, slots=slots, score=best.cosine)  # fmt: skip
-    if conflicts:
-        slots = tuple(dict.fromkeys(slot for s in conflicts for slot in relations[s.id].slots))
-        return Decision(Action.SUPERSEDE, Rule.SLOT, f"new value for slot {', '.join(slots)}",
-                        superseded=superseded, slots=slots, score=max(s.cosine for s in conflicts))  # fmt: skip
-    return None
-
-
-def _by_topic(new: _Seen, seen: Sequence[_Seen], decision: Decision | None) -> Decision | None:
-    """Records the newer note makes untrue by topic (``carnet.domain.reconcile.topics``), added to what the slot
-    rule found. A record the note is older than is never closed by it (a late write of an old fact)."""
-    topics = bridged(new.topics, (s.topics for s in seen))  # "le dossier grêle est clos": which file
-    hits = [(s, name) for s in seen if not _newer(s, new) and (name := supersedes(topics, s.topics))]
-    if not hits:
-        return decision
-    names = tuple(dict.fromkeys(name for _, name in hits))
-    if decision is None:
-        return Decision(Action.SUPERSEDE, Rule.TOPIC, f"newer statement on topic {', '.join(names)}",
-                        superseded=tuple(s.id for s, _ in hits), slots=names,
-                        score=max(s.cosine for s, _ in hits))  # fmt: skip
-    superseded = tuple(dict.fromkeys([*decision.superseded, *(s.id for s, _ in hits)]))
-    return replace(decision, superseded=superseded, reason=f"{decision.reason}; topic {', '.join(names)}")
-
-
-# Slots whose value a note may give for someone else than the member, anywhere in it ("joindre la
-# curatrice au …"): the slot table only reads a holder at the start of a note.
-_CONTACT_SLOTS = frozenset({"phone", "email", "iban", "bank"})
-
-
-def _may_close(new: _Seen, old: _Seen, *, per_person: bool) -> bool:
-    return not _newer(old, new) and may_close(new.topics, old.topics, per_person=per_person)
-
-
-def _newer(old: _Seen, new: _Seen) -> bool:
-    return old.valid_from is not None and new.valid_from is not None and old.valid_from > new.valid_from
-
-
-def _adds_nothing(new: _Seen, old: _Seen) -> bool:
-    """Merging drops the new note's wording: allow it only when the note says nothing more.
-
-    Every slot and number of the new note is known to the old one, and at most one content
-    word outside the slot phrases is new (a paraphrase: "réside" for "habite", "together").
-    """
-    if not new.reading.slots <= old.reading.slots or not new.numbers <= old.numbers:
-        return False
-    rest = content_tokens(uncovered(new.reading), cache=False)  # clear text: no stem cache
-    known = content_tokens(old.reading.folded, cache=False)
-    return len(rest - known) <= 1
-
-
-def _by_similarity(
-    new: _Seen, seen: Sequence[_Seen], relations: Mapping[str, Comparison], t: ReconcileThresholds,
-    kind: Kind = Kind.FACT,
-) -> Decision | None:
-    best: tuple[float, float, _Seen] | None = None
-    within = [s for s in seen if _subsumed(new, s, relations)] if kind is Kind.FACT else []
+def _by_similarity(new: _Seen, seen: Sequence[_Seen], t: ReconcileThresholds, kind: Kind) -> Decision | None:
+    within = [s for s in seen if _subsumed(new, s)] if kind is Kind.FACT else []
     if within:
         s = max(within, key=lambda s: s.cosine)
         return Decision(Action.MERGE, Rule.SUBSUMED, "every content word of the note is in the record",
                         target=s.id, score=s.cosine)  # fmt: skip
+    best: tuple[float, float, _Seen] | None = None
     for s in seen:
-        if not _may_merge(new, s, relations):
+        if not _may_merge(new, s):
             continue
-        j = jaccard(new.tokens, s.tokens)
+        j = jaccard(new.read.tokens, s.read.tokens)
         if (j >= t.jaccard_dup or s.cosine >= t.cosine_dup) and (best is None or s.cosine > best[1]):
             best = (j, s.cosine, s)
     if best is None:
@@ -332,62 +268,47 @@ def _by_similarity(
                     target=s.id, score=cosine)  # fmt: skip
 
 
-def _subsumed(new: _Seen, old: _Seen, relations: Mapping[str, Comparison]) -> bool:
+def _subsumed(new: _Seen, old: _Seen) -> bool:
     """The note repeats part of the record and adds nothing: "SIN-2025-071228." after "Le conseiller
-    déclare le sinistre incendie, numéro SIN-2025-071228.", "3 760 euros." after "un prix de 3 760
-    euros". Every word as many times at least (the record "numéro 12 du membre 1" does not hold "numéro 1
-    du membre 1"), same polarity, and no slot the record does not have."""
-    relation = relations.get(old.id)
-    if relation is not None and relation.relation in (Relation.DISTINCT, Relation.CONFLICT):
-        return False
-    return (bool(new.tokens) and new.tokens < old.tokens and new.bag <= old.bag and new.negated == old.negated
-            and new.reading.slots <= old.reading.slots)
+    déclare le sinistre incendie, numéro SIN-2025-071228.". Every word as many times at least (the record
+    "numéro 12 du membre 1" does not hold "numéro 1 du membre 1"), and the same polarity."""
+    return (bool(new.read.tokens) and new.read.tokens < old.read.tokens and new.read.bag <= old.read.bag
+            and new.read.evidence.negated == old.read.evidence.negated)
 
 
-def _may_merge(new: _Seen, old: _Seen, relations: Mapping[str, Comparison]) -> bool:
-    """Guards: similar wording with different numbers, polarity or values is another fact."""
-    relation = relations.get(old.id)
-    if relation is not None and relation.relation in (Relation.DISTINCT, Relation.CONFLICT):
-        return False
-    return new.numbers == old.numbers and new.negated == old.negated
+def _may_merge(new: _Seen, old: _Seen) -> bool:
+    """Similar wording with different numbers or polarity is another fact."""
+    return new.read.numbers == old.read.numbers and new.read.evidence.negated == old.read.evidence.negated
 
 
-def _by_band(
-    new: _Seen, seen: Sequence[_Seen], relations: Mapping[str, Comparison], t: ReconcileThresholds
-) -> Decision | None:
-    """Candidates at or above ``cosine_dup`` that a guard kept from merging are judged here too."""
-    hits = [s for s in seen
-            if s.cosine >= t.band_low and _contradicts(new, s, relations[s.id]) and _may_close(new, s, per_person=True)]
-    if not hits:
-        return None
-    top = max(s.cosine for s in hits)
-    return Decision(Action.SUPERSEDE, Rule.BAND, f"cosine {top:.3f} >= {t.band_low:.3f} with a change marker",
-                    superseded=tuple(s.id for s in hits), score=top)  # fmt: skip
+def _by_judge(new: _Seen, seen: Sequence[_Seen], judge: PairJudge) -> Decision | None:
+    """The most probable closure among the candidates, in time order: a record newer than the note (a
+    late write) is judged as the newer of the pair, and then closes the note instead."""
+    cosines = [s.cosine for s in seen]
+    best = max(cosines)
+    scored: list[tuple[float, bool, _Seen]] = []
+    for s, rank in zip(seen, evidence.ranks(cosines), strict=True):
+        late = _newer(s, new)
+        older, newer = (new, s) if late else (s, new)
+        x = evidence.features(_side(older), _side(newer), cosine=s.cosine, rank=rank, best=best)
+        scored.append((judge.judge(older.note, newer.note, x), late, s))
+    p, late, top = max(scored, key=lambda t: t[0])
+    if p >= judge.close_at:
+        if late:
+            return Decision(Action.CREATE, Rule.JUDGE, f"a newer record makes this note untrue: judge {p:.2f}",
+                            superseded_by=top.id, score=p)  # fmt: skip
+        return Decision(Action.SUPERSEDE, Rule.JUDGE, f"judge {p:.2f} >= {judge.close_at:.2f}",
+                        superseded=(top.id,), score=p)  # fmt: skip
+    uncertain = tuple(s.id for q, was_late, s in scored if q >= judge.ask_from and not was_late)
+    if uncertain:
+        return Decision(Action.CREATE, Rule.JUDGE, f"uncertain: judge {p:.2f} < {judge.close_at:.2f}",
+                        uncertain=uncertain, score=p)  # fmt: skip
+    return None
 
 
-def _contradicts(new: _Seen, old: _Seen, relation: Comparison) -> bool:
-    if relation.relation in (Relation.DISTINCT, Relation.SAME):
-        return False  # another car is not a contradiction; neither is restating the same value
-    if not (new.reading.changed or new.negated != old.negated):
-        return False
-    shared_slot = bool(new.reading.slots & old.reading.slots)
-    shared_word = any(not any(ch.isdigit() for ch in tok) for tok in _changed_words(new) & old.tokens)
-    return shared_slot or shared_word
+def _side(s: _Seen) -> evidence.Side:
+    return evidence.Side(s.read.evidence, s.valid_from, s.tokens)
 
 
-def _changed_words(new: _Seen) -> frozenset[str]:
-    """The content words of the clauses that carry the change or the negation: "plus aucun démarchage,
-    ni par téléphone" changes the canvassing, not what the member's other notes say of the phone."""
-    clauses = [c for c in _CLAUSE.findall(new.reading.folded) if CHANGE_MARKERS.search(c) or NEGATION.search(c)]
-    return content_tokens(" ".join(clauses), cache=False) if clauses else new.tokens
-
-
-_CLAUSE = re.compile(r"[^,;:.!?()]+")
-
-
-def _create(relations: Mapping[str, Comparison]) -> Decision:
-    distinct = tuple(dict.fromkeys(s for r in relations.values() if r.relation is Relation.DISTINCT for s in r.slots))
-    if distinct:
-        return Decision(Action.CREATE, Rule.SLOT, f"a distinct fact for slot {', '.join(distinct)}",
-                        slots=distinct)  # fmt: skip
-    return Decision(Action.CREATE, Rule.NO_MATCH, "no duplicate or contradiction found")
+def _newer(old: _Seen, new: _Seen) -> bool:
+    return old.valid_from is not None and new.valid_from is not None and old.valid_from > new.valid_from

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from carnet.domain.reconcile.slot_rule import rx
+import re
+
+rx = re.compile
 
 _BRANDS = (
     r"peugeot|renault|citroen|dacia|tesla|toyota|volkswagen|vw|ford|kia|hyundai|bmw|mercedes(?:-benz)?|"

@@ -1,12 +1,11 @@
-"""The LLM's contradiction judgment, after reconcile's rules: which of the subject's older facts a
-fact just written makes obsolete.
+"""The LLM's contradiction judgment, the second step of a cascade: which of the subject's older facts
+a fact just written makes obsolete, asked only where reconcile's learned judge was unsure.
 
-Reconcile's rules (slots, values, overlaps) decide what they can recognise first. A model sees further ("the
-member sold the car" makes "the member drives a 208" obsolete), so when an LLM is configured, each fact
-an intake created, and each explicit memory written through REST or MCP, is shown with the subject's
-nearest live facts to ``ContradictionJudge.obsolete``; those it names are superseded (rule ``llm``).
+Reconcile's judge (``domain/reconcile/judge_model``) closes what it is confident of and names, in each
+created fact's ``Outcome.uncertain``, the candidates whose probability fell in its uncertain band. When
+an LLM is configured, only those are shown to ``ContradictionJudge.obsolete`` (with the fact); those it
+names are superseded (rule ``llm``). Confident cases never call it, so most writes cost no LLM call.
 The model sees placeholders only (``pseudo_text``), and only ids it was given can come back.
-Rules-only extractors return nothing and this costs nothing.
 """
 
 from __future__ import annotations
@@ -16,15 +15,13 @@ from dataclasses import replace
 
 import structlog
 
-from carnet.domain.embedding_text import query_text
 from carnet.domain.records import HistoryEntry, Kind, Memory, Scope, Status
 from carnet.errors import ExtractionFailed
-from carnet.ports import ContradictionJudge, RecordFilter
+from carnet.ports import ContradictionJudge
 from carnet.services.memories.remember import NewMemory, Outcome, remember
 from carnet.services.needs import JudgeNeeds
 from carnet.services.scope import scope_for
 
-NEIGHBOURS = 6
 log = structlog.get_logger(__name__)
 
 
@@ -52,11 +49,12 @@ def judge_outcomes(deps: JudgeNeeds, judge: ContradictionJudge, scope: Scope, ou
     now = deps.clock.now()
     batch = {o.memory.id for o in outcomes}  # facts written together are consistent by construction
     out = []
-    for o in outcomes:  # "unchanged" too: a retry judges again what a failed attempt could not
-        if o.action == "merged" or o.memory.kind is not Kind.FACT or o.memory.status is not Status.ACTIVE:
+    for o in outcomes:
+        if (o.action == "merged" or o.memory.kind is not Kind.FACT or o.memory.status is not Status.ACTIVE
+                or not o.uncertain):
             out.append(o)
             continue
-        neighbours = [m for m in _neighbours(deps, scope, o.memory) if m.id not in closed and m.id not in batch]
+        neighbours = [m for m in _uncertain(deps, scope, o.uncertain) if m.id not in closed and m.id not in batch]
         named = set(judge.obsolete(o.memory.pseudo_text, [(m.id, m.pseudo_text) for m in neighbours],
                                    locale=deps.locale)) if neighbours else set()
         gone = [m for m in neighbours if m.id in named]
@@ -81,10 +79,8 @@ def supersede_obsolete(deps: JudgeNeeds, judge: ContradictionJudge, scope: Scope
             if i not in before.superseded]
 
 
-def _neighbours(deps: JudgeNeeds, scope: Scope, fact: Memory) -> list[Memory]:
-    """The subject's live facts nearest to ``fact`` (itself excluded), with their pseudonymised texts."""
-    qvec = deps.embedder.embed_query(query_text(fact.pseudo_text, locale=deps.locale), tenant=scope.tenant)
-    where = RecordFilter(kinds=(Kind.FACT,), statuses=(Status.ACTIVE,), not_expired_at=deps.clock.now())
-    hits = deps.index.hybrid_search(scope, dense=qvec, sparse=None, limit=NEIGHBOURS + 1, where=where)
-    found = [c.memory for c in hits.dense if c.memory.id != fact.id][:NEIGHBOURS]
-    return deps.index.reveal(scope, found, pseudo_text=True)
+def _uncertain(deps: JudgeNeeds, scope: Scope, ids: Sequence[str]) -> list[Memory]:
+    """The live facts the judge was unsure of, with their pseudonymised texts."""
+    found = deps.index.get(scope, list(ids))
+    return [m for m in deps.index.reveal(scope, found, pseudo_text=True)
+            if m.kind is Kind.FACT and m.status is Status.ACTIVE]

@@ -17,7 +17,6 @@ from carnet.domain.linking import linking_references
 from carnet.domain.pii.special import special_categories
 from carnet.domain.profile import is_profile
 from carnet.domain.reconcile.decide import Action, Incoming, Memo, ReconcileThresholds, decide
-from carnet.domain.reconcile.remainder import remainder
 from carnet.domain.reconcile.summaries import restates
 from carnet.domain.reconcile.topics import keyword_text
 from carnet.domain.reconcile.values import DATETIME_MESSAGE, TEXT_MESSAGE, in_range, is_clean
@@ -59,6 +58,7 @@ class Outcome:
     merged_into: str | None = None
     superseded: tuple[str, ...] = ()
     reason: str = ""
+    uncertain: tuple[str, ...] = ()  # candidates the judge left to an LLM (``judge.judge_outcomes``)
 
 
 @dataclass(slots=True)
@@ -71,7 +71,6 @@ class _Batch:
     aliases: dict[str, str] = field(default_factory=dict)
     readings: Memo = field(default_factory=dict)  # reconcile's parsed texts, for this call only
     subject_id: str = ""  # as the caller named it: its own reference links none of its records (``_build``)
-    rests: dict[str, NewMemory] = field(default_factory=dict)  # what closed records still say (``_keep_rest``)
 
 
 def remember(deps: RememberNeeds, *, tenant: str, subject_id: str, items: Sequence[NewMemory],
@@ -101,7 +100,6 @@ def remember(deps: RememberNeeds, *, tenant: str, subject_id: str, items: Sequen
             if mid in batch.new or mid in outcomes:
                 continue  # the same item twice in one request
             outcomes[mid] = _reconcile_one(deps, scope, batch, mid, item, prepared[mid], vec, now, actor)
-        _stage_rests(deps, scope, batch, now, actor)
         _write(deps, scope, batch)
     return [outcomes.get(i) or Outcome("unchanged", stored[aliases.get(i, i)]) for i in ids]
 
@@ -264,8 +262,9 @@ def _reconcile_one(deps: RememberNeeds, scope: Scope, batch: _Batch, mid: str, i
     record = _build(deps, scope, mid, item, prepared, now, own=batch.subject_id)
     candidates = neighbours.nearest(deps, scope, record, vec, now, pending=batch.new, changed=batch.changed)
     incoming = Incoming(text=record.text, pseudo_text=record.pseudo_text, kind=record.kind, id=mid,
-                        sources=record.sources, valid_from=record.valid_from)
-    decision = decide(incoming, candidates, _thresholds_for(deps, item), memo=batch.readings)
+                        sources=record.sources, valid_from=record.valid_from, tokens=record.blind_index)
+    decision = decide(incoming, candidates, _thresholds_for(deps, item), memo=batch.readings,
+                      judge=deps.supersession)
     if decision.action is Action.UNCHANGED and decision.target is not None:
         return Outcome("unchanged", _resolve(batch, decision.target, candidates), reason=decision.reason)
     if decision.action is Action.MERGE and decision.target is not None:
@@ -274,20 +273,21 @@ def _reconcile_one(deps: RememberNeeds, scope: Scope, batch: _Batch, mid: str, i
         _stage_change(batch, merged)
         batch.aliases[mid] = target.id
         batch.history.append(HistoryEntry(target.id, now, "merged", actor, {"from": mid, "rule": decision.reason}))
-        # A merge may also close records that contradict the fact it confirms.
-        closed = _supersede(batch, decision.superseded, candidates, by=target.id, at=record.valid_from,
-                            now=now, actor=actor, rule=decision.reason)
-        _keep_rest(deps, scope, batch, closed, record.text)
-        _close_summaries(deps, scope, batch, closed, by=target.id, at=record.valid_from, now=now, actor=actor)
-        return Outcome("merged", merged, merged_into=target.id, superseded=closed, reason=decision.reason)
+        return Outcome("merged", merged, merged_into=target.id, reason=decision.reason)
+    if decision.superseded_by is not None:  # a late note: a newer record already says what is true now
+        newer = _resolve(batch, decision.superseded_by, candidates)
+        record = record.superseded(by=newer.id, at=max(newer.valid_from, record.valid_from))
     _stage_new(deps, scope, batch, record, vec, now, actor, decision.reason)
-    closed = ()
+    if record.superseded_by is not None:
+        batch.history.append(HistoryEntry(mid, now, "superseded", actor,
+                                          {"by": record.superseded_by, "rule": decision.reason}))
+    closed: tuple[str, ...] = ()
     if decision.action is Action.SUPERSEDE:
         closed = _supersede(batch, decision.superseded, candidates, by=mid, at=record.valid_from,
                             now=now, actor=actor, rule=decision.reason)
-        _keep_rest(deps, scope, batch, closed, record.text)
         _close_summaries(deps, scope, batch, closed, by=mid, at=record.valid_from, now=now, actor=actor)
-    return Outcome("superseded" if closed else "created", record, superseded=closed, reason=decision.reason)
+    return Outcome("superseded" if closed else "created", record, superseded=closed, reason=decision.reason,
+                   uncertain=decision.uncertain)
 
 
 def _stage_new(deps: RememberNeeds, scope: Scope, batch: _Batch, record: Memory, vec: Vector, now: datetime, actor: str,
@@ -309,34 +309,6 @@ def _supersede(batch: _Batch, ids: Sequence[str], candidates: Sequence[tuple[Mem
         batch.history.append(HistoryEntry(old_id, now, "superseded", actor, {"by": by, "rule": rule}))
         closed.append(old_id)
     return tuple(closed)
-
-
-def _keep_rest(deps: RememberNeeds, scope: Scope, batch: _Batch, closed: Sequence[str], new_text: str) -> None:
-    """For each closed fact of several parts that ``new_text`` makes untrue only in part
-    (``reconcile.remainder``): a record of the parts still true, with the closed one's date, sources and
-    retention, staged after the batch is reconciled (``_stage_rests``). Its id is keyed on the closed
-    record's, so a replay or a second closing writes it once."""
-    for m in (_resolve(batch, i) for i in closed):
-        rest = remainder(new_text, m.text) if m.kind is Kind.FACT else None
-        if rest is None:
-            continue
-        rid = keyed_id(deps.hasher, scope, f"rest:{m.id}")
-        kept = m.retention if deps.retention.lookup(scope.tenant, m.retention) else None  # a class since dropped
-        batch.rests[rid] = NewMemory(text=rest, occurred_at=m.valid_from, importance=m.importance,
-                                     category=m.category, tags=m.tags, retention=kept, sources=m.sources,
-                                     session_id=m.session_id, agent_id=m.agent_id)
-
-
-def _stage_rests(deps: RememberNeeds, scope: Scope, batch: _Batch, now: datetime, actor: str) -> None:
-    """The remainders of this batch's closed records, written as new records (pseudonymised, embedded
-    and sealed like any other) without being reconciled: they were already true beside the others."""
-    fresh = [(rid, item) for rid, item in batch.rests.items() if rid not in batch.new]
-    if not fresh:
-        return
-    prepared = _pseudonymize(deps, scope, fresh)
-    for (rid, item), vec in zip(fresh, _embed(deps, fresh, prepared, now), strict=True):
-        record = _build(deps, scope, rid, item, prepared[rid], now, own=batch.subject_id)
-        _stage_new(deps, scope, batch, record, vec, now, actor, "the parts of a closed record still true")
 
 
 def _close_summaries(deps: RememberNeeds, scope: Scope, batch: _Batch, closed: Sequence[str], *, by: str,
@@ -364,10 +336,10 @@ def _close_summaries(deps: RememberNeeds, scope: Scope, batch: _Batch, closed: S
 def _thresholds_for(deps: RememberNeeds, item: NewMemory) -> ReconcileThresholds:
     """Cosines are calibrated between records embedded alike. A record embedded with context (its
     neighbouring turns) resembles those neighbours, not the facts they state: for it, only the
-    word-level rules (slot/value, Jaccard, exact) judge, and cosine never merges or supersedes."""
+    word-level rules (Jaccard, exact) merge, and cosine never does."""
     if not item.context:
         return deps.thresholds
-    return replace(deps.thresholds, cosine_dup=1.0, band_low=1.0)
+    return replace(deps.thresholds, cosine_dup=1.0)
 
 
 def _resolve(batch: _Batch, mid: str, candidates: Sequence[tuple[Memory, float]] = ()) -> Memory:

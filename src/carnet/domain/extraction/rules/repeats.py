@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from carnet.domain.extraction.model import ExtractedFact
-from carnet.domain.reconcile.slots import is_negated
+from carnet.domain.reconcile.evidence import negated as is_negated
 from carnet.domain.text import content_terms, fold
 
 

@@ -1,0 +1,153 @@
+"""The evidence the supersession judge weighs for one pair of notes: an older record and a newer note
+about the same member (DESIGN.md, write path step 4). Pure.
+
+Every feature is general, named, and read from what reconcile already has: the two pseudonymised texts
+(never a clear value), their dates, their blind-index tokens and the cosine the index gave. None exists
+for one file's sentence; where a feature rests on French grammar, the comment says so.
+
+| feature | what it measures |
+|---|---|
+| ``cosine`` | the dense cosine of the two notes as embedded (the index's own score) |
+| ``overlap`` | Jaccard of their stemmed content words |
+| ``overlap_masked`` | the same with values masked (amounts, dates, numbers, placeholders → their type) |
+| ``shared_value_types`` | how many kinds of value both carry (amount, date, number, phone, address…) |
+| ``values_differ`` | a kind of value both carry, with different values (a new amount, a new phone) |
+| ``value_shared`` | a value both carry, the same (the same reference, the same amount) |
+| ``change_new`` / ``change_old`` | a cue of change in the note (French grammar, below) |
+| ``negation_flip`` / ``negation_new`` | one note negated and not the other; the newer one negated |
+| ``log_days`` / ``same_day`` | the time between them (notes of one call rarely undo each other) |
+| ``shared_reference`` | a blind-index token in common (a file number, a phone, an IBAN) |
+| ``inverse_rank`` / ``margin`` | where the record stands among the note's candidates, and its cosine below the best |
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from carnet.domain.pii.pseudonyms import PLACEHOLDER
+from carnet.domain.text import content_terms, fold
+
+FEATURES: tuple[str, ...] = (
+    "cosine", "overlap", "overlap_masked", "shared_value_types", "values_differ", "value_shared",
+    "change_new", "change_old", "negation_flip", "negation_new", "log_days", "same_day", "shared_reference",
+    "inverse_rank", "margin",
+)
+
+# Cues of change, from French grammar and common usage (not from any benchmark sentence): the negation
+# "ne … plus" / "n'… plus" / "plus de|aucun"; time adverbs that set a new state (désormais, dorénavant,
+# maintenant, actuellement, à compter de, à partir de, depuis); the adjective "nouveau"; and the general
+# verbs of change, replacement and ending (changer, modifier, remplacer, passer à, devenir, mettre à jour,
+# résilier, annuler, clore, fermer, terminer, retirer, révoquer, supprimer, augmenter, baisser, réduire).
+# English equivalents for English notes. Matched on folded text (accents removed, lower case).
+_CHANGE = re.compile(
+    r"\b(?:desormais|dorenavant|maintenant|actuellement|a compter d|a partir d|depuis|nouve(?:au|l|lle|aux|lles)"
+    r"|n'?\w*\s+plus\b|ne\s+\w+\s+plus\b|plus (?:de|d'|aucun)|chang\w*|modifi\w*|remplac\w*|pass\w* (?:a|de)\b"
+    r"|devenu\w*|devient|mis\w* a jour|resili\w*|annul\w*|clos\w*|cloture\w*|ferme\w*|termin\w*|retir\w*"
+    r"|revoqu\w*|supprim\w*|augment\w*|baiss\w*|redui\w*|now|no longer|new|changed|moved|replaced|cancel\w*"
+    r"|closed|ended|from now on)\b")
+# Negation (French grammar: "ne"/"n'" with its second part; "pas", "plus", "jamais", "aucun", "sans", "ni").
+_NEGATION = re.compile(r"\b(?:ne|n'|pas|plus|jamais|aucune?|sans|ni|not|never|no)\b")
+_AMOUNT = re.compile(r"\d[\d\u00a0\u202f .,]*\s?(?:€|euros?|eur)\b", re.IGNORECASE)
+_DATE = re.compile(
+    r"\b\d{1,2}[/.]\d{1,2}(?:[/.]\d{2,4})?\b|\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}(?:er)?\s+(?:janvier|fevrier|février|mars"
+    r"|avril|mai|juin|juillet|aout|août|septembre|octobre|novembre|decembre|décembre)(?:\s+\d{4})?\b", re.IGNORECASE)
+_NUMBER = re.compile(r"\b\w*\d[\w-]*\b")
+_SPACES = re.compile(r"\s+")
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """What the features read in one note, once (a subject's records recur across writes)."""
+
+    terms: frozenset[str]
+    masked_terms: frozenset[str]
+    values: tuple[tuple[str, frozenset[str]], ...]  # kind of value → the values of that kind
+    change: bool
+    negated: bool
+
+
+def negated(folded: str) -> bool:
+    """The note carries a negation (``_NEGATION``, on folded text)."""
+    return _NEGATION.search(folded) is not None
+
+
+def mask(pseudo_text: str) -> str:
+    """The note with its values replaced by the word for their kind: what the note is about, not what
+    it says the value is. Placeholders (already typed) keep their type."""
+    text = PLACEHOLDER.sub(lambda m: f" {m.group(1).lower()} ", pseudo_text)
+    text = _AMOUNT.sub(" montant ", text)
+    text = _DATE.sub(" date ", text)
+    text = _NUMBER.sub(" nombre ", text)
+    return _SPACES.sub(" ", text).strip()
+
+
+def read(pseudo_text: str) -> Reading:
+    values: dict[str, set[str]] = {}
+    for m in PLACEHOLDER.finditer(pseudo_text):
+        values.setdefault(m.group(1).lower(), set()).add(m.group(0))
+    rest = PLACEHOLDER.sub(" ", pseudo_text)
+    for kind, pattern in (("amount", _AMOUNT), ("date", _DATE)):
+        found = {re.sub(r"\W", "", v).lower() for v in pattern.findall(rest)}
+        if found:
+            values[kind] = found
+        rest = pattern.sub(" ", rest)
+    numbers = {v.lower() for v in _NUMBER.findall(rest)}
+    if numbers:
+        values["number"] = numbers
+    folded = fold(pseudo_text)
+    return Reading(
+        terms=frozenset(content_terms(pseudo_text, cache=False)),
+        masked_terms=frozenset(content_terms(mask(pseudo_text), cache=False)),
+        values=tuple(sorted((k, frozenset(v)) for k, v in values.items())),
+        change=_CHANGE.search(folded) is not None,
+        negated=negated(folded),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Side:
+    """One note of the pair as reconcile holds it."""
+
+    reading: Reading
+    valid_from: datetime | None
+    tokens: frozenset[str]  # blind-index tokens
+
+
+def features(old: Side, new: Side, *, cosine: float, rank: int, best: float) -> tuple[float, ...]:
+    """The pair's evidence, in ``FEATURES`` order. ``rank`` is the record's place (1 = nearest) among the
+    note's candidates by ``cosine``; ``best`` the nearest one's cosine."""
+    ov, nv = dict(old.reading.values), dict(new.reading.values)
+    shared = set(ov) & set(nv)
+    days = (new.valid_from - old.valid_from).total_seconds() / 86400 if old.valid_from and new.valid_from else 0.0
+    return (
+        cosine,
+        _jaccard(old.reading.terms, new.reading.terms),
+        _jaccard(old.reading.masked_terms, new.reading.masked_terms),
+        float(len(shared)),
+        float(any(ov[k] != nv[k] for k in shared)),
+        float(any(ov[k] & nv[k] for k in shared)),
+        float(new.reading.change),
+        float(old.reading.change),
+        float(new.reading.negated != old.reading.negated),
+        float(new.reading.negated),
+        math.log1p(max(days, 0.0)),
+        float(abs(days) < 1.0),
+        float(bool(old.tokens & new.tokens)),
+        1.0 / max(rank, 1),
+        cosine - best,
+    )
+
+
+def ranks(cosines: Sequence[float]) -> list[int]:
+    """1-based rank of each cosine among ``cosines`` (ties share the better rank)."""
+    ordered = sorted(cosines, reverse=True)
+    return [ordered.index(c) + 1 for c in cosines]
+
+
+def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    union = a | b
+    return len(a & b) / len(union) if union else 0.0

@@ -1,0 +1,83 @@
+"""``carnet bench judge`` and ``carnet judge train`` as a user runs them, on a small labelled file written
+for this test (two members, a changed address and a changed premium, look-alikes that change nothing):
+the commands' JSON, the oracle's bound, leave-one-out, late notes, and a judge file that loads back."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from carnet.adapters.local.judge_file import load_judge
+
+pytestmark = pytest.mark.slow  # processes that load the embedder and write every fact through reconcile
+
+
+def _facts(*texts: tuple[str, str]) -> list[dict[str, str]]:
+    return [{"at": at, "text": text} for at, text in texts]
+
+
+def _file(path: Path, tenant: str, member: str) -> Path:
+    subject = {
+        "facts": _facts(
+            ("2025-01-10T09:00:00+01:00", f"{member} habite au 4 rue des Tilleuls à Nantes."),
+            ("2025-01-10T09:01:00+01:00", "Cotisation habitation : 32 euros par mois, prélevée le 5."),
+            ("2025-02-02T10:00:00+01:00", "Préfère être appelé le matin, avant 11 heures."),
+            ("2025-05-20T14:00:00+02:00", f"{member} a déménagé : habite désormais au 9 quai Fleuri à Rennes."),
+            ("2025-06-01T11:00:00+02:00", "Sa fille étudie à Lille, elle a son propre contrat."),
+            ("2025-09-15T16:00:00+02:00", "Cotisation habitation portée à 35 euros par mois à compter d'octobre."),
+        ),
+        "superseded": [{"old": 0, "by": 3}, {"old": 1, "by": 5}],
+        "queries": [], "calls": [], "pii": [],
+    }
+    path.write_text(json.dumps({"about": "test", "tenants": {tenant: {"subjects": {"M-1": subject}}},
+                                "cross_tenant_probes": []}), encoding="utf-8")
+    return path
+
+
+def _carnet(*args: str) -> dict[str, object]:
+    done = subprocess.run([sys.executable, "-m", "carnet", *args], capture_output=True, text=True, timeout=600,
+                          check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    out: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
+    return out
+
+
+def test_oracle_leave_one_out_and_training_on_small_files(tmp_path: Path) -> None:
+    data = tmp_path / "labelled"
+    data.mkdir()
+    _file(data / "a.json", "assur-a", "Le membre")
+    _file(data / "b.json", "assur-b", "L'adhérent")
+    oracle = _carnet("bench", "judge", "--data", str(data), "--judge", "oracle", "--late", "1.0", "--json")
+    assert oracle["mode"] == "oracle" and oracle["candidate_recall"] == 1.0
+    assert oracle["hidden_mean"] == 1.0 and oracle["false_share_mean"] == 0.0
+    assert oracle["late_hidden"] == "4/4"  # the older facts written last are stored closed
+    files = {f["file"]: f for f in oracle["files"]}  # type: ignore[union-attr]
+    assert set(files) == {"a", "b"} and files["a"]["labelled"] == 2 and files["a"]["facts"] == 6
+
+    loo = _carnet("bench", "judge", "--data", str(data / "a.json"), "--data", str(data / "b.json"),
+                  "--leave-one-out", "--json")
+    assert loo["mode"] == "leave-one-out" and len(loo["files"]) == 2  # type: ignore[arg-type]
+    assert 0.0 <= loo["hidden_worst"] <= loo["hidden_mean"] <= 1.0  # type: ignore[operator]
+
+    out = tmp_path / "judge.json"
+    done = subprocess.run([sys.executable, "-m", "carnet", "judge", "train", "--data", str(data), "--out", str(out),
+                           "--keep-held-out", str(tmp_path / "held")], capture_output=True, text=True,
+                          timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    judge = load_judge(out)
+    manifest = json.loads(out.read_text(encoding="utf-8"))["manifest"]
+    assert [d["file"] for d in manifest["data"]] == ["a.json", "b.json"] and manifest["corrections"] == 0
+    assert judge.probability(manifest["sample"][0]["x"]) == pytest.approx(manifest["sample"][0]["p"], abs=1e-6)
+    assert sorted(p.name for p in (tmp_path / "held").iterdir()) == ["without-a.json", "without-b.json"]
+    shipped = _carnet("bench", "judge", "--data", str(data), "--judge-file", str(out), "--json")
+    assert shipped["mode"] == "shipped" and len(shipped["files"]) == 2  # type: ignore[arg-type]
+
+
+def test_a_bad_data_path_is_refused_with_a_message(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "carnet", "bench", "judge", "--data", str(tmp_path / "none.json")],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 2 and "does not exist" in done.stderr

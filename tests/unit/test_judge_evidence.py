@@ -1,0 +1,54 @@
+"""The judge's evidence (``domain/reconcile/evidence``): defined for any text, values masked, named."""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime, timedelta
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from carnet.domain.reconcile.evidence import FEATURES, Side, features, mask, ranks, read
+
+AT = datetime(2025, 3, 1, tzinfo=UTC)
+texts = st.text(max_size=200)
+
+
+def side(text: str, days: int = 0, tokens: frozenset[str] = frozenset()) -> Side:
+    return Side(read(text), AT + timedelta(days=days), tokens)
+
+
+@settings(max_examples=150, deadline=None)
+@given(texts, texts, st.floats(-1, 1), st.integers(1, 20))
+def test_every_pair_of_texts_gives_one_finite_value_per_named_feature(a: str, b: str, cosine: float,
+                                                                      rank: int) -> None:
+    x = features(side(a), side(b, 3), cosine=cosine, rank=rank, best=1.0)
+    assert len(x) == len(FEATURES) and all(math.isfinite(v) for v in x)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 99_999), st.integers(0, 99_999))
+def test_a_changed_amount_leaves_the_masked_note_alike_and_says_the_values_differ(a: int, b: int) -> None:
+    old, new = f"Prime mensuelle de {a} € prélevée le 5.", f"Prime mensuelle de {b} € prélevée le 5."
+    x = dict(zip(FEATURES, features(side(old), side(new, 30), cosine=0.9, rank=1, best=0.9), strict=True))
+    assert mask(old) == mask(new) and x["overlap_masked"] == 1.0
+    assert x["values_differ"] == float(a != b) and x["shared_value_types"] >= 1
+
+
+def test_masking_keeps_the_kind_of_each_value_and_drops_the_value() -> None:
+    masked = mask("Virement de 2.340,00 EUR le 04/03/2025 vers <IBAN_1>, dossier SIN-2025-0712.")
+    assert not any(ch.isdigit() for ch in masked.replace("iban", ""))
+    assert "montant" in masked and "date" in masked and "iban" in masked and "nombre" in masked
+
+
+def test_time_negation_reference_and_rank_are_read() -> None:
+    x = dict(zip(FEATURES, features(side("Le membre accepte les SMS.", 0, frozenset({"t1"})),
+                                    side("Le membre ne veut plus de SMS.", 400, frozenset({"t1"})),
+                                    cosine=0.8, rank=2, best=0.9), strict=True))
+    assert x["negation_flip"] == 1.0 and x["negation_new"] == 1.0 and x["change_new"] == 1.0
+    assert x["shared_reference"] == 1.0 and x["same_day"] == 0.0 and x["log_days"] == math.log1p(400)
+    assert x["inverse_rank"] == 0.5 and math.isclose(x["margin"], -0.1)
+
+
+def test_ranks_share_the_better_place_on_ties() -> None:
+    assert ranks([0.5, 0.9, 0.9, 0.1]) == [3, 1, 1, 4]

