@@ -21,28 +21,15 @@ from carnet.bootstrap.wiring import build
 from carnet.entrypoints.http.app import create_app
 from carnet.entrypoints.http.gate import LOOKUP_THREADS
 from carnet.entrypoints.http.server import running
-from carnet.ports import Embedder, EmbedderFront, Vector
+from carnet.ports import Embedder
 from carnet.services.apikeys import create_key
 from carnet.settings.root import Settings
+from tests.support.held_embedder import HeldEmbedder
 
 SUBJECT, OTHER = "ADH-4242", "ADH-0007"
 # "At once" for a refusal: far below the deadlines and holds it is told apart from (20 s, 30 s), with room
 # for a CI machine under the whole suite's load.
 _PROMPT_S = 5.0
-
-
-class HeldEmbedder(EmbedderFront):
-    """The real embedder, whose query embeddings wait for ``release`` while ``hold`` is set."""
-
-    def __init__(self, inner: Embedder) -> None:
-        super().__init__(inner)
-        self.hold, self.release, self.entered = threading.Event(), threading.Event(), threading.Event()
-
-    def embed_query(self, text: str) -> Vector:
-        if self.hold.is_set():
-            self.entered.set()
-            assert self.release.wait(30), "the test never released the held request"
-        return self.inner.embed_query(text)
 
 
 def _served(tmp_path: Path, embedder: Embedder, *, deadline_ms: int) -> Iterator[tuple[httpx.Client, HeldEmbedder,

@@ -8,7 +8,6 @@ instead of running beside the full slots; once the slot is free, MCP answers aga
 from __future__ import annotations
 
 import re
-import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -21,27 +20,14 @@ import pytest
 from carnet.bootstrap.wiring import build
 from carnet.entrypoints.http.app import create_app
 from carnet.entrypoints.http.server import running
-from carnet.ports import Embedder, EmbedderFront, Vector
+from carnet.ports import Embedder
 from carnet.services.apikeys import create_key
 from carnet.settings.root import Settings
+from tests.support.held_embedder import HeldEmbedder
 
 SUBJECT = "ADH-4242"
 _MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
 _PROMPT_S = 5.0
-
-
-class HeldEmbedder(EmbedderFront):
-    """The real embedder, whose query embeddings wait for ``release`` while ``hold`` is set."""
-
-    def __init__(self, inner: Embedder) -> None:
-        super().__init__(inner)
-        self.hold, self.release, self.entered = threading.Event(), threading.Event(), threading.Event()
-
-    def embed_query(self, text: str) -> Vector:
-        if self.hold.is_set():
-            self.entered.set()
-            assert self.release.wait(30), "the test never released the held request"
-        return self.inner.embed_query(text)
 
 
 @pytest.fixture

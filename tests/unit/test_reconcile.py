@@ -272,3 +272,10 @@ def test_an_episode_is_never_merged_for_repeating_part_of_another() -> None:
     decision = decide(Incoming("Le dossier SIN-2025-1.", "Le dossier SIN-2025-1.", kind=Kind.EPISODE),
                       [(old, 0.80)], DEFAULTS)  # fmt: skip
     assert decision.rule is not Rule.SUBSUMED
+
+
+def test_two_notes_of_the_same_instant_are_never_judged_against_each_other() -> None:
+    fixed = Fixed(a=1.0)
+    same = Incoming("Habite maintenant à Nantes", "Habite maintenant à Nantes", valid_from=AT)
+    assert decide(same, [(dated("Habite à Lyon", "a", 0), 0.9)], DEFAULTS, judge=fixed).action is Action.CREATE
+    assert fixed.asked == []

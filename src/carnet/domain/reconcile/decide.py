@@ -18,7 +18,9 @@ In order (the first that fires decides):
    numbers or one is negated and not the other (then they are two facts: a wrong merge loses one);
 3. **the learned judge** (``judge_model``, facts only): each candidate's evidence
    (``evidence.FEATURES``) scored; the most probable at or above ``close_at`` is closed by the note, or,
-   when that record is newer than the note, closes the note. Candidates in ``[ask_from, close_at)``
+   when that record is newer than the note, closes the note. Two notes of the same instant (one
+   batch written at once) are never judged against each other: neither is newer (none of the 179
+   labelled supersessions of the seven writers' files has its two notes at the same instant). Candidates in ``[ask_from, close_at)``
    are ``uncertain``: the service asks an LLM about them when one is configured.
 
 Episodes and procedures are never "no longer true": only facts are judged.
@@ -288,10 +290,14 @@ def _by_judge(new: _Seen, seen: Sequence[_Seen], judge: PairJudge) -> Decision |
     best = max(cosines)
     scored: list[tuple[float, bool, _Seen]] = []
     for s, rank in zip(seen, evidence.ranks(cosines), strict=True):
+        if _same_instant(s, new):  # said at the same moment (one batch, one call's turn): neither is newer
+            continue
         late = _newer(s, new)
         older, newer = (new, s) if late else (s, new)
         x = evidence.features(_side(older), _side(newer), cosine=s.cosine, rank=rank, best=best)
         scored.append((judge.judge(older.note, newer.note, x), late, s))
+    if not scored:
+        return None
     p, late, top = max(scored, key=lambda t: t[0])
     if p >= judge.close_at:
         if late:
@@ -308,6 +314,10 @@ def _by_judge(new: _Seen, seen: Sequence[_Seen], judge: PairJudge) -> Decision |
 
 def _side(s: _Seen) -> evidence.Side:
     return evidence.Side(s.read.evidence, s.valid_from, s.tokens)
+
+
+def _same_instant(old: _Seen, new: _Seen) -> bool:
+    return old.valid_from is not None and old.valid_from == new.valid_from
 
 
 def _newer(old: _Seen, new: _Seen) -> bool:
