@@ -20,8 +20,9 @@ In order (the first that fires decides):
    (``evidence.FEATURES``) scored; the most probable at or above ``close_at`` is closed by the note, or,
    when that record is newer than the note, closes the note. Two notes of the same instant (one
    batch written at once) are never judged against each other: neither is newer (none of the 179
-   labelled supersessions of the seven writers' files has its two notes at the same instant). Candidates in ``[ask_from, close_at)``
-   are ``uncertain``: the service asks an LLM about them when one is configured.
+   labelled supersessions of the seven writers' files has its two notes at the same instant).
+   Candidates in ``[ask_from, close_at)`` are ``uncertain``: the service asks an LLM about them when
+   one is configured.
 
 Episodes and procedures are never "no longer true": only facts are judged.
 
