@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -25,7 +26,9 @@ FACTS = ["Le membre habite à Lyon 7e.", "Le membre habite maintenant à Villeur
 
 
 def _fill(c: Container, subject: str) -> list[str]:
-    out = remember(c.deps, tenant="t", subject_id=subject, actor="a", items=[NewMemory(text=f) for f in FACTS])
+    told = [datetime(2025, 1, 6, tzinfo=UTC) + timedelta(days=30 * n) for n in range(len(FACTS))]  # one call each
+    out = remember(c.deps, tenant="t", subject_id=subject, actor="a",
+                   items=[NewMemory(text=f, occurred_at=at) for f, at in zip(FACTS, told, strict=True)])
     return [o.memory.id for o in out]
 
 

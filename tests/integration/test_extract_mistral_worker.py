@@ -86,17 +86,17 @@ def test_the_llm_judges_what_a_new_fact_makes_obsolete(container: Container, tmp
     deps = replace(container.deps, supersession=load_judge(always_uncertain(tmp_path)))
     worker = Worker(deps, container.queue, extractor, container.audit, owner="w1")
 
-    def call(text: str) -> str:
+    def call(text: str, at: datetime) -> str:  # calls on different days: notes of one instant are never judged
         iid = container.facade.submit_messages(WHO, subject_id="ADH-LLM-3", session_id=None, idempotency_key=None,
-                                               messages=[Message("user", text, AT)]).id
+                                               messages=[Message("user", text, at)]).id
         assert worker.run_once() == 1
         return container.facade.intake_status(WHO, intake_id=iid).memory_ids[0]
 
     stand_in.push(answer(_fact("Le membre roule en Peugeot 208, assurée tous risques.")))
-    car = call("Je roule en Peugeot 208, assurée tous risques.")
+    car = call("Je roule en Peugeot 208, assurée tous risques.", AT)
     stand_in.push(answer(_fact("Le membre a vendu sa voiture et n'a plus de véhicule.")),
                   answer({"obsolete_ids": ["1"]}))
-    sold = call("J'ai vendu ma voiture, je n'ai plus de véhicule.")
+    sold = call("J'ai vendu ma voiture, je n'ai plus de véhicule.", AT + timedelta(days=30))
     judged = stand_in.requests[-1]
     assert "Peugeot 208" in judged.user and car not in judged.user  # numbers, never record ids
     old = container.facade.get_memory(WHO, subject_id="ADH-LLM-3", memory_id=car)
@@ -110,11 +110,11 @@ def test_a_failed_judgment_does_not_fail_the_intake(container: Container, tmp_pa
     stand_in, extractor = vllm
     deps = replace(container.deps, supersession=load_judge(always_uncertain(tmp_path)))
     worker = Worker(deps, container.queue, extractor, container.audit, owner="w1")
-    for text, extra in (("Le membre préfère être appelé le matin.", []),
-                        ("Le membre a une assurance habitation.", [unguided("non")])):
+    for day, (text, extra) in enumerate((("Le membre préfère être appelé le matin.", []),
+                                         ("Le membre a une assurance habitation.", [unguided("non")]))):
         stand_in.push(answer(_fact(text)), *extra)
         iid = container.facade.submit_messages(WHO, subject_id="ADH-LLM-4", session_id=None, idempotency_key=None,
-                                               messages=[Message("user", text, AT)]).id
+                                               messages=[Message("user", text, AT + timedelta(days=day))]).id
         assert worker.run_once() == 1
         assert container.facade.intake_status(WHO, intake_id=iid).status is IntakeStatus.DONE
     assert len(container.facade.list_memories(WHO, subject_id="ADH-LLM-4").items) == 2  # both kept, both active

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from uuid import uuid4
 
@@ -63,7 +63,7 @@ def test_concurrent_writes_for_one_subject_are_serialized(stack: Container) -> N
         try:
             remember(stack.deps, tenant="t", subject_id="S1", actor=f"a{n}",
                      items=[NewMemory(text="Le membre habite maintenant à Villeurbanne.",
-                                      idempotency_key=f"call-{n}", occurred_at=AT)])
+                                      idempotency_key=f"call-{n}", occurred_at=AT + timedelta(days=30))])
         except BaseException as exc:  # collected and re-raised below
             errors.append(exc)
 

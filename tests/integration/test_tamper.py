@@ -54,6 +54,7 @@ TEXTS = [
     "Le membre a un contrat habitation depuis 2019.",
 ]
 EVERY = RecordFilter(statuses=None)
+SEEN_AT = "2026-01-05T09:00:00+01:00"
 AT = datetime(2026, 1, 1, tzinfo=UTC)
 
 
@@ -155,9 +156,11 @@ def http(container: Container) -> Iterator[dict[str, httpx.Client]]:
 
 
 def _seed(agent: httpx.Client) -> list[str]:
+    """Four records, told at one moment (as one note's facts): reconcile never judges notes of one instant
+    against each other, so the four stay active whatever the judge's weights; these tests are about damage."""
     ids = []
     for text in TEXTS:
-        r = agent.post(f"/api/v1/subjects/{SUBJECT}/memories", json={"text": text})
+        r = agent.post(f"/api/v1/subjects/{SUBJECT}/memories", json={"text": text, "occurred_at": SEEN_AT})
         assert r.status_code == 201, r.text
         ids.append(r.json()["memory"]["id"])
     return ids

@@ -52,9 +52,3 @@ def test_time_negation_reference_and_rank_are_read() -> None:
 
 def test_ranks_share_the_better_place_on_ties() -> None:
     assert ranks([0.5, 0.9, 0.9, 0.1]) == [3, 1, 1, 4]
-
-
-def test_amounts_with_the_sign_and_years_alone_are_read_as_what_they_are() -> None:
-    assert mask("Prime de 54 € depuis mars 2025, puis 2.340,00 EUR ; 12 euros en 1998.") == (
-        "Prime de montant depuis date , puis montant ; montant en date .")
-    assert dict(read("Contrat habitation depuis 2019.").values) == {"date": frozenset({"2019"})}
