@@ -5,15 +5,12 @@ the production topology with fixtures of the same names."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack
 
 import httpx
 import pytest
 
 from carnet.bootstrap.container import Container
-from carnet.entrypoints.http.app import create_app
-from carnet.entrypoints.http.server import running
-from carnet.services.apikeys import create_key
+from tests.support.clients import clients_for
 
 SUBJECT = "ADH-0042"
 
@@ -22,12 +19,7 @@ SUBJECT = "ADH-0042"
 def client_for(container: Container) -> Iterator[Callable[..., httpx.Client]]:
     """``client_for(*roles)``: a client of one server on the embedded stack, with a new key of
     assur-nord for those roles."""
-    with running(create_app(container)) as base, ExitStack() as clients:
-        def client(*roles: str) -> httpx.Client:
-            key, _ = create_key(container.deps.catalog, container.pepper, tenant="assur-nord", roles=list(roles))
-            return clients.enter_context(httpx.Client(base_url=base, headers={"Authorization": f"Bearer {key}"},
-                                                      timeout=30))
-
+    with clients_for(container) as client:
         yield client
 
 

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack
 from datetime import UTC, datetime, timedelta
 
 import httpx
@@ -12,10 +11,9 @@ import pytest
 
 from carnet.bootstrap.container import Container
 from carnet.domain.records import HistoryEntry
-from carnet.entrypoints.http.app import create_app
-from carnet.entrypoints.http.server import running
 from carnet.services.apikeys import create_key
 from carnet.services.scope import scope_for
+from tests.support.clients import clients_for
 
 SUBJECT = "ADH-0042"
 TENANT = "assur-nord"
@@ -24,12 +22,7 @@ AT = datetime(2024, 1, 15, 9, tzinfo=UTC)
 
 @pytest.fixture
 def client_for(container: Container) -> Iterator[Callable[..., httpx.Client]]:
-    with running(create_app(container)) as base, ExitStack() as clients:
-        def client(*roles: str) -> httpx.Client:
-            key, _ = create_key(container.deps.catalog, container.pepper, tenant=TENANT, roles=list(roles))
-            return clients.enter_context(httpx.Client(base_url=base, headers={"Authorization": f"Bearer {key}"},
-                                                      timeout=30))
-
+    with clients_for(container, TENANT) as client:
         yield client
 
 

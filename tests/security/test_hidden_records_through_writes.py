@@ -26,6 +26,7 @@ from carnet.entrypoints.http.server import running
 from carnet.entrypoints.mcp import build_server
 from carnet.entrypoints.mcp.auth import with_key
 from carnet.services.apikeys import create_key
+from tests.support.clients import clients_for
 from tests.support.extractors import ScriptedExtractor
 
 SUBJECT = "ADH-4646"
@@ -38,12 +39,7 @@ NO_RECORD = "Le membre n'a plus de casier judiciaire."  # would supersede RECORD
 
 @pytest.fixture
 def client_for(container: Container) -> Iterator[Callable[..., httpx.Client]]:
-    with running(create_app(container)) as base, ExitStack() as clients:
-        def client(*roles: str) -> httpx.Client:
-            key, _ = create_key(container.deps.catalog, container.pepper, tenant="assur-nord", roles=list(roles))
-            return clients.enter_context(httpx.Client(base_url=base, headers={"Authorization": f"Bearer {key}"},
-                                                      timeout=30))
-
+    with clients_for(container) as client:
         yield client
 
 
