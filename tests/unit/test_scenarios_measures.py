@@ -255,3 +255,24 @@ def test_an_unknown_role_is_refused() -> None:
     assert api_role("advisor") == "advisor"
     with pytest.raises(ValueError, match="customer"):
         api_role("customer")
+
+
+def test_said_any_judges_a_query_from_calls_on_the_calls_words() -> None:
+    query = {"q": "Quelle voiture ?", "expect_any": ["Skoda Octavia (notes)"], "said_any": ["Octavia break"],
+             "not_old": 0}
+    view = View(records={}, carriers=[frozenset({"old"})])
+    scores = Scores()
+    score_queries(scores, "s", [query], view, _search({query["q"]: [("new", "Une octavia BREAK grise")]}), said="")
+    assert (scores.said, scores.said_hits, scores.hits, scores.said_basis) == (1, 1, 0, "said_any")
+    stale = Scores()
+    score_queries(stale, "s", [query], view, _search({query["q"]: [("new", "Octavia break"), ("old", "3008")]}),
+                  said="")
+    assert (stale.said, stale.said_hits) == (1, 0)  # the old fact in the top-3 is no hit, whatever is said
+
+
+def test_said_any_phrases_count_as_a_query_answer_for_noise() -> None:
+    sdata = {"facts": [{"text": FACTS[0]}], "queries": [{"q": "?", "expect_any": ["zzz"], "said_any": ["Octavia"]}]}
+    view = view_by_words({"r": _rec("r", "Il roule en octavia.")}, [FACTS[0]], WEIGHTS)
+    scores = Scores()
+    score_records(scores, sdata, view)
+    assert (scores.fact_records, scores.noise_records) == (1, 0)

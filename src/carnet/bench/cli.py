@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 
-from carnet.bench.judge_cli import bench_judge
+from carnet.bench.judge_cli import _files, bench_judge
 
 _ALL_FAULTS = ("kill-worker", "kill-api", "kms-freeze", "pg-restart", "qdrant-restart")  # bench.soak.faults.FAULTS
 
@@ -179,7 +179,8 @@ class ScenarioSource(StrEnum):
 
 @bench_app.command("scenarios")
 def scenarios(
-    data: Annotated[Path, typer.Option("--data", exists=True, dir_okay=False, help="Scenario JSON file.")],
+    data: Annotated[list[Path], typer.Option("--data", exists=True, help="Scenario JSON file or directory "
+                                                                         "(repeat: per file, mean and worst).")],
     json_out: Annotated[bool, typer.Option("--json", help="Print a JSON summary as the last line.")] = False,
     source: Annotated[ScenarioSource, typer.Option(
         "--from", help="facts: store each fact as written; calls: post each call to …/messages and let the "
@@ -187,14 +188,28 @@ def scenarios(
     judge_file: Annotated[Path | None, typer.Option(
         "--judge-file", exists=True, dir_okay=False, help="The supersession judge to use (a file written by `carnet "
                                                           "judge train`, e.g. one fitted without this file).")] = None,
+    leave_one_out: Annotated[bool, typer.Option(
+        "--leave-one-out", help="Each file measured with what was learned without it: the judge of --judge-dir, "
+                                "and from calls the turn filter fitted on the other files.")] = False,
+    judge_dir: Annotated[Path | None, typer.Option(
+        "--judge-dir", exists=True, file_okay=False, help="With --leave-one-out: the fold judges, "
+                                                          "without-<file>.json (carnet judge train --keep-held-out)."
+    )] = None,
 ) -> None:
     """French call-center scenarios through the REST API of a temporary embedded server: recall@3 (overall
     and per query kind), superseded facts hidden (from searches and from status), stale answers, false
     supersessions, and with --from calls facts per call and extraction noise."""
-    from carnet.bench.scenarios import run
+    files = _files(data)
+    src: Literal["facts", "calls"] = "calls" if source is ScenarioSource.CALLS else "facts"
+    if len(files) == 1 and not leave_one_out:
+        from carnet.bench.scenarios import run
 
-    run(data=data, json_out=json_out, source="calls" if source is ScenarioSource.CALLS else "facts",
-        judge_path=judge_file)
+        run(data=files[0], json_out=json_out, source=src, judge_path=judge_file)
+        return
+    from carnet.bench.scenarios_loo import run as run_files
+
+    run_files(data=files, source=src, leave_one_out=leave_one_out, judge_dir=judge_dir, judge_path=judge_file,
+              extractor_for=None, json_out=json_out)
 
 
 bench_app.command("judge")(bench_judge)

@@ -37,8 +37,9 @@ from carnet.bench.scenarios_measures import (
     view_by_words,
 )
 from carnet.bench.scenarios_report import Run, show
+from carnet.ports.llm import Extractor
 
-__all__ = ["Source", "Tally", "count_leaks", "evaluate", "judge", "run"]
+__all__ = ["Source", "Tally", "count_leaks", "evaluate", "judge", "measure", "run"]
 
 Source = Literal["facts", "calls"]
 
@@ -56,6 +57,13 @@ class Tally:
 
 
 def run(*, data: Path, json_out: bool, source: Source = "facts", judge_path: Path | None = None) -> None:
+    show(measure(data=data, source=source, judge_path=judge_path), json_out=json_out)
+
+
+def measure(*, data: Path, source: Source = "facts", judge_path: Path | None = None,
+            extractor: Extractor | None = None) -> Run:
+    """One file through a temporary embedded server; ``extractor`` (``--from calls``): the one the
+    server's workers use, the rule extractor by default whatever the environment."""
     from carnet.adapters.extractors.rules import RuleExtractor
     from carnet.bootstrap.wiring import build, start_workers
     from carnet.entrypoints.http.app import create_app
@@ -68,8 +76,8 @@ def run(*, data: Path, json_out: bool, source: Source = "facts", judge_path: Pat
     with tempfile.TemporaryDirectory(prefix="carnet-scenarios-") as tmp:
         container = build(Settings(data_dir=Path(tmp) / "data", locale="fr", judge_path=judge_path))
         try:
-            if source == "calls":  # as `carnet serve` does, with the rule extractor whatever the environment
-                start_workers(container, extractor=RuleExtractor())
+            if source == "calls":  # as `carnet serve` does
+                start_workers(container, extractor=extractor or RuleExtractor())
             keys = {
                 t: create_key(container.deps.catalog, container.pepper, tenant=t, roles=["agent"])[0]
                 for t in spec["tenants"]
@@ -79,7 +87,7 @@ def run(*, data: Path, json_out: bool, source: Source = "facts", judge_path: Pat
         finally:
             container.close()
     result.seconds = time.perf_counter() - started
-    show(result, json_out=json_out)
+    return result
 
 
 def evaluate(base: str, keys: dict[str, str], spec: dict[str, Any], *, source: Source = "facts") -> Run:

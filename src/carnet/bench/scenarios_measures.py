@@ -6,9 +6,12 @@ docs/benchmarks.md, "French scenarios"):
 
 - a query is a hit when one of ``expect_any`` is in a top-3 text and none of the top-3 carries its
   ``not_old`` fact; ``by_kind`` counts hits per query ``kind`` (``untagged`` without one).
-- ``expected_said`` (``--from calls``): queries one of whose ``expect_any`` phrases is said word for
-  word in the subject's calls (lower case); ``recall_at_3_said`` is the share of those that hit. A
-  query outside them can still hit (a date said without its year is written with it).
+- ``expected_said`` (``--from calls``): with ``said_any`` on the file's queries (substrings of the calls
+  that carry the answer, ``said_basis`` "said_any"), every query that has one, and a hit is one of
+  ``said_any`` (case folded) in a top-3 text with none of the top-3 carrying its ``not_old`` fact;
+  without it (``said_basis`` "expect_any"), queries one of whose ``expect_any`` phrases is said word for
+  word in the subject's calls (lower case), judged on ``expect_any``. ``recall_at_3_said`` is the share
+  of those that hit. A query outside them can still hit (a date said without its year is written with it).
 - ``stale``: share of the queries with a ``not_old`` whose top-3 holds a record carrying that fact.
 - ``superseded_hidden`` (from what searches return): a pair ``old → by`` is hidden when neither the old
   fact's own text nor any query whose ``not_old`` names it returns, in its top-3, a record carrying the
@@ -18,7 +21,8 @@ docs/benchmarks.md, "French scenarios"):
 - ``false_superseded``: superseded records that carry a fact no pair names as ``old``;
   ``false_superseded_kept``: those of them whose facts an active record still carries (a turn closed
   for one part whose other parts reconcile kept as a record of their own: nothing true was lost).
-- ``noise``: share of the stored fact records that carry no fact and hold no query's ``expect_any``.
+- ``noise``: share of the stored fact records that carry no fact and hold no query's ``expect_any``
+  (nor, from calls, its ``said_any``).
 """
 
 from __future__ import annotations
@@ -74,6 +78,7 @@ class Scores:
     hits: int = 0
     said: int = 0  # ``--from calls``: queries one of whose ``expect_any`` is said word for word in the calls
     said_hits: int = 0
+    said_basis: str | None = None  # ``said_any`` when the file's queries carry it, else ``expect_any``
     by_kind: dict[str, list[int]] = field(default_factory=dict)  # kind -> [hits, queries]
     stale_checked: int = 0
     stale_found: int = 0
@@ -94,9 +99,21 @@ class Scores:
 def judge(query: dict[str, Any], results: Sequence[Hit], *, old_ids: AbstractSet[str]) -> tuple[bool, bool]:
     """(one of ``expect_any`` is in a result's text, a result is a superseded fact's record), for
     ``results`` as (id, text) pairs. Shared with ``carnet bench extract``."""
-    found = any(e.lower() in text.lower() for _, text in results for e in query["expect_any"])
-    stale = any(mid in old_ids for mid, _ in results)
-    return found, stale
+    return _found(query["expect_any"], results), any(mid in old_ids for mid, _ in results)
+
+
+def _found(phrases: Sequence[str], results: Sequence[Hit]) -> bool:
+    return any(e.lower() in text.lower() for _, text in results for e in phrases)
+
+
+def said_phrases(query: dict[str, Any], said: str) -> list[str] | None:
+    """The phrases a query's answer is judged on from calls: its ``said_any`` when it has one, else those
+    of its ``expect_any`` said word for word in ``said`` (the calls, lower case); ``None``: not said."""
+    if query.get("said_any"):
+        return list(query["said_any"])
+    if any(e.lower() in said for e in query["expect_any"]):
+        return list(query["expect_any"])
+    return None
 
 
 def score_queries(scores: Scores, subject: str, queries: Sequence[dict[str, Any]], view: View, search: Search,
@@ -113,9 +130,12 @@ def score_queries(scores: Scores, subject: str, queries: Sequence[dict[str, Any]
         tally[1] += 1
         scores.queries += 1
         scores.hits += hit
-        if said is not None and any(e.lower() in said for e in query["expect_any"]):
+        phrases = said_phrases(query, said) if said is not None else None
+        if phrases is not None:
             scores.said += 1
-            scores.said_hits += hit
+            scores.said_hits += _found(phrases, results) and not stale
+            basis = "said_any" if query.get("said_any") else "expect_any"
+            scores.said_basis = basis if scores.said_basis in (None, basis) else "mixed"
         if old is not None:
             scores.stale_checked += 1
             scores.stale_found += stale
@@ -163,7 +183,7 @@ def _score_status(scores: Scores, subject: str, pair: dict[str, Any], view: View
 def score_records(scores: Scores, sdata: dict[str, Any], view: View) -> None:
     """False supersessions, and (for the caller's noise) fact records that carry nothing needed."""
     olds = {pair["old"] for pair in sdata.get("superseded", [])}
-    expected = [e.lower() for q in sdata.get("queries", []) for e in q["expect_any"]]
+    expected = [e.lower() for q in sdata.get("queries", []) for e in [*q["expect_any"], *q.get("said_any", ())]]
     for rec in view.records.values():
         if rec.kind == "episode":
             scores.episodes += 1

@@ -41,6 +41,7 @@ def summary(r: Run) -> dict[str, Any]:
         "queries": s.queries,
         "expected_said": s.said if calls else None,
         "recall_at_3_said": share(s.said_hits, s.said) if calls else None,
+        "said_basis": s.said_basis if calls else None,
         "by_kind": {
             k: {"recall_at_3": share(h, n), "hits": h, "queries": n} for k, (h, n) in sorted(s.by_kind.items())
         },
@@ -84,8 +85,9 @@ def show(r: Run, *, json_out: bool) -> None:
     )
     console.print(f"recall@3           {_fmt(out['recall_at_3'], s.hits, s.queries)}")
     if r.source == "calls":
-        console.print(f"  expected said    {_fmt(out['recall_at_3_said'], s.said_hits, s.said)}"
-                      "  (queries whose expected words are said in the calls)")
+        basis = ("judged on said_any, the calls' words" if s.said_basis == "said_any"
+                 else "queries whose expected words are said in the calls")
+        console.print(f"  expected said    {_fmt(out['recall_at_3_said'], s.said_hits, s.said)}  ({basis})")
     console.print(
         f"superseded hidden  {_fmt(out['superseded_hidden'], s.superseded_hidden, s.superseded_checked)}"
         f"  from searches; {s.superseded_unmapped} pair(s) left no record"
