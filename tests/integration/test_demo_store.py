@@ -1,5 +1,6 @@
 """The demo (issue 13, defect 10): `carnet serve --demo` and scripts/run.sh seed their own store
-(./carnet-demo, keys beside it), never the real data dir, and only once: a restart prints no new key."""
+(./carnet-demo, keys beside it), never the real data dir, and only once: a restart tells no second story,
+but prints a new key for the person at the terminal (issue 50: a key that works with the running server)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from carnet.bootstrap.stores import build_control_plane
-from carnet.entrypoints.cli.demo import DEMO_DIR, TENANT, demo_settings, seed_key
+from carnet.entrypoints.cli.demo import DEMO_DIR, TENANT, demo_settings, seed_key, visitor_key
+from carnet.services.apikeys import authenticate
 from carnet.settings.root import Settings
 
 
@@ -35,5 +37,16 @@ def test_the_demo_is_seeded_once(tmp_path: Path) -> None:
         assert first is not None and first.startswith("crn_")
         assert seed_key(plane.catalog, plane.pepper) is None  # a restart: no second key, no second story
         assert [k.roles for k in plane.catalog.api_keys(TENANT)] == [("agent",)]
+    finally:
+        plane.catalog.close()
+
+
+def test_every_start_gives_the_visitor_a_key_of_its_own_that_works(tmp_path: Path) -> None:
+    plane = build_control_plane(Settings(data_dir=tmp_path / "carnet-demo"))
+    try:
+        first, second = visitor_key(plane.catalog, plane.pepper), visitor_key(plane.catalog, plane.pepper)
+        assert first != second
+        for key in (first, second):  # an earlier start's key still works
+            assert authenticate(plane.catalog, plane.pepper, key).tenant == TENANT
     finally:
         plane.catalog.close()

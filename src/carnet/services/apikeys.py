@@ -18,6 +18,11 @@ _ADMIN_GRANTS = frozenset({"agent", "admin"})  # what any admin key may grant (`
 TENANT = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _KEY = re.compile(r"^crn_([0-9a-f]{12})_([A-Za-z0-9_-]{20,64})$")
+# A key belongs to the store it was made in (``carnet apikey create --data-dir``): the likeliest cause of
+# this answer on a new machine is a key made for another store than the server's, so the server's log
+# names the store it reads (never this answer: it goes to anyone).
+UNKNOWN_KEY = ("unknown or revoked API key (a key works only with the store it was made in: the server's log "
+               "names its store)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,12 +116,18 @@ def well_formed(key: str | None) -> bool:
     return bool(key) and _KEY.match(key or "") is not None
 
 
+def key_id_of(key: str | None) -> str | None:
+    """The id a well-formed key carries (``crn_<id>_<secret>``; the id is no secret), else None."""
+    found = _KEY.match(key or "")
+    return found.group(1) if found else None
+
+
 def authenticate(catalog: ApiKeys, pepper: bytes, key: str | None) -> Principal:
     if not key or not well_formed(key):
         raise Unauthenticated("missing or malformed API key")
     record = catalog.find_api_key(hash_key(pepper, key))
     if record is None or record.revoked:
-        raise Unauthenticated("unknown or revoked API key")
+        raise Unauthenticated(UNKNOWN_KEY)
     return Principal(record.key_id, record.tenant, record.roles, record.rate_limit)
 
 

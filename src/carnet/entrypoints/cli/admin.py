@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from carnet.entrypoints.cli import values
 from carnet.entrypoints.cli.common import DataDir, audited, configure_logs, reported, settings_for
+from carnet.settings.stores import CatalogBackend
+from carnet.settings.where import key_command, shown_path, store_named
 
 if TYPE_CHECKING:
     from carnet.bootstrap.container import ControlPlane
@@ -47,13 +50,29 @@ def apikey_create(
     from carnet.services.door import operator
 
     settings = settings_for(data_dir)
+    store = store_named(settings)
+    new_store = settings.catalog is CatalogBackend.SQLITE and not settings.data_dir.exists()
     with reported():
         who = operator(tenant, "cli:apikey", "admin", *role)  # the host's operator grants any role
         with _admin(settings) as admin:
             key, record = admin.create_key(who, roles=role, rate_limit=rate_limit, name=name)
-    typer.echo(f"created key {record.key_id} for tenant {record.tenant} with roles {', '.join(record.roles)}")
+    if new_store:  # on stderr: the key stays the last line of stdout
+        typer.echo(new_store_warning(settings, tenant=tenant, roles=role), err=True)
+    typer.echo(f"created key {record.key_id} for tenant {record.tenant} with roles {', '.join(record.roles)} "
+               f"in {store}")
     typer.echo("store it now: it cannot be shown again")
     typer.echo(key)
+
+
+def new_store_warning(settings: Settings, *, tenant: str, roles: list[str]) -> str:
+    """Said when ``apikey create`` made a store that did not exist: a server started on another one (the
+    demo's ./carnet-demo) answers ``unknown or revoked API key`` to this key."""
+    demo = Path("carnet-demo")
+    also = (f" For the demo's server (`carnet serve --demo`, scripts/run.sh), whose store is {shown_path(demo)}: "
+            + key_command(settings.model_copy(update={"data_dir": demo}), tenant=tenant, roles=roles)
+            if demo.is_dir() and demo.resolve() != settings.data_dir.resolve() else "")
+    return (f"warning: there was no store at {shown_path(settings.data_dir)}; a new, empty one was made there for "
+            f"this key. A server knows only the keys of the store it reads (its --data-dir).{also}")
 
 
 @apikey_app.command("revoke")

@@ -5,12 +5,18 @@ scripts/run.sh: ./carnet-demo, seeded once), never in the real data dir."""
 
 from __future__ import annotations
 
+import json
+import shlex
+import socket
 import tempfile
 import threading
+import time
+from collections.abc import MutableMapping
 from pathlib import Path
 from typing import Any
 
 import httpx
+import structlog
 from rich.console import Console
 from rich.panel import Panel
 from rich.table import Table
@@ -18,11 +24,13 @@ from rich.table import Table
 from carnet.bootstrap.container import Container
 from carnet.bootstrap.wiring import build
 from carnet.ports import Catalog
-from carnet.services.apikeys import create_key, revoke_key
+from carnet.services.apikeys import create_key, key_id_of, revoke_key
 from carnet.settings.root import Settings
+from carnet.settings.where import key_command, shown_path
 
 TENANT = "demo-mutuelle"
 MEMBER = "ADH-0042"
+MEMBERS = (MEMBER,)  # every member the story writes about: printed at each start
 DEMO_DIR = Path("carnet-demo")  # `carnet serve --demo` (scripts/run.sh): its own store, never the real one
 
 FIRST_CALL: list[dict[str, Any]] = [
@@ -97,11 +105,36 @@ def demo_settings(settings: Settings, data_dir: Path | None) -> Settings:
 
 def seed_key(catalog: Catalog, pepper: bytes) -> str | None:
     """The demo tenant's key, created the first time only (then the story is told); None once seeded,
-    so a restart prints no new key and tells the story once."""
+    so a restart tells the story once."""
     if catalog.api_keys(TENANT):
         return None
     key, _ = create_key(catalog, pepper, tenant=TENANT, roles=["agent"], name="demo")
     return key
+
+
+def visitor_key(catalog: Catalog, pepper: bytes) -> str:
+    """A key for the person at the terminal, made at every start (a key is shown once, stored as a hash:
+    the one of an earlier start cannot be printed again). Earlier ones stay valid."""
+    key, _ = create_key(catalog, pepper, tenant=TENANT, roles=["agent"], name="demo-visitor")
+    return key
+
+
+def what_to_type(base: str, key: str, settings: Settings) -> list[str]:
+    """The last lines ``carnet serve --demo`` prints: the member, the console, a request to paste. Plain
+    lines (no wrapping, no colour), so that each one can be copied whole."""
+    body = json.dumps({"subject_id": MEMBER, "query": "Où habite le membre ?"}, ensure_ascii=False)
+    other = key_command(settings, tenant=TENANT, roles=("supervisor",))
+    return [
+        f"Carnet écoute sur {base} (données de la démo : {shown_path(settings.data_dir)} ; Ctrl-C pour arrêter).",
+        f"Adhérent de la démo : {', '.join(MEMBERS)} (organisation {TENANT}).",
+        f"Console : {base}/console (collez-y la clé, puis cherchez {MEMBER}).",
+        f"Une clé d'un autre rôle (supervisor, dpo, admin), dans un autre terminal : {other}",
+        "Clé de démo (rôle agent, nouvelle à chaque démarrage ; les précédentes restent valables) :",
+        key,
+        "Essayez :",
+        f"curl -fsS -H 'Authorization: Bearer {key}' -H 'Content-Type: application/json' "
+        f"-d {shlex.quote(body)} {base}/api/v1/context/assemble",
+    ]
 
 
 def run_in_process(data_dir: Path | None) -> None:
@@ -124,25 +157,48 @@ def run_in_process(data_dir: Path | None) -> None:
 
 
 def run_against_server_when_ready(container: Container, settings: Settings) -> None:
-    """For ``carnet serve --demo`` (``settings`` from ``demo_settings``): the first time, create the demo
-    key and tell the story in a thread once the server answers; afterwards, say how to get a key."""
-    from carnet.entrypoints.http.server import wait_ready
-
-    key = seed_key(container.deps.catalog, container.pepper)
+    """For ``carnet serve --demo`` (``settings`` from ``demo_settings``): the first time, tell the story
+    with the demo's own key once the server listens; at every start, print what to type last (the
+    member, the console, a new key and a request with it). The story's requests are left out of the
+    access log, so nothing of the demo's own prints after those lines."""
+    story_key = seed_key(container.deps.catalog, container.pepper)
+    key = visitor_key(container.deps.catalog, container.pepper)
     host = "127.0.0.1" if settings.host in ("0.0.0.0", "::") else settings.host
     base = f"http://{host}:{settings.port}"
+    story_id = key_id_of(story_key)
+    if story_id is not None:
+        _quiet_access_log(story_id)
 
     def story() -> None:
-        wait_ready(base)
-        console = Console()
-        if key is not None:
-            tell_story(base, key, console)
-            console.print(f"[green]Carnet écoute sur {base} (Ctrl-C pour arrêter). Clé de démo, locataire {TENANT} "
-                          "(affichée cette fois seulement) :")
-            console.print(key)
-            return
-        console.print(f"[green]Carnet écoute sur {base} avec la démo de {settings.data_dir} (déjà jouée). "
-                      f"Une autre clé : carnet apikey create --tenant {TENANT} --role agent "
-                      f"--data-dir {settings.data_dir}")
+        _wait_listening(host, settings.port)
+        if story_key is not None:
+            tell_story(base, story_key, Console())
+        print("\n".join(what_to_type(base, key, settings)), flush=True)
 
     threading.Thread(target=story, name="carnet-demo", daemon=True).start()
+
+
+def _wait_listening(host: str, port: int, timeout: float = 120.0) -> None:
+    """Until the port accepts a connection (no HTTP request: it would print an access-log line)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with socket.create_connection((host, port), timeout=1.0):
+                return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)  # polling the port, with the deadline above
+
+
+def _quiet_access_log(key_id: str) -> None:
+    """Drop the access-log lines of the story's own requests (its key): they would follow the lines
+    that say what to type."""
+
+    def drop_story(_logger: object, _name: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+        if event.get("event") == "request" and event.get("key_id") == key_id:
+            raise structlog.DropEvent
+        return event
+
+    processors = list(structlog.get_config()["processors"])
+    structlog.configure(processors=[drop_story, *processors])

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import inspect
 import os
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
+import click
 import typer
+from typer.core import TyperCommand
 
 
 class Transport(StrEnum):
@@ -15,8 +18,19 @@ class Transport(StrEnum):
     HTTP = "http"
 
 
+class _ToolsNamed(TyperCommand):
+    """``carnet mcp --help`` names the tools from the registry the server serves (``tools.TOOLS``), read
+    when the help is asked for: every other command starts without importing the tools."""
+
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        from carnet.entrypoints.mcp.tools import TOOLS
+
+        self.help = f"{_DOC}\n\nThe {len(TOOLS)} tools served: {', '.join(TOOLS)}."
+        super().format_help(ctx, formatter)
+
+
 def register(app: typer.Typer) -> None:
-    app.command("mcp")(mcp)
+    app.command("mcp", cls=_ToolsNamed)(mcp)
 
 
 def mcp(
@@ -26,8 +40,7 @@ def mcp(
     host: Annotated[str | None, typer.Option(help="http: interface to listen on (default 127.0.0.1).")] = None,
     port: Annotated[int | None, typer.Option(min=1, max=65535, help="http: port (default 8080).")] = None,
 ) -> None:
-    """Serve the MCP tools remember, recall, assemble_context, forget_memory, list_memories,
-    restore_memory (supervisor or dpo keys), list_procedures and propose_procedure.
+    """Serve Carnet's MCP tools (this help names them) with the REST API's roles and audit.
 
     stdio: the API key is read from CARNET_API_KEY (never from the command line, which `ps` shows);
     this process owns the data dir, so it cannot run beside `carnet serve` on the same one: with a
@@ -62,3 +75,6 @@ def _stdio(data_dir: Path | None) -> None:
     except CarnetError as exc:
         typer.echo(f"error: {exc.message}", err=True)
         raise typer.Exit(2) from exc
+
+
+_DOC = inspect.cleandoc(mcp.__doc__ or "")

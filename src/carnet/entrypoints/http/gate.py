@@ -37,6 +37,7 @@ import math
 
 import anyio
 import anyio.to_thread
+import structlog
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -46,8 +47,11 @@ from carnet.entrypoints.http.overload import route_template, time_left
 from carnet.entrypoints.mcp.auth import STATE_KEY, bearer
 from carnet.entrypoints.presenters.errors import error_body
 from carnet.errors import CarnetError, Overloaded, RateLimited, Unauthenticated
-from carnet.services.apikeys import Principal, well_formed
+from carnet.services.apikeys import UNKNOWN_KEY, Principal, key_id_of, well_formed
 from carnet.services.ratelimit import RateLimiter
+from carnet.settings.where import key_command, store_named
+
+log = structlog.get_logger(__name__)
 
 _GATED = ("/api/v1", "/mcp")
 OVER_BUDGET_DELAY = 1.0  # seconds a 429 of the unauthenticated budget waits before it is sent
@@ -78,13 +82,18 @@ class AuthGate:
         if not gated(scope["path"]):
             await self.app(scope, receive, send)
             return
+        key = bearer(Headers(scope=scope).get("authorization"))
         try:
-            p = await self._principal(bearer(Headers(scope=scope).get("authorization")), scope)
+            p = await self._principal(key, scope)
         except Overloaded as exc:
             self._c.metrics.overloaded.labels(route_template(scope), "deadline").inc()
             await answer(send, exc)
             return
         except Unauthenticated as exc:
+            if exc.message == UNKNOWN_KEY:
+                log.warning("api_key_unknown", key_id=key_id_of(key), store=store_named(self._c.settings),
+                            hint=f"a key works only with the store it was made in; one for this server's: "
+                                 f"{key_command(self._c.settings)}")
             await self._refuse_unauthenticated(scope, send, exc)
             return
         except CarnetError as exc:  # the catalog is unavailable: 503, in the REST shape
