@@ -36,6 +36,8 @@
         ├── KmsUnavailable        (503 kms_unavailable)      KMS/HSM down, sealed, or our credentials no longer work
         │   └── KmsDenied         (503 kms_unavailable)      credentials or policy refused (401/403, PIN refused)
         ├── AuditUnavailable      (503 audit_unavailable)    the audit trail cannot be written: the write is refused
+        ├── EmbedderUnavailable   (503 embedder_unavailable) the embedding server down, slow or refusing us, or its
+        │                                                    circuit open (then with Retry-After)
         └── SubjectBusy           (503 subject_busy)         a subject's lock held past the lock timeout
 
 The HTTP edge maps ``code`` and ``status`` in one handler (``carnet.entrypoints.http.errors``).
@@ -295,6 +297,18 @@ class AuditUnavailable(DependencyUnavailable):
     """The audit trail refused an entry: the operation it records does not happen."""
 
     code = "audit_unavailable"
+
+
+class EmbedderUnavailable(DependencyUnavailable):
+    """The embedding server (``CARNET_EMBEDDER=remote``) gave no vectors: ``reason`` is a short code
+    (``timeout``, ``connect``, ``tls``, ``server_error``, ``unauthorized``, ``rejected``, ``bad_answer``,
+    ``model_mismatch``, ``circuit_open``), never a text; ``retry_after`` when the circuit is open."""
+
+    code = "embedder_unavailable"
+
+    def __init__(self, reason: str, *, retry_after: float | None = None) -> None:
+        extra: dict[str, object] = {} if retry_after is None else {"retry_after": max(1, round(retry_after + 0.5))}
+        super().__init__(f"the embedding server is unavailable ({reason})", reason=reason, **extra)
 
 
 class SubjectLockLost(DependencyUnavailable):

@@ -58,6 +58,8 @@ class Container:
     invalidations: KeyInvalidations  # shreds told to, and heard from, the other processes
     workers: WorkerPool | None = None  # started by `carnet serve` / `carnet worker` (start_workers)
     closing: list[Callable[[], None]] = field(default_factory=list)  # clients to close last (the LLM judge's)
+    # Readiness checks of optional dependencies, by name (the embedding server's): /readyz runs them too.
+    probes: dict[str, Callable[[], None]] = field(default_factory=dict)
 
     def close(self) -> None:
         if self.workers is not None:

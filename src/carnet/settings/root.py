@@ -16,6 +16,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from carnet.settings.api import ApiSettings
 from carnet.settings.console import ConsoleSettings
+from carnet.settings.embed_server import EmbedServerSettings, PrefixMode
 from carnet.settings.keys import (
     KeyStoreBackend,
     KeyStoreVaultSettings,
@@ -45,6 +46,7 @@ __all__ = [
     "AssembleSettings",
     "CatalogBackend",
     "DecaySettings",
+    "EmbedServerSettings",
     "EmbedderKind",
     "Environment",
     "ExtractorKind",
@@ -58,6 +60,7 @@ __all__ = [
     "Pkcs11Settings",
     "PostgresSettings",
     "PostgresSslMode",
+    "PrefixMode",
     "QdrantServerSettings",
     "QdrantSharding",
     "RetentionAfter",
@@ -156,6 +159,7 @@ class Settings(BaseSettings):
     embedder_path: Path | None = None
     embedder_query_prefix: str = ""
     embedder_passage_prefix: str = ""
+    embed_server: EmbedServerSettings = EmbedServerSettings()  # CARNET_EMBEDDER=remote
     embed_threads: int | None = Field(None, ge=1)
     # The model in a child process of its own (its own interpreter and GIL); see docs/configuration.md.
     # Unset: a child for `carnet serve` (``serving_defaults``), in process for every other command.
@@ -266,6 +270,8 @@ class Settings(BaseSettings):
             problems.append("CARNET_POSTGRES__SSLMODE must be verify-full in production")
         if self.extractor is ExtractorKind.MISTRAL and not self.llm.base_url.startswith("https://"):
             problems.append("CARNET_LLM__BASE_URL must use https in production (conversations go to it)")
+        if self.embedder is EmbedderKind.REMOTE and not self.embed_server.base_url.startswith("https://"):
+            problems.append("CARNET_EMBED_SERVER__BASE_URL must use https in production (texts to embed cross it)")
         if not self.tls.enabled and not self.tls.terminated_upstream and not _loopback(self.host):
             problems.append(f"listening in clear on {self.host}: set CARNET_TLS__CERT_FILE and CARNET_TLS__KEY_FILE, "
                             "or CARNET_TLS__TERMINATED_UPSTREAM=true when a proxy or ingress terminates TLS")

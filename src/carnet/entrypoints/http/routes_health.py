@@ -1,4 +1,5 @@
-"""Liveness and readiness. Readiness checks each dependency (vector store, catalog, KMS, audit trail)
+"""Liveness and readiness. Readiness checks each dependency (vector store, catalog, KMS, audit trail, and
+the embedding server when the embedder is remote)
 and names the one that fails, with its error code, never with a message that could carry a secret."""
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ def healthz() -> dict[str, str]:
 def readyz(c: Ctr) -> Response:
     checks: dict[str, str] = {}
     probes = (("vector_store", c.deps.index.check), ("catalog", c.deps.catalog.check), ("kms", c.kms.check),
-              ("audit", c.audit.log.check))
+              ("audit", c.audit.log.check), *c.probes.items())
     for name, probe in probes:
         try:
             probe()
