@@ -6,9 +6,8 @@ import inspect
 import os
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
-import click
 import typer
 from typer.core import TyperCommand
 
@@ -22,7 +21,7 @@ class _ToolsNamed(TyperCommand):
     """``carnet mcp --help`` names the tools from the registry the server serves (``tools.TOOLS``), read
     when the help is asked for: every other command starts without importing the tools."""
 
-    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+    def format_help(self, ctx: Any, formatter: Any) -> None:  # typer's own click types, not public
         from carnet.entrypoints.mcp.tools import TOOLS
 
         self.help = f"{_DOC}\n\nThe {len(TOOLS)} tools served: {', '.join(TOOLS)}."

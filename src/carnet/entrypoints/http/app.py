@@ -10,6 +10,7 @@ from carnet.entrypoints.http import (
     console,
     docs_ui,
     errors,
+    openapi_routes,
     routes_admin,
     routes_audit,
     routes_context,
@@ -34,6 +35,7 @@ def create_app(container: Container) -> FastAPI:
                   responses=error_responses(), lifespan=mcp.lifespan)
     app.state.container = container
     errors.install(app)
+    openapi_routes.install(app)  # each operation's roles and error codes in /openapi.json
     for module in (routes_health, routes_memories, routes_intakes, routes_context, routes_subjects, routes_audit,
                    routes_admin, routes_metrics, routes_procedures):
         app.include_router(module.router)

@@ -19,6 +19,10 @@ from carnet.services.audit import SYSTEM_CHAIN
 
 log = structlog.get_logger(__name__)
 
+# The codes this edge answers that are no ``CarnetError``: FastAPI's validation, Starlette's routing, and
+# an exception nothing else caught. The OpenAPI document lists them with the tree's (``openapi_routes``).
+EDGE_CODES = {"invalid_request": 400, "not_found": 404, "method_not_allowed": 405, "internal_error": 500}
+
 
 def _audit_denial(request: Request, exc: AuthError) -> None:
     """Refused authentication (401) goes to the audit trail (ASVS 16.3.2; a 403 is recorded by the facade's
@@ -78,18 +82,19 @@ def _collect(node: object, names: set[str]) -> None:
 async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
     fields = error_fields(exc.errors(), _known_names(request.app))
-    return JSONResponse(error_body("invalid_request", "the request is malformed", fields=fields), status_code=400)
+    return JSONResponse(error_body("invalid_request", "the request is malformed", fields=fields),
+                        status_code=EDGE_CODES["invalid_request"])
 
 
 async def _http_error(_: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
-    code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+    code = {EDGE_CODES[c]: c for c in ("not_found", "method_not_allowed")}.get(exc.status_code, "http_error")
     return JSONResponse(error_body(code, str(exc.detail)), status_code=exc.status_code)
 
 
 async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
     log.error("unhandled_error", error_type=type(exc).__name__)
-    return JSONResponse(error_body("internal_error", "internal error"), status_code=500)
+    return JSONResponse(error_body("internal_error", "internal error"), status_code=EDGE_CODES["internal_error"])
 
 
 def install(app: FastAPI) -> None:

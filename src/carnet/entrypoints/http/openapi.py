@@ -6,26 +6,28 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-DESCRIPTION = """\
+from carnet.entrypoints.http.openapi_routes import ROLE_TEXT
+
+
+def _description() -> str:
+    roles = "\n".join(f"- `{role}`: {text}." for role, text in ROLE_TEXT.items())
+    return f"""\
 Sovereign long-term memory for LLM assistants.
 
 **Authentication**: every `/api/v1` route takes `Authorization: Bearer <API key>`. The key decides the
-tenant; nothing in a request can name another tenant. A key has roles: `agent` (remember, search,
-assemble, list, forget), `dpo` (export, erase, rectify, history, audit), `admin` (API keys, audit).
+tenant; nothing in a request can name another tenant (another tenant's subject is always "not found",
+never "forbidden"). A key has roles, which do not imply each other; each operation names those it takes:
 
-**Errors** are always `{"error": {"code": "...", "message": "...", ...}}`; `code` is stable, `message`
-is for humans. Codes: `invalid_request` (400, with `fields`), `invalid_input` and `invalid_budget`
-(400), `malformed_request` (400: not well-formed HTTP, answered before the app), `unauthenticated`
-(401: no key, malformed, unknown or revoked), `forbidden` (403: the key lacks
-the role), `not_found`, `subject_not_found`, `memory_not_found` (404; another tenant's subject is
-always "not found", never "forbidden"), `method_not_allowed` (405), `request_timeout` (408: the body did not
-arrive within its deadline; nothing ran), `conflict`, `store_locked` (409), `payload_too_large` (413),
-`rate_limited` (429, with `retry_after` and a `Retry-After` header), `headers_too_large` (431),
-`internal_error`, `kms_rejected`, `key_unwrap_failed` (500), `dependency_unavailable`,
-`kms_unavailable`, `audit_unavailable`, `subject_busy` (503: nothing was written; `subject_busy` has a
-`Retry-After`: another process held the subject past the lock timeout), `overloaded` (503 with
-`Retry-After`: the process is at capacity; nothing of the request ran, so it may be sent again).
+{roles}
+
+**Errors** are always `{{"error": {{"code": "...", "message": "...", ...}}}}`; `code` is stable, `message`
+is for humans. Each operation lists every code it can answer under its status (and all of them in
+`x-error-codes`). A 503 means nothing was written; `overloaded`, `subject_busy` and `rate_limited` (429)
+come with `Retry-After`.
 """
+
+
+DESCRIPTION = _description()
 
 
 class ErrorDetail(BaseModel):
