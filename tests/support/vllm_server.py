@@ -32,9 +32,9 @@ bug, reported at teardown, unless the reply says ``guided=False`` (a server star
 structured-output backend, a proxy that dropped ``response_format``: the malformed and
 schema-violating cases). Faults: any status with an optional ``Retry-After``, a delay before
 answering (past a client's timeout), ``finish_reason`` "length". Not covered: streaming, tools,
-logprobs, embeddings (``/v1/embeddings``, where the SDK's ``output_dimension`` is vLLM's
-``dimensions``), real token counts (``usage`` is scripted or about a quarter of the characters).
-With ``tls`` it serves HTTPS from a test CA (``tests.support.tls``).
+logprobs, real token counts (``usage`` is scripted or about a quarter of the characters).
+With ``tls`` it serves HTTPS from a test CA (``tests.support.tls``). With ``embeddings`` it also answers
+``POST /v1/embeddings`` as a vLLM embedding server does (``tests.support.vllm_embeddings``).
 """
 
 from __future__ import annotations
@@ -60,6 +60,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from carnet.entrypoints.http.server import free_port
 from tests.support.tls import MtlsFiles, TlsFiles
+from tests.support.vllm_embeddings import VllmEmbeddings
 
 # The fields of vLLM's ChatCompletionRequest; anything else is accepted and ignored.
 VLLM_FIELDS = frozenset("""
@@ -157,6 +158,7 @@ class VllmStandIn:
     script: deque[Reply] = field(default_factory=deque)
     requests: list[Recorded] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # test bugs seen by the server, asserted at teardown
+    embeddings: VllmEmbeddings | None = None  # POST /v1/embeddings (an embedding model's server)
 
     def push(self, *replies: Reply) -> None:
         self.script.extend(replies)
@@ -184,6 +186,8 @@ class VllmStandIn:
         async def chat(request: Request) -> Response:
             return await self._chat(request)
 
+        if self.embeddings is not None:
+            self.embeddings.mount(app, self)
         return app
 
     def _authorized(self, request: Request) -> bool:

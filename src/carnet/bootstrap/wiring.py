@@ -85,8 +85,13 @@ def build(settings: Settings, *, embedder: Embedder | None = None, kms: Kms | No
     if not calibration.calibrated:
         log.warning("reconcile_uncalibrated", model=emb.model_id, note="using DESIGN.md default thresholds")
     invalidations = build_key_invalidations(settings)
-    index, keyring, kms = build_sealed_index(settings, build_index(settings, emb.dim, model_id=emb.model_id), kms,
-                                             invalidations=invalidations)
+    try:  # a store built by another model refuses the start: the embedder's client or child closes first
+        index, keyring, kms = build_sealed_index(settings, build_index(settings, emb.dim, model_id=emb.model_id),
+                                                 kms, invalidations=invalidations)
+    except BaseException:
+        if callable(own_close):
+            own_close()
+        raise
     hasher = KmsSubjectHasher(keyring, kms, plane.catalog.hash_key_entry)
     locks = build_subject_locks(settings, on_acquire=lambda scope: _forget_cached(keyring, deps, scope))
     keyring.before_create = _held_by_the_writer(locks)

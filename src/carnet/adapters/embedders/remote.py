@@ -105,7 +105,8 @@ class RemoteEmbedder:
         self.breaker = CircuitBreaker(failures=config.breaker_failures, reset_seconds=config.breaker_reset_seconds,
                                       clock=clock)
         self._http = _client(config)
-        self._wait = wait_exponential_jitter(initial=config.backoff, max=config.max_backoff, jitter=config.backoff)
+        self._wait = wait_exponential_jitter(multiplier=config.backoff, max=config.max_backoff,
+                                             jitter=config.backoff)
         try:
             self._start()
         except BaseException:
