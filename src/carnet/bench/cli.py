@@ -195,6 +195,10 @@ def scenarios(
         "--judge-dir", exists=True, file_okay=False, help="With --leave-one-out: the fold judges, "
                                                           "without-<file>.json (carnet judge train --keep-held-out)."
     )] = None,
+    turn_filter: Annotated[bool, typer.Option(
+        "--turn-filter/--no-turn-filter", help="From calls with --leave-one-out: the rule extractor reads only "
+                                               "the turns a filter fitted without the file keeps (default), or "
+                                               "every turn.")] = True,
 ) -> None:
     """French call-center scenarios through the REST API of a temporary embedded server: recall@3 (overall
     and per query kind), superseded facts hidden (from searches and from status), stale answers, false
@@ -207,9 +211,11 @@ def scenarios(
         run(data=files[0], json_out=json_out, source=src, judge_path=judge_file)
         return
     from carnet.bench.scenarios_loo import run as run_files
+    from carnet.bench.turns_fit import fold_extractors
 
+    folds = fold_extractors(files) if src == "calls" and leave_one_out and turn_filter else None
     run_files(data=files, source=src, leave_one_out=leave_one_out, judge_dir=judge_dir, judge_path=judge_file,
-              extractor_for=None, json_out=json_out)
+              extractor_for=folds, json_out=json_out)
 
 
 bench_app.command("judge")(bench_judge)

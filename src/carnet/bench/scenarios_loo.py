@@ -69,6 +69,8 @@ def run(*, data: Sequence[Path], source: Source, leave_one_out: bool, judge_dir:
     result = {"mode": "leave-one-out" if leave_one_out else "fixed", "from": source,
               "judge": "fold judges" if judge_dir is not None and leave_one_out else
               (str(judge_path) if judge_path else "shipped (fitted on every file)"),
+              "extraction": "rules, turns kept by a filter fitted without the file" if extractor_for is not None
+              and source == "calls" else "as configured" if source == "calls" else None,
               **aggregate(rows), "files": rows}
     _show(result)
     if json_out:
@@ -81,7 +83,8 @@ def _fmt(value: Any) -> str:
 
 
 def _show(result: dict[str, Any]) -> None:
-    print(f"scenarios ({result['mode']}, from {result['from']}, judge: {result['judge']})")
+    print(f"scenarios ({result['mode']}, from {result['from']}, judge: {result['judge']}, "
+          f"extraction: {result['extraction']})")
     for r in result["files"]:
         print(f"  {r['file']:28s} recall@3 said {_fmt(r['recall_at_3_said'])} ({r['said_basis']}, "
               f"{r['expected_said']})  recall@3 {_fmt(r['recall_at_3'])}  hidden {r['superseded_hidden_count']}/"

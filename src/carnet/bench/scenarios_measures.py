@@ -125,21 +125,25 @@ def score_queries(scores: Scores, subject: str, queries: Sequence[dict[str, Any]
         old = query.get("not_old")
         found, stale = judge(query, results, old_ids=view.carriers[old] if old is not None else frozenset())
         hit = found and not stale
-        tally = scores.by_kind.setdefault(query.get("kind") or UNTAGGED, [0, 0])
-        tally[0] += hit
-        tally[1] += 1
         scores.queries += 1
         scores.hits += hit
         phrases = said_phrases(query, said) if said is not None else None
+        hit_said = False
         if phrases is not None:
+            found = _found(phrases, results)  # the misses below say what was judged
+            hit_said = found and not stale
             scores.said += 1
-            scores.said_hits += _found(phrases, results) and not stale
+            scores.said_hits += hit_said
             basis = "said_any" if query.get("said_any") else "expect_any"
             scores.said_basis = basis if scores.said_basis in (None, basis) else "mixed"
         if old is not None:
             scores.stale_checked += 1
             scores.stale_found += stale
-        if not hit:
+        judged = hit_said if phrases is not None else hit  # from calls, the kinds too are judged on what is said
+        tally = scores.by_kind.setdefault(query.get("kind") or UNTAGGED, [0, 0])
+        tally[0] += judged
+        tally[1] += 1
+        if not judged:
             scores.misses.append(f"{subject}: {query['q']} (found={found}, stale={stale})")
 
 

@@ -12,11 +12,18 @@ from collections.abc import Sequence
 
 from carnet.domain.extraction.model import Extraction
 from carnet.domain.extraction.rules import extract
+from carnet.domain.extraction.turn_model import TurnModel
 from carnet.domain.intake import Message
 
 
 class RuleExtractor:
-    """``Extractor`` port, no configuration: ``RuleExtractor()``."""
+    """``Extractor`` port: ``RuleExtractor()`` reads every turn; ``RuleExtractor(turn_model)`` only the
+    turns the learned filter keeps (``domain.extraction.turn_model``, shipped as
+    ``calibration/turn-filter.json``)."""
+
+    def __init__(self, turn_model: TurnModel | None = None, *, join_runs: bool = False) -> None:
+        self.turn_model = turn_model
+        self.join_runs = join_runs  # consecutive kept turns make one record (``pipeline.extract``)
 
     @property
     def name(self) -> str:
@@ -27,7 +34,8 @@ class RuleExtractor:
         return False  # reconcile's slot rules already judge what rules can
 
     def extract(self, messages: Sequence[Message], *, session_id: str | None, locale: str) -> Extraction:
-        return extract(messages, session_id=session_id, locale=locale)
+        keep = self.turn_model.keep(messages) if self.turn_model is not None else None
+        return extract(messages, session_id=session_id, locale=locale, keep=keep, join_runs=self.join_runs)
 
     def obsolete(self, new_fact: str, existing: Sequence[tuple[str, str]], *, locale: str) -> list[str]:
         return []

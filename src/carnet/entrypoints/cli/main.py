@@ -30,12 +30,14 @@ def demo(data_dir: DataDir = None) -> None:
 def _register() -> None:
     from carnet.bench.cli import bench_app
     from carnet.bench.judge_cli import judge_app
+    from carnet.bench.turns_cli import extract_app
     from carnet.entrypoints.cli import admin, audit, backup, db, intakes, maintain, mcp, serving
 
     for group in (serving, admin, audit, backup, db, intakes, maintain, mcp):
         group.register(app)
     app.add_typer(bench_app, name="bench")
     app.add_typer(judge_app, name="judge")
+    app.add_typer(extract_app, name="extract")
 
 
 _register()

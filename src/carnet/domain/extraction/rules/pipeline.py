@@ -158,12 +158,17 @@ class _Call:
             self.decisions.append(text)
 
 
-def extract(messages: Sequence[Message], *, session_id: str | None, locale: str) -> Extraction:
+def extract(messages: Sequence[Message], *, session_id: str | None, locale: str,
+            keep: Sequence[bool] | None = None, join_runs: bool = False) -> Extraction:
+    """``keep``: per message, whether it is read for facts (the learned turn filter's answer); a message
+    not kept is still context (the question an answer is read with, the file a call names). With
+    ``join_runs``, consecutive kept messages (an exchange about one thing: the contract, then its
+    amount) are one record, as one message is (``turns``)."""
     call = _Call(english=locale.lower().startswith("en"))
     call.proxy = proxy.calls_for_someone([m.content for m in messages if _ROLES.get(m.role.strip().lower()) == MEMBER])
     question: str | None = None  # the advisor's last question, waiting for the member's answer
     asked_by_member: str | None = None  # the member's last question, waiting for the advisor's answer
-    for message in messages:
+    for index, message in enumerate(messages):
         speaker = _ROLES.get(message.role.strip().lower())
         if speaker is None:
             question = asked_by_member = None
@@ -171,7 +176,15 @@ def extract(messages: Sequence[Message], *, session_id: str | None, locale: str)
         call.advisor_spoke |= speaker == ADVISOR
         sentences = _sentences(restore_apostrophes(message.content))
         call.message_start = len(call.facts)
-        call.turn += 1
+        kept = keep is None or keep[index]
+        if not (join_runs and kept and index > 0 and keep is not None and keep[index - 1]):
+            call.turn += 1
+        if not kept:
+            _context_only(call, sentences, speaker, question)
+            question = _last_question(sentences) if speaker == ADVISOR else None
+            asked_by_member = (_last_question(sentences) if speaker == MEMBER and _ASKS.search(message.content)
+                               else None)
+            continue
         waiting = question if speaker == MEMBER else None  # until the member's answer begins
         for n, said in enumerate(sentences):
             before = sentences[n - 1] if n > 0 else question if speaker == MEMBER else None
@@ -197,6 +210,13 @@ def extract(messages: Sequence[Message], *, session_id: str | None, locale: str)
         question = _last_question(sentences) if speaker == ADVISOR else None
         asked_by_member = _last_question(sentences) if speaker == MEMBER and _ASKS.search(message.content) else None
     return Extraction(facts=turns.by_turn(call.facts, call.turns), episode=_episode(call, messages, session_id))
+
+
+def _context_only(call: _Call, sentences: Sequence[str], speaker: str, question: str | None) -> None:
+    """A message the turn filter leaves out: only the file it names is kept (``cases``)."""
+    for n, said in enumerate(sentences):
+        before = sentences[n - 1] if n > 0 else question if speaker == MEMBER else None
+        call.file = cases.named(said, before) or call.file
 
 
 def _holds_on(sentence: str) -> bool:
