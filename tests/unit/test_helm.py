@@ -101,7 +101,8 @@ def test_helm_lint_strict(values_file: str) -> None:
 
 
 def test_the_ci_values_files_are_the_issues() -> None:
-    assert {"minimal-values.yaml", "production-values.yaml", "vllm-values.yaml"} <= set(CI_FILES)
+    issues = {"minimal-values.yaml", "production-values.yaml", "vllm-values.yaml", "vllm-embed-values.yaml"}
+    assert issues <= set(CI_FILES)
 
 
 @pytest.mark.parametrize("values_file", CI_FILES)
@@ -278,7 +279,8 @@ def _carnet_policy(manifests: tuple[Manifest, ...]) -> Manifest:
 
 
 def _expected_egress(values_files: tuple[str, ...], manifests: tuple[Manifest, ...]) -> list[Manifest]:
-    """DNS, then each link in use with the peers and ports its values name (vLLM: this release's pods)."""
+    """DNS, then each link in use with the peers and ports its values name (vLLM, the embedding server:
+    this release's pods when it runs them)."""
     v = values(values_files)
     settings = one(manifests, "ConfigMap", "carnet-settings")["data"]
     rules = [{"to": v["networkPolicy"]["dns"]["to"], "ports": v["networkPolicy"]["dns"]["ports"]}]
@@ -287,12 +289,14 @@ def _expected_egress(values_files: tuple[str, ...], manifests: tuple[Manifest, .
         "vault": "CARNET_VAULT__URL" in settings or v["secrets"]["provider"] == "vaultAgent",
         "postgres": settings["CARNET_CATALOG"] == "postgres",
         "llm": settings["CARNET_EXTRACTOR"] == "mistral",
+        "embedServer": settings["CARNET_EMBEDDER"] == "remote",
     }
-    for link in ("qdrant", "vault", "postgres", "llm"):
+    in_release = {"llm": ("vllm", "carnet-vllm"), "embedServer": ("vllmEmbed", "carnet-vllm-embed")}
+    for link in ("qdrant", "vault", "postgres", "llm", "embedServer"):
         if not used[link]:
             continue
-        if link == "llm" and v["vllm"]["enabled"]:
-            labels = one(manifests, "Deployment", "carnet-vllm")["spec"]["selector"]["matchLabels"]
+        if link in in_release and v[in_release[link][0]]["enabled"]:
+            labels = one(manifests, "Deployment", in_release[link][1])["spec"]["selector"]["matchLabels"]
             rules.append(
                 {"to": [{"podSelector": {"matchLabels": labels}}], "ports": [{"port": 8443, "protocol": "TCP"}]}
             )
@@ -500,7 +504,7 @@ def test_every_link_speaks_tls_and_serve_does_too_or_stands_behind_the_ingress(v
     settings = one(manifests, "ConfigMap", "carnet-settings")["data"]
     for key, value in settings.items():
         assert "http://" not in value, f"{key}={value}"
-    for link, url in (("QDRANT", "URL"), ("VAULT", "URL"), ("LLM", "BASE_URL")):
+    for link, url in (("QDRANT", "URL"), ("VAULT", "URL"), ("LLM", "BASE_URL"), ("EMBED_SERVER", "BASE_URL")):
         if f"CARNET_{link}__{url}" in settings:
             assert settings[f"CARNET_{link}__{url}"].startswith("https://")
             assert settings[f"CARNET_{link}__CA_CERT"].startswith(TLS_DIR)
@@ -671,6 +675,38 @@ def test_vllm_serves_mistral_on_gpus_from_a_local_model() -> None:
     service = one(manifests, "Service", "carnet-vllm")
     assert settings["CARNET_LLM__BASE_URL"] == f"https://carnet-vllm.carnet.svc:{service['spec']['ports'][0]['port']}"
     assert template_result(VLLM, ("vllm.model.existingClaim=",)).returncode != 0
+
+
+def test_vllm_serves_the_embedding_model_and_carnet_reads_its_key_from_a_file() -> None:
+    values_file = ("vllm-embed-values.yaml",)
+    manifests = render(values_file)
+    v = values(values_file)
+    spec = one(manifests, "Deployment", "carnet-vllm-embed")["spec"]["template"]["spec"]
+    (container,) = spec["containers"]
+    flags = dict(a.split("=", 1) if "=" in a else (a, "") for a in container["args"] if a.startswith("--"))
+    assert flags["--served-model-name"] == v["embedServer"]["model"] and "--runner" in flags
+    assert flags["--max-model-len"] == "512" and flags["--ssl-certfile"] and "--api-key" not in flags
+    key = next(e for e in container["env"] if e["name"] == "VLLM_API_KEY")
+    assert key["valueFrom"]["secretKeyRef"] == {"name": "vllm-embed-api-key", "key": "api-key"}
+    assert container["resources"]["limits"]["nvidia.com/gpu"] == 1 and spec["nodeSelector"]
+    settings = one(manifests, "ConfigMap", "carnet-settings")["data"]
+    service = one(manifests, "Service", "carnet-vllm-embed")
+    assert settings["CARNET_EMBEDDER"] == "remote"
+    assert settings["CARNET_EMBED_SERVER__BASE_URL"] == (
+        f"https://carnet-vllm-embed.carnet.svc:{service['spec']['ports'][0]['port']}")
+    assert settings["CARNET_EMBED_SERVER__PREFIXES"] == "client"  # vLLM embeds what it receives
+    assert settings["CARNET_EMBED_SERVER__API_KEY_FILE"] == TLS_DIR + "embed-api-key"
+    assert "CARNET_EMBED_SERVER__API_KEY" not in settings  # a file, never a variable
+    for name, _, pod in _carnet_pods(manifests):
+        assert TLS_DIR + "embed-api-key" in _tls_files(pod), f"{name} does not mount the embedding server's key"
+    pod_labels = one(manifests, "Deployment", "carnet-vllm-embed")["spec"]["template"]["metadata"]["labels"]
+    (policy,) = [m for m in manifests
+                 if m["kind"] == "NetworkPolicy" and _selects(m["spec"]["podSelector"], pod_labels)]
+    assert "Egress" in policy["spec"]["policyTypes"] and not policy["spec"].get("egress")
+    refused = template_result(values_file, ("carnet.embedder=e5-fast",))
+    assert refused.returncode != 0 and "carnet.embedder=remote" in refused.stderr
+    default = one(render(), "ConfigMap", "carnet-settings")["data"]
+    assert default["CARNET_EMBEDDER"] == "e5-fast" and not any(k.startswith("CARNET_EMBED_SERVER__") for k in default)
 
 
 def test_ingress_trusted_proxies_reach_the_api_settings(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -70,6 +70,7 @@ app.kubernetes.io/part-of: carnet
 {{- if or (eq .Values.carnet.kmsBackend "vault") (eq .Values.carnet.keyStore "vault") -}}{{- $_ := set $links "vault" true -}}{{- end -}}
 {{- if eq .Values.carnet.catalog "postgres" -}}{{- $_ := set $links "postgres" true -}}{{- end -}}
 {{- if eq .Values.carnet.extractor "mistral" -}}{{- $_ := set $links "llm" true -}}{{- end -}}
+{{- if eq .Values.carnet.embedder "remote" -}}{{- $_ := set $links "embedServer" true -}}{{- end -}}
 {{- toJson $links -}}
 {{- end -}}
 
@@ -90,6 +91,14 @@ app.kubernetes.io/part-of: carnet
 {{- printf "https://%s-vllm.%s.svc:%d" (include "carnet.fullname" .) .Release.Namespace 8443 -}}
 {{- else -}}
 {{- .Values.llm.baseUrl -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "carnet.embedBaseUrl" -}}
+{{- if and .Values.vllmEmbed.enabled (not .Values.embedServer.baseUrl) -}}
+{{- printf "https://%s-vllm-embed.%s.svc:%d" (include "carnet.fullname" .) .Release.Namespace 8443 -}}
+{{- else -}}
+{{- .Values.embedServer.baseUrl -}}
 {{- end -}}
 {{- end -}}
 
@@ -149,8 +158,8 @@ app.kubernetes.io/part-of: carnet
 {{- end -}}
 {{- $links := include "carnet.links" . | fromJson -}}
 {{- if $v.networkPolicy.enabled -}}
-{{- range $link := list "qdrant" "vault" "postgres" "llm" -}}
-{{- if and (hasKey $links $link) (not (and (eq $link "llm") $v.vllm.enabled)) -}}
+{{- range $link := list "qdrant" "vault" "postgres" "llm" "embedServer" -}}
+{{- if and (hasKey $links $link) (not (and (eq $link "llm") $v.vllm.enabled)) (not (and (eq $link "embedServer") $v.vllmEmbed.enabled)) -}}
 {{- $egress := index $v $link "egress" -}}
 {{- if not (and $egress.to $egress.ports) -}}
 {{- fail (printf "%s.egress.to and %s.egress.ports must name the peers and ports of %s: an empty list would open egress to everything" $link $link $link) -}}
@@ -171,6 +180,26 @@ app.kubernetes.io/part-of: carnet
 {{- if not $v.vllm.apiKey.existingSecret -}}
 {{- fail "vllm.enabled needs vllm.apiKey.existingSecret" -}}
 {{- end -}}
+{{- end -}}
+{{- if $v.vllmEmbed.enabled -}}
+{{- if ne $v.carnet.embedder "remote" -}}
+{{- fail "vllmEmbed.enabled serves the embedding model to Carnet: set carnet.embedder=remote" -}}
+{{- end -}}
+{{- if not $v.vllmEmbed.model.existingClaim -}}
+{{- fail "vllmEmbed.enabled needs vllmEmbed.model.existingClaim: a claim holding the model's weights (nothing is downloaded)" -}}
+{{- end -}}
+{{- if not $v.vllmEmbed.tlsSecret -}}
+{{- fail "vllmEmbed.enabled needs vllmEmbed.tlsSecret: vLLM serves HTTPS only" -}}
+{{- end -}}
+{{- if not $v.vllmEmbed.apiKey.existingSecret -}}
+{{- fail "vllmEmbed.enabled needs vllmEmbed.apiKey.existingSecret" -}}
+{{- end -}}
+{{- if ne (toString $v.vllmEmbed.apiKey.existingSecret) (toString $v.embedServer.apiKey.existingSecret) -}}
+{{- fail "vllmEmbed.apiKey.existingSecret and embedServer.apiKey.existingSecret must name the same Secret (the key vLLM checks is the one Carnet sends)" -}}
+{{- end -}}
+{{- end -}}
+{{- if and (eq $v.carnet.embedder "remote") (not (include "carnet.embedBaseUrl" .)) -}}
+{{- fail "carnet.embedder=remote needs embedServer.baseUrl, or vllmEmbed.enabled" -}}
 {{- end -}}
 {{- $files := dict "vaultAgent" $v.secrets.vaultAgent.secrets "csi" $v.secrets.csi.objects -}}
 {{- if hasKey $files $v.secrets.provider -}}
@@ -204,7 +233,7 @@ app.kubernetes.io/part-of: carnet
 {{- end -}}
 {{- end -}}
 {{- $links := include "carnet.links" . | fromJson -}}
-{{- range $link := list "qdrant" "vault" "postgres" "llm" -}}
+{{- range $link := list "qdrant" "vault" "postgres" "llm" "embedServer" -}}
 {{- if hasKey $links $link -}}
 {{- $tls := index $v $link "tls" -}}
 {{- if $tls.ca.configMap -}}
@@ -215,6 +244,9 @@ app.kubernetes.io/part-of: carnet
 {{- $_ := set $files (printf "%s-client.key" $link) (dict "kind" "secret" "name" $tls.clientCertSecret "key" "tls.key") -}}
 {{- end -}}
 {{- end -}}
+{{- end -}}
+{{- if and (hasKey $links "embedServer") $v.embedServer.apiKey.existingSecret -}}
+{{- $_ := set $files "embed-api-key" (dict "kind" "secret" "name" $v.embedServer.apiKey.existingSecret "key" $v.embedServer.apiKey.key) -}}
 {{- end -}}
 {{- toJson $files -}}
 {{- end -}}
@@ -319,6 +351,24 @@ CARNET_LLM__TIMEOUT: {{ $v.llm.timeout | toString | quote }}
 {{ include "carnet.linkTls" (dict "ctx" . "link" "llm" "prefix" "CARNET_LLM__") }}
 {{- end }}
 CARNET_EMBEDDER: {{ $v.carnet.embedder | quote }}
+{{- if hasKey $links "embedServer" }}
+{{- $e := $v.embedServer }}
+CARNET_EMBED_SERVER__BASE_URL: {{ include "carnet.embedBaseUrl" . | quote }}
+CARNET_EMBED_SERVER__MODEL: {{ $e.model | quote }}
+{{- if $e.modelId }}
+CARNET_EMBED_SERVER__MODEL_ID: {{ $e.modelId | quote }}
+{{- end }}
+CARNET_EMBED_SERVER__DIM: {{ $e.dim | int | toString | quote }}
+CARNET_EMBED_SERVER__PREFIXES: {{ $e.prefixes | quote }}
+{{- if gt (int $e.truncateTokens) 0 }}
+CARNET_EMBED_SERVER__TRUNCATE_TOKENS: {{ $e.truncateTokens | int | toString | quote }}
+{{- end }}
+CARNET_EMBED_SERVER__TIMEOUT: {{ $e.timeout | toString | quote }}
+{{- if $e.apiKey.existingSecret }}
+CARNET_EMBED_SERVER__API_KEY_FILE: "/etc/carnet/tls/embed-api-key"
+{{- end }}
+{{ include "carnet.linkTls" (dict "ctx" . "link" "embedServer" "prefix" "CARNET_EMBED_SERVER__") }}
+{{- end }}
 CARNET_WORKERS__IN_PROCESS: {{ ternary "true" "false" (not (empty $embedded)) | quote }}
 CARNET_WORKERS__THREADS: {{ $v.worker.threads | toString | quote }}
 {{- if and $embedded $v.maintenance.enabled }}
