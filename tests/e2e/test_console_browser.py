@@ -9,8 +9,10 @@ screenshot under ``artifacts/console/`` (``CARNET_TEST_ARTIFACTS`` moves it)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -72,12 +74,12 @@ def _seed(c: Container) -> dict[str, str]:
     writer = authenticate(c.deps.catalog, c.pepper, keys["agent"])
     c.facade.propose_procedure(writer, proposal=Proposal(WATER_PROCEDURE, applies_when=("dégât des eaux",)))
     for day, text in (("2024-03-01", "Le membre habite à Lyon 7e."),
-                      ("2025-01-10", "Le membre préfère être contacté par email le matin."),
+                      ("2025-01-10", "Le membre préfère être contacté par email le matin."),  # category preference
                       ("2025-02-02", "Le membre est malvoyant : courriers en gros caractères."),  # disability
                       ("2025-04-18", "Le membre est délégué syndical CFDT."),  # union: hidden from agents
                       ("2026-03-03", "Sinistre dégât des eaux SIN-2024-0815 ouvert le 3 mars, expert mandaté.")):
-        c.facade.remember(writer, subject_id=MEMBER,
-                          items=[NewMemory(text=text, category="note", occurred_at=_at(day))])
+        c.facade.remember(writer, subject_id=MEMBER, items=[NewMemory(
+            text=text, category="preference" if "préfère" in text else "note", occurred_at=_at(day))])
     moved = c.facade.remember(writer, subject_id=MEMBER, items=[NewMemory(
         text="Le membre habite maintenant à Villeurbanne.", category="adresse", occurred_at=_at("2026-09-15"))])
     assert moved[0].action == "superseded"
@@ -209,7 +211,7 @@ def test_member_view_shows_the_superseded_fact_as_such(tab: Tab, site: tuple[str
     assert "Villeurbanne" in link.inner_text()
     new = tab.page.locator(str(link.get_attribute("href")))  # the chain links to the record that superseded it
     assert "En vigueur" in new.inner_text() and "Remplace" in new.inner_text()
-    assert "5 enregistrement(s), dont 1 remplacé(s)" in tab.text()
+    assert "5 enregistrements, dont 1 remplacé." in tab.text()
     tab.check("member")
     assert not any(MEMBER in u for u in tab.urls), "the member id went into a URL"
 
@@ -282,12 +284,13 @@ def test_dpo_holds_refuses_erasure_under_hold_releases_rectifies_and_ends_the_re
     tab.open_member(HELD, section="dpo")
     tab.submit("form[action$='/dpo/release'] button")
     assert "Le gel juridique est levé" in tab.text()
-    tab.page.fill("#ended-on", "2026-06-30")
+    tab.page.fill("#ended-on", "30/06/2026")  # as a French reader types a day, whatever the browser's locale
     tab.submit("form[action$='/dpo/relationship-end'] button")
-    assert "2026-06-30" in tab.page.inner_text("section.card dl")
-    tab.page.click("li.memory details summary")
+    assert "30 juin 2026" in tab.page.inner_text("section.card dl")
+    assert tab.page.input_value("#ended-on") == "30/06/2026"
+    tab.page.click("li.memory details.rectify summary")
     tab.page.fill("li.memory textarea", "Le membre a un litige clos sur le sinistre SIN-2025-0001.")
-    tab.submit("li.memory form button")
+    tab.submit("li.memory details.rectify form button")
     assert "L'enregistrement est rectifié" in tab.text() and "litige clos" in tab.text()
     tab.check("dpo-after-actions")
     assert not any(HELD in u for u in tab.urls)
@@ -385,7 +388,7 @@ def test_admin_sends_a_dead_intake_back_and_sees_the_metrics(tab: Tab, site: tup
     intakes = tab.page.locator("section[aria-labelledby=intakes-h]")
     assert "Lettres mortes\n1" in intakes.inner_text()
     tab.submit("section[aria-labelledby=intakes-h] td form button")
-    assert "1 ingestion(s) renvoyée(s) en file" in tab.text()
+    assert "1 ingestion renvoyée en file" in tab.text()
     assert "Lettres mortes\n0" in intakes.inner_text() and "En attente\n1" in intakes.inner_text()
     metrics = tab.page.inner_text("section[aria-labelledby=metrics-h]")
     assert "2xx" in metrics
@@ -397,7 +400,14 @@ def test_audit_trail_page_checks_the_chain_and_lists_console_actions(
     tab.login(_keys(site)["dpo"])
     tab.go("/console/audit")
     text = tab.text()
-    assert "Chaîne intacte" in text and "console.login" in text
+    assert "Connexion à la console" in text and "console.login" not in text  # actions in words, codes in details
+    verified = int(re.search(r"Chaîne intacte : (\d+) entrées vérifiées", text).group(1))  # type: ignore[union-attr]
+    listed = tab.page.locator("table.audit tbody tr").count()
+    caption = tab.page.inner_text("table.audit caption")
+    assert listed == min(verified, 100) and str(listed) in caption and str(verified) in caption  # counts agree
+    assert re.search(r"^\d{1,2}(er)? \w+ 20\d\d à \d\d:\d\d:\d\d$",
+                     tab.page.inner_text("table.audit tbody tr td time >> nth=0"))
+    assert "Date (Europe/Paris)" in tab.page.inner_text("table.audit thead")
     tab.check("audit")
 
 
@@ -443,3 +453,84 @@ def test_a_supervisor_approves_a_proposed_procedure_and_the_next_assemble_has_it
         agent.check("procedures-agent")
     finally:
         agent.close()
+
+
+def test_back_after_a_search_shows_the_page_before_and_no_url_names_the_member(
+        tab: Tab, browser: Any, site: tuple[str, dict[str, str]]) -> None:
+    """Every form answers 303 to a GET page whose URL holds an opaque token of the session (screens.py):
+    Back and Reload re-ask the server for a GET page, never re-post a form (no ERR_CACHE_MISS)."""
+    tab.login(_keys(site)["agent"])
+    tab.open_member(MEMBER)
+    timeline_url = tab.page.url
+    assert re.search(r"/console/member\?view=[\w-]{20,}$", timeline_url)
+    tab.page.fill("#search-q", "où habite le membre")
+    tab.submit("form[action$='/member/search'] button")
+    search_url = tab.page.url
+    assert search_url != timeline_url and "Résultats de recherche" in tab.text()
+    back = tab.page.go_back(wait_until="load")
+    assert back is not None and back.status == 200 and back.request.method == "GET"
+    assert tab.page.url == timeline_url and "Chronologie" in tab.text() and "Lyon 7e" in tab.text()
+    assert "Résultats de recherche" not in tab.text()
+    ahead = tab.page.go_forward(wait_until="load")
+    assert ahead is not None and ahead.status == 200 and "Villeurbanne" in tab.page.inner_text("table.ranked")
+    again = tab.page.reload(wait_until="load")  # Reload: the same screen, asked again, nothing re-posted
+    assert again is not None and again.status == 200 and again.request.method == "GET"
+    assert "Résultats de recherche" in tab.text()
+    back = tab.page.go_back(wait_until="load")
+    assert back is not None and back.status == 200 and tab.page.url == timeline_url
+    assert not any(MEMBER in u or "habite" in u for u in tab.urls), tab.urls
+    # A token means something only in the session that made it: another session finds nothing there.
+    other = Tab(browser, tab.base, _axe_source())
+    try:
+        other.login(_keys(site)["agent"])
+        other.go(search_url.removeprefix(tab.base))
+        assert "Villeurbanne" not in other.text() and "plus disponible" in other.text()
+        other.check("member-screen-gone")
+    finally:
+        other.close()
+
+
+def test_dates_are_french_and_state_their_zone(tab: Tab, site: tuple[str, dict[str, str]]) -> None:
+    tab.login(_keys(site)["agent"])
+    tab.open_member(MEMBER)
+    old = tab.page.locator("li.status-superseded", has_text="Lyon 7e").inner_text()
+    # 09:00 UTC on 1 March 2024 (winter time) and on 15 September 2026 (summer time), shown in Europe/Paris.
+    assert ("Valide depuis le 1er mars 2024 à 10:00 jusqu'au 15 septembre 2026 à 11:00 (Europe/Paris)"
+            in " ".join(old.split())), old
+    assert not re.search(r"\d{4}-\d\d-\d\d", tab.text())  # no ISO date left on the page
+    tab.go("/console/lang/en")
+    tab.open_member(MEMBER)
+    old = tab.page.locator("li.status-superseded", has_text="Lyon 7e").inner_text()
+    assert "Valid from 1 March 2024 at 10:00 to 15 September 2026 at 11:00 (Europe/Paris)" in " ".join(old.split())
+    tab.go("/console/lang/fr")
+
+
+def test_ids_and_signals_wait_behind_details_and_read_as_words(tab: Tab, site: tuple[str, dict[str, str]]) -> None:
+    uuid = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+    tab.login(_keys(site)["agent"])
+    tab.open_member(MEMBER)
+    card = tab.page.locator("li.status-active", has_text="Villeurbanne")
+    assert "préférence" in tab.page.locator("li.memory", has_text="email le matin").locator(".badges").inner_text()
+    assert not uuid.search(card.inner_text())  # the id waits behind "détails"
+    card.locator("details.more summary").click()
+    opened = card.locator("details.more").inner_text()
+    assert uuid.search(opened) and "Importance" in opened and "Enregistré le" in opened
+    tab.page.fill("#search-q", "où habite le membre")
+    tab.submit("form[action$='/member/search'] button")
+    table = tab.page.locator("table.ranked")
+    shown = table.inner_text()
+    assert "Cosinus" not in shown and not re.search(r"-?\d+[.,]\d+", shown) and not uuid.search(shown)
+    first = table.locator("tbody tr").first
+    assert first.locator("td").nth(2).inner_text() in ("forte", "moyenne", "faible")
+    assert "surtout sa pertinence" in first.inner_text()
+    first.locator("details summary").click()
+    signals = first.locator("details").inner_text()
+    assert "Pertinence" in signals and "Correspondance des mots" in signals and uuid.search(signals)
+    assert not re.search(r"-?\d+[.,]\d+", signals.split("Identifiant")[0])  # levels, never a number
+    tab.check("member-search-details")
+    tab.page.fill("#assemble-q", "dégât des eaux")
+    tab.submit("form[action$='/member/assemble'] button")
+    headings = [h.strip() for h in tab.page.locator("main h2, main h3, main caption").all_inner_texts()]
+    doubled = [a for a, b in itertools.pairwise(headings) if a == b]
+    assert not doubled, headings
+    assert "Aucun." not in tab.text()

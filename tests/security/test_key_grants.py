@@ -67,6 +67,9 @@ def test_the_console_offers_and_grants_only_what_the_admin_may(served: tuple[str
         refused = browser.request("POST", "/console/admin/keys", data={"csrf": csrf, "roles": ["supervisor"]})
         assert refused.status_code == 403
         made = browser.request("POST", "/console/admin/keys", data={"csrf": csrf, "roles": ["agent"]})
-        assert made.status_code == 200 and "crn_" in made.text
+        assert made.status_code == 303 and made.headers["location"].startswith("/console/admin?view=")
+        shown = browser.request("GET", made.headers["location"])  # post/redirect/get: the key, once
+        assert shown.status_code == 200 and "crn_" in shown.text
+        assert "crn_" not in browser.request("GET", made.headers["location"]).text
         listed = container.deps.catalog.api_keys(TENANT)
         assert sorted(tuple(k.roles) for k in listed) == [("admin",), ("agent",)]

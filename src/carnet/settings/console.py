@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from typing import Self
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 
 class ConsoleSettings(BaseModel):
@@ -19,6 +20,17 @@ class ConsoleSettings(BaseModel):
     max_sessions: int = Field(1000, ge=1, le=100_000)
     # Sessions one tenant holds at once; a login beyond it ends that tenant's oldest (never another tenant's).
     max_sessions_per_tenant: int = Field(100, ge=1, le=100_000)
+    # The zone the pages show dates in (an IANA name), stated beside each date.
+    time_zone: str = "Europe/Paris"
+
+    @field_validator("time_zone")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"console time_zone: unknown zone {value!r} (an IANA name, e.g. Europe/Paris)") from None
+        return value
 
     @model_validator(mode="after")
     def _idle_within_absolute(self) -> Self:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 from importlib.resources import files
+from zoneinfo import ZoneInfo
 
 import jinja2
 from fastapi import FastAPI
@@ -33,7 +34,7 @@ def install(app: FastAPI, container: Container) -> None:
                               now=container.deps.clock.now),
         pages=jinja2.Environment(loader=jinja2.PackageLoader("carnet.entrypoints.http.console", "templates"),
                                  autoescape=True, undefined=jinja2.StrictUndefined, auto_reload=False),
-        login_budget=RateLimiter(settings.api.unauthenticated_rate_limit or None))
+        login_budget=RateLimiter(settings.api.unauthenticated_rate_limit or None), zone=ZoneInfo(s.time_zone))
     for module in (routes_login, routes_member, routes_dpo, routes_admin, routes_procedures):
         app.include_router(module.router)
     app.add_middleware(Hardened, prefix=PREFIX)  # the security headers on every answer, 404s and the stylesheet too

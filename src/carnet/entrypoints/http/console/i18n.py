@@ -35,3 +35,26 @@ def translator(lang: str) -> Callable[[str], str]:
         return t("error.generic") if key.startswith("error.") else key
 
     return t
+
+
+def labeller(t: Callable[[str], str]) -> Callable[[str, str], str]:
+    """``label("action", "memory.list")``: the words of a code (an audit action, an outcome, a category),
+    or the code itself when the catalog has none (a category a caller made up)."""
+
+    def label(family: str, code: str) -> str:
+        key = f"{family}.{code}"
+        found = t(key)
+        return code if found == key else found
+
+    return label
+
+
+def counter(t: Callable[[str], str], lang: str) -> Callable[..., str]:
+    """``n("timeline.count", 5)``: the sentence of ``key.one`` or ``key.other`` with the number in it. French
+    counts 0 and 1 as one ("0 enregistrement"), English 1 only."""
+
+    def n(key: str, count: int, *more: object) -> str:
+        one = count in (0, 1) if lang == "fr" else count == 1
+        return t(f"{key}.{'one' if one else 'other'}") % (count, *more)
+
+    return n

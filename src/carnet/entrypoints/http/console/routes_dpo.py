@@ -1,19 +1,31 @@
 """The DPO's pages (role ``dpo``): a member's retention status and records, the export download,
 rectification, restoring a superseded record, erasure and its receipt, legal hold and the end of the
 relationship. Each is the facade's use case (the same door as ``/api/v1/subjects/...``); the member id
-is always posted."""
+is always posted, and a form answers 303 to a GET page holding only a screen's token (screens.py)."""
 
 from __future__ import annotations
 
 import json
-from datetime import UTC, date, datetime, time
+from datetime import UTC, datetime, time
 
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
 from carnet.entrypoints.http.console import views
+from carnet.entrypoints.http.console.dates import parse_day
+from carnet.entrypoints.http.console.screens import Screen
 from carnet.entrypoints.http.console.security import harden
-from carnet.entrypoints.http.console.web import PREFIX, ConsoleRoute, FormText, Posted, Seen, Viewer, facade_of, render
+from carnet.entrypoints.http.console.web import (
+    PREFIX,
+    ConsoleRoute,
+    FormText,
+    Posted,
+    Seen,
+    Viewer,
+    after,
+    facade_of,
+    render,
+)
 from carnet.entrypoints.http.routes_subjects import export_response
 from carnet.errors import InvalidInput
 from carnet.services.rights.rectify import Correction
@@ -25,27 +37,32 @@ PAGE = 500
 
 
 @router.get("")
-def dpo_home(request: Request, v: Seen) -> Response:
+def dpo_home(request: Request, v: Seen, view: str = "") -> Response:
+    """The find form, or the member a form left on screen (``?view=``, a token of this session)."""
     facade_of(request).door.allow(v.who, "console.dpo", (DPO,))  # a refusal is audited, as every other
-    return render(request, "dpo.html", v=v, subject=None)
-
-
-def _subject_page(request: Request, v: Viewer, subject: str, *, done: str | None = None) -> Response:
+    screen = v.session.screens.show(view, page="dpo")
+    if screen is None or screen.subject is None:
+        return render(request, "dpo.html", v=v, subject=None, gone=bool(view))
     api = facade_of(request)
-    status = api.retention(v.who, subject_id=subject)
-    page = api.list_memories(v.who, subject_id=subject, status=None, limit=PAGE)
-    return render(request, "dpo.html", v=v, subject=subject, retention=status, done=done,
+    status = api.retention(v.who, subject_id=screen.subject)
+    page = api.list_memories(v.who, subject_id=screen.subject, status=None, limit=PAGE)
+    return render(request, "dpo.html", v=v, subject=screen.subject, retention=status, done=screen.done,
                   timeline=views.timeline(page.items, more=page.next_cursor is not None),
                   unreadable=len(page.unreadable))
 
 
+def _shown(v: Viewer, subject: str, done: str | None = None) -> Response:
+    return after(v, Screen("dpo", subject=subject, done=done))
+
+
 @router.post("")
-def dpo_subject(request: Request, v: Posted, subject_id: FormText = "") -> Response:
-    return _subject_page(request, v, views.subject_id(subject_id))
+def dpo_subject(v: Posted, subject_id: FormText = "") -> Response:
+    return _shown(v, views.subject_id(subject_id))
 
 
 @router.post("/export")
 def export(request: Request, v: Posted, subject_id: FormText = "") -> Response:
+    """A download (``Content-Disposition: attachment``): the browser stays on the page, nothing to redirect."""
     subject = views.subject_id(subject_id)
     return harden(export_response(subject, facade_of(request).export(v.who, subject_id=subject)))
 
@@ -56,31 +73,42 @@ def erase(request: Request, v: Posted, subject_id: FormText = "", confirm: FormT
     subject = views.subject_id(subject_id)
     if confirm.strip() != subject:
         raise InvalidInput("the confirmation does not match the member id")
-    receipt = facade_of(request).erase(v.who, subject_id=subject)
-    return render(request, "receipt.html", v=v, receipt=receipt,
-                  receipt_json=json.dumps(receipt.as_dict(), indent=2, ensure_ascii=False))
+    return after(v, Screen("dpo/receipt", receipt=facade_of(request).erase(v.who, subject_id=subject)))
+
+
+@router.get("/receipt")
+def receipt(request: Request, v: Seen, view: str = "") -> Response:
+    """The erasure's receipt (it names the member by keyed hash only), as long as the session holds it."""
+    facade_of(request).door.allow(v.who, "console.dpo", (DPO,))
+    screen = v.session.screens.show(view, page="dpo/receipt")
+    if screen is None or screen.receipt is None:
+        return render(request, "dpo.html", v=v, subject=None, gone=True)
+    return render(request, "receipt.html", v=v, receipt=screen.receipt,
+                  receipt_json=json.dumps(screen.receipt.as_dict(), indent=2, ensure_ascii=False))
 
 
 @router.post("/hold")
 def hold(request: Request, v: Posted, subject_id: FormText = "", reference: FormText = "") -> Response:
     subject = views.subject_id(subject_id)
     facade_of(request).legal_hold(v.who, subject_id=subject, hold=True, reference=reference.strip() or None)
-    return _subject_page(request, v, subject, done="hold")
+    return _shown(v, subject, "hold")
 
 
 @router.post("/release")
 def release(request: Request, v: Posted, subject_id: FormText = "") -> Response:
     subject = views.subject_id(subject_id)
     facade_of(request).legal_hold(v.who, subject_id=subject, hold=False)
-    return _subject_page(request, v, subject, done="release")
+    return _shown(v, subject, "release")
 
 
 @router.post("/relationship-end")
 def relationship_end(request: Request, v: Posted, subject_id: FormText = "", ended_on: FormText = "") -> Response:
-    """A date (``YYYY-MM-DD``, midnight UTC); empty reopens the relationship."""
+    """A day typed ``jj/mm/aaaa`` (or ``aaaa-mm-jj``), stored as midnight UTC; empty reopens the relationship."""
     subject = views.subject_id(subject_id)
-    facade_of(request).relationship_end(v.who, subject_id=subject, ended_at=_day(ended_on))
-    return _subject_page(request, v, subject, done="relationship")
+    day = parse_day(ended_on)
+    ended_at = datetime.combine(day, time(), tzinfo=UTC) if day else None
+    facade_of(request).relationship_end(v.who, subject_id=subject, ended_at=ended_at)
+    return _shown(v, subject, "relationship")
 
 
 @router.post("/rectify")
@@ -91,7 +119,7 @@ def rectify(request: Request, v: Posted, subject_id: FormText = "", memory_id: F
         raise InvalidInput("the corrected text is empty")
     facade_of(request).rectify(v.who, subject_id=subject, memory_id=views.memory_id(memory_id),
                                correction=Correction(text=text))
-    return _subject_page(request, v, subject, done="rectified")
+    return _shown(v, subject, "rectified")
 
 
 @router.post("/restore")
@@ -101,13 +129,4 @@ def restore(request: Request, v: Posted, subject_id: FormText = "", memory_id: F
     subject = views.subject_id(subject_id)
     facade_of(request).restore(v.who, subject_id=subject, memory_id=views.memory_id(memory_id),
                                reason=reason.strip() or None)
-    return _subject_page(request, v, subject, done="restored")
-
-
-def _day(raw: str) -> datetime | None:
-    if not raw.strip():
-        return None
-    try:
-        return datetime.combine(date.fromisoformat(raw.strip()), time(), tzinfo=UTC)
-    except ValueError:
-        raise InvalidInput("a date is YYYY-MM-DD") from None
+    return _shown(v, subject, "restored")

@@ -12,14 +12,25 @@ from fastapi import APIRouter, Request
 from starlette.responses import Response
 
 from carnet.domain.procedures import Decision, ProcedureStatus
-from carnet.entrypoints.http.console.web import PREFIX, ConsoleRoute, FormText, Posted, Seen, Viewer, facade_of, render
+from carnet.entrypoints.http.console.screens import Screen
+from carnet.entrypoints.http.console.web import (
+    PREFIX,
+    ConsoleRoute,
+    FormText,
+    Posted,
+    Seen,
+    Viewer,
+    after,
+    facade_of,
+    render,
+)
 from carnet.services.procedures import Proposal
 from carnet.services.roles import SUPERVISOR
 
 router = APIRouter(prefix=f"{PREFIX}/procedures", route_class=ConsoleRoute, include_in_schema=False)
 
 
-def _page(request: Request, v: Viewer, *, done: str | None = None) -> Response:
+def _page(request: Request, v: Viewer, *, done: str | None) -> Response:
     found = facade_of(request).list_procedures(v.who)
     by_status = {s.value: [p for p in found if p.status is s] for s in ProcedureStatus}
     return render(request, "procedures.html", v=v, groups=by_status, supervisor=SUPERVISOR in v.who.roles,
@@ -27,8 +38,10 @@ def _page(request: Request, v: Viewer, *, done: str | None = None) -> Response:
 
 
 @router.get("")
-def procedures(request: Request, v: Seen) -> Response:
-    return _page(request, v)
+def procedures(request: Request, v: Seen, view: str = "") -> Response:
+    """The page, with the notice of the decision a form left (``?view=``, a token of this session)."""
+    screen = v.session.screens.show(view, page="procedures")
+    return _page(request, v, done=screen.done if screen else None)
 
 
 @router.post("")
@@ -38,12 +51,12 @@ def propose(request: Request, v: Posted, text: FormText = "", queue: FormText = 
     keywords = tuple(k.strip() for k in applies_when.split(",") if k.strip())
     facade_of(request).propose_procedure(v.who, proposal=Proposal(text.strip(), queue=queue.strip() or None,
                                                                   applies_when=keywords))
-    return _page(request, v, done="proposed")
+    return after(v, Screen("procedures", done="proposed"))
 
 
 def _decide(request: Request, v: Viewer, procedure_id: UUID, decision: Decision) -> Response:
     facade_of(request).decide_procedure(v.who, procedure_id=str(procedure_id), decision=decision)
-    return _page(request, v, done=decision.value)
+    return after(v, Screen("procedures", done=decision.value))
 
 
 @router.post("/{procedure_id}/approve")

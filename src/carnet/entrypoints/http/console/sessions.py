@@ -21,6 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from carnet.entrypoints.http.console.screens import Screens
+
 
 def _digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
@@ -34,6 +36,7 @@ class Session:
     started: datetime
     seen: datetime
     csrf: str = field(default_factory=lambda: secrets.token_urlsafe(32))
+    screens: Screens = field(default_factory=Screens)  # what its pages show after a form (screens.py)
 
 
 class SessionStore:

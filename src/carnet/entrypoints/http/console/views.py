@@ -74,24 +74,41 @@ def timeline(items: Sequence[Memory], *, more: bool) -> Timeline:
     return Timeline(by_kind, len(items), superseded, more)
 
 
+# Where a signal (0..1) stops being weak, then average: the calibrated relevance is 0 for unrelated text and 1
+# for a paraphrase, so a third of the way is already a clear match; the record's own signals are plain shares.
+THRESHOLDS = {"relevance": (0.2, 0.4), "keyword": (0.3, 0.7), "importance": (0.4, 0.7), "recency": (0.3, 0.7),
+              "frequency": (0.3, 0.7), "confidence": (0.4, 0.7)}
+LEVELS = ("low", "medium", "high")
+
+
+def level(signal: str, value: float) -> str:
+    """``low``, ``medium`` or ``high``: what the pages say of a signal instead of its number."""
+    medium, high = THRESHOLDS[signal]
+    return "high" if value >= high else "medium" if value >= medium else "low"
+
+
 @dataclass(frozen=True, slots=True)
 class Why:
     ranked: Ranked
-    signals: dict[str, float]
+    levels: dict[str, str]  # each signal in words: low, medium, high (never a cosine, never below zero)
     parts: dict[str, float]  # each signal times its weight, over the weights' total: they sum to the score
     main: str  # the signal with the largest part
 
 
 def why(r: Ranked, w: Weights) -> Why:
     """The terms of ``carnet.domain.scoring.final_score``: relevance (dense and keyword fused; it can be
-    below zero when the calibrated relevance is), importance, recency, frequency and confidence."""
+    below zero when the calibrated relevance is), importance, recency, frequency and confidence. The page
+    shows the term that adds most and each signal's level, not the numbers (a supervisor reads words)."""
     s = r.signals
     fused = (1.0 - w.sparse_weight) * s.ranking_relevance + w.sparse_weight * s.keyword
     total = w.total() or 1.0
     parts = {"relevance": w.relevance * fused / total, "importance": w.importance * s.importance / total,
              "recency": w.recency * s.recency / total, "frequency": w.frequency * s.frequency / total,
              "confidence": w.confidence * s.confidence / total}
-    return Why(r, s.as_dict(), {k: round(v, 3) for k, v in parts.items()}, max(parts, key=lambda k: parts[k]))
+    values = {"relevance": s.relevance, "keyword": s.keyword, "importance": s.importance, "recency": s.recency,
+              "frequency": s.frequency, "confidence": s.confidence}
+    return Why(r, {k: level(k, v) for k, v in values.items()}, {k: round(v, 3) for k, v in parts.items()},
+               max(parts, key=lambda k: parts[k]))
 
 
 def whys(ranked: Sequence[Ranked], w: Weights) -> list[Why]:

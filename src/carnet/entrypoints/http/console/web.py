@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Annotated, Any
+from zoneinfo import ZoneInfo
 
 import jinja2
 import structlog
@@ -19,7 +20,9 @@ from fastapi.routing import APIRoute
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from carnet.bootstrap.container import Container
-from carnet.entrypoints.http.console import i18n
+from carnet.entrypoints.http.console import i18n, views
+from carnet.entrypoints.http.console.dates import Dates
+from carnet.entrypoints.http.console.screens import Screen
 from carnet.entrypoints.http.console.security import LANG_COOKIE, SESSION_COOKIE, harden, same_token
 from carnet.entrypoints.http.console.sessions import Session, SessionStore
 from carnet.errors import CarnetError, Unauthenticated
@@ -40,6 +43,7 @@ class Console:
     sessions: SessionStore
     pages: jinja2.Environment
     login_budget: RateLimiter  # login attempts per client address
+    zone: ZoneInfo  # the zone dates are shown in (CARNET_CONSOLE__TIME_ZONE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,10 +113,19 @@ def render(request: Request, template: str, *, status: int = 200, v: Viewer | No
            **context: Any) -> HTMLResponse:
     console = console_of(request)
     lang = lang_of(request)
+    t = i18n.translator(lang)
     page = console.pages.get_template(template).render(
-        t=i18n.translator(lang), lang=lang, v=v, roles=set(v.who.roles) if v else set(), prefix=PREFIX,
-        **context)
+        t=t, label=i18n.labeller(t), n=i18n.counter(t, lang), dates=Dates(zone=console.zone, t=t),
+        level=views.level, lang=lang, v=v, roles=set(v.who.roles) if v else set(), prefix=PREFIX, **context)
     return harden(HTMLResponse(page, status_code=status))
+
+
+def after(v: Viewer, screen: Screen) -> Response:
+    """Post/redirect/get: keep what the next page shows in the session, and send the browser to that page
+    by a URL holding only the screen's token (``screens.py``)."""
+    token = v.session.screens.keep(screen)
+    return harden(RedirectResponse(f"{PREFIX}/{screen.page}?view={token}",
+                                   status_code=303))
 
 
 def error_page(request: Request, *, status: int, code: str, v: Viewer | None) -> HTMLResponse:
