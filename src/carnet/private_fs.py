@@ -13,6 +13,7 @@ store, the scheduler's state): nobody else on the host has to read it. Two layer
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from pathlib import Path
@@ -45,7 +46,14 @@ def private_file(path: Path) -> Path:
     if missing: an existing directory is the caller's choice, left as it is)."""
     if not path.parent.exists():
         private_dir(path.parent)
-    os.close(os.open(path, os.O_WRONLY | os.O_CREAT, FILE_MODE))
+    # An existing file is never opened here. Closing any descriptor of an SQLite database drops every POSIX
+    # lock this process holds on it (SQLite's "how to corrupt" notes, 2.2.1): a second store opened on the
+    # catalog's file (the intake queue, the team procedures) left the first connection unlocked, another
+    # process closing its own connection (`carnet apikey create` or `revoke` beside `carnet serve`) then
+    # checkpointed and deleted the WAL under it, and the server saw no key created or revoked after that
+    # (tests/integration/test_sqlite_shared_file.py).
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE))
     _tighten(path, FILE_MODE)
     return path
 
