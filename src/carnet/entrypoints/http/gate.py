@@ -92,7 +92,7 @@ class AuthGate:
         except Unauthenticated as exc:
             if exc.message == UNKNOWN_KEY:
                 log.warning("api_key_unknown", key_id=key_id_of(key), store=store_named(self._c.settings),
-                            hint=f"a key works only with the store it was made in; one for this server's: "
+                            hint=f"a key works only with the store it was made in; a key for this store: "
                                  f"{key_command(self._c.settings)}")
             await self._refuse_unauthenticated(scope, send, exc)
             return
