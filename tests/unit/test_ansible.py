@@ -237,3 +237,41 @@ def test_the_example_sets_carnet_up_for_the_three_node_cluster() -> None:
         "CARNET_QDRANT__READ_CONSISTENCY": "1"}
     play = next(p for p in yaml.safe_load((ANSIBLE / "playbooks" / "site.yml").read_text()) if p["hosts"] == "qdrant")
     assert play["serial"] == 1
+
+
+def test_the_embedding_key_reaches_carnet_as_a_file_and_only_when_set() -> None:
+    """With carnet_embed_api_key, each Carnet unit loads it as a credential that is not a CARNET_* name
+    (carnet-env-from-files never exports it) and points CARNET_EMBED_SERVER__API_KEY_FILE at it."""
+    base: dict[str, object] = {
+        "ansible_managed": "m", "_carnet_credentials": [{"name": n, "file": f, "value": "x"} for n, f in _SECRETS],
+        "_carnet_credentials_dir": "/etc/carnet/credentials", "_carnet_venv": "/opt/carnet",
+        "_carnet_home": "/var/lib/carnet", "_carnet_etc": "/etc/carnet", "_carnet_state_dirs": ["/var/lib/carnet/data"],
+        "carnet_user": "carnet", "carnet_group": "carnet",
+    }
+    for unit in ("carnet-api.service.j2", "carnet-worker@.service.j2", "carnet-maintain.service.j2"):
+        template = ROLES / "carnet" / "templates" / unit
+        with_key = _render(template, **base, carnet_embed_api_key="k" * 40)
+        assert "LoadCredential=embed-api-key:/etc/carnet/credentials/embed-api-key" in with_key, unit
+        assert "Environment=CARNET_EMBED_SERVER__API_KEY_FILE=%d/embed-api-key" in with_key, unit
+        assert "embed-api-key" not in _render(template, **base, carnet_embed_api_key=""), unit
+
+
+def test_the_example_serves_the_embedding_model_on_the_gpu_host_and_wires_carnet_to_it() -> None:
+    inventory = yaml.safe_load((ANSIBLE / "inventory" / "example.yml").read_text())["all"]["children"]
+    gpu = inventory["vllm_gpu"]["vars"]
+    settings = inventory["carnet"]["vars"]["carnet_settings_extra"]
+    defaults = yaml.safe_load((ROLES / "vllm" / "defaults" / "main.yml").read_text())
+    assert defaults["vllm_embed_enabled"] is False  # off by default, on in the example
+    assert gpu["vllm_embed_enabled"] is True and gpu["vllm_embed_model_path"].startswith("/")
+    assert gpu["vllm_gpu_memory_utilization"] + gpu["vllm_embed_gpu_memory_utilization"] <= 0.95
+    assert settings["CARNET_EMBEDDER"] == "remote"
+    assert settings["CARNET_EMBED_SERVER__BASE_URL"] == f"https://gpu-1.internal:{defaults['vllm_embed_port']}"
+    assert settings["CARNET_EMBED_SERVER__MODEL"] == gpu["vllm_embed_served_model_name"]
+    assert inventory["carnet"]["vars"]["carnet_embed_api_key"] == gpu["vllm_embed_api_key"]
+    unit = _render(ROLES / "vllm" / "templates" / "vllm-embed.service.j2", ansible_managed="m",
+                   **(defaults | {k: v for k, v in gpu.items() if k.startswith("vllm_embed") or k == "vllm_version"}))
+    flags = _exec_start(unit.replace("\\\n", " "))  # the continuation lines joined
+    assert "--runner=pooling" in flags and f"--port={defaults['vllm_embed_port']}" in flags
+    assert f"--served-model-name={gpu['vllm_embed_served_model_name']}" in flags and "--max-model-len=512" in flags
+    assert "LoadCredential=vllm-api-key:/etc/vllm/credentials/vllm-embed-api-key" in unit
+    assert "--api-key" not in unit and f"ReadOnlyPaths={gpu['vllm_embed_model_path']}" in unit
