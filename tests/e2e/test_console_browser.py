@@ -5,7 +5,8 @@ What a user does (log in, look a member up, see a superseded fact shown as such,
 ``assemble``, export, erase and read the receipt) and what must be refused (a form without its CSRF
 token, a session after logout, an ``agent`` on DPO pages, another tenant's member, a revoked key's
 session). Every page is checked with axe-core (no serious or critical violation) and saved as a
-screenshot under ``artifacts/console/`` (``CARNET_TEST_ARTIFACTS`` moves it)."""
+screenshot under ``artifacts/console/`` (``TEST_ARTIFACTS`` moves it: not a ``CARNET_`` name, which the
+settings would refuse as unknown). The console's images in docs/ are copies of these (docs/console.md)."""
 
 from __future__ import annotations
 
@@ -48,7 +49,7 @@ pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's ch
 
 
 def _artifacts() -> Path:
-    out = Path(os.environ.get("CARNET_TEST_ARTIFACTS", ROOT / "artifacts")) / "console"
+    out = Path(os.environ.get("TEST_ARTIFACTS", ROOT / "artifacts")) / "console"
     out.mkdir(parents=True, exist_ok=True)
     return out
 

@@ -117,3 +117,40 @@ def test_the_console_can_be_turned_off(tmp_path: Path, embedder: Embedder, monke
             assert client.get("/healthz").status_code == 200
     finally:
         c.close()
+
+
+def test_every_form_redirects_to_a_get_page_that_names_no_member(client: tuple[TestClient, str],
+                                                                 container: Container) -> None:
+    """Post/redirect/get (issue 50, item 4): a form's answer is a 303 to a GET page whose URL holds an
+    opaque token of the session, never the member id or the question; that page shows the member."""
+    c, key = client
+    csrf = _login(c, key)
+    who = authenticate(container.deps.catalog, container.pepper, key)
+    memory_id = container.facade.list_memories(who, subject_id=MEMBER, status=None, limit=10).items[0].id
+    admin_key = create_key(container.deps.catalog, container.pepper, tenant="assur-nord", roles=["agent"])[0]
+    forms = {
+        "/console/member": {}, "/console/member/search": {"query": "où habite-t-il"},
+        "/console/member/assemble": {"query": "où habite-t-il"}, "/console/dpo": {},
+        "/console/dpo/hold": {"reference": "LIT-1"}, "/console/dpo/release": {},
+        "/console/dpo/relationship-end": {"ended_on": "30/06/2026"},
+        "/console/dpo/rectify": {"memory_id": memory_id, "text": "Le membre habite à Quimper."},
+        "/console/procedures": {"text": "Toujours rappeler le délai de rétractation.", "applies_when": "contrat"},
+        "/console/admin/keys": {"roles": "agent"}, "/console/admin/intakes/retry": {},
+        "/console/admin/keys/revoke": {"key_id": admin_key.split("_")[1]},
+        "/console/dpo/erase": {"confirm": MEMBER},  # last: the member is gone after it
+    }
+    # Answered otherwise, and covered elsewhere: logout (to the login page), the export (a download);
+    # restore and the procedure decisions answer through the same `after` (tests/e2e).
+    others = {"/console/logout", "/console/dpo/export", "/console/member/restore", "/console/dpo/restore"}
+    decisions = {p for p in _posted() if p.startswith("/console/procedures/0")}
+    assert set(forms) | others | decisions == set(_posted())
+    for path, fields in forms.items():
+        answer = c.post(path, data={"csrf": csrf, "subject_id": MEMBER, **fields}, follow_redirects=False)
+        assert answer.status_code == 303, (path, answer.status_code, answer.text[:300])
+        where = answer.headers["location"]
+        assert re.fullmatch(r"/console/(member|dpo|dpo/receipt|admin|procedures)\?view=[\w-]{20,}", where), where
+        page = c.get(where)
+        assert page.status_code == 200 and MEMBER not in where and "habite" not in where
+        if path.startswith(("/console/member", "/console/dpo")) and path != "/console/dpo/erase":
+            assert MEMBER in page.text, path  # the screen names the member in the page, not in the URL
+    assert "Effacement complet et vérifié" in page.text and MEMBER not in page.text
