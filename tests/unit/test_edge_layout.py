@@ -32,6 +32,9 @@ def test_a_shard_is_adopted_by_its_first_model_and_refused_to_another(tmp_path: 
     with pytest.raises(Conflict, match="carnet reembed"):
         el.open_live(tmp_path, model_id=E5.model_id)
     assert el.open_live(tmp_path / "fresh", model_id="any") == tmp_path / "fresh" / "vectors"
+    with pytest.raises(Conflict, match="holds 384-dimension vectors of 'st/model', but the embedder gives 768"):
+        el.open_live(tmp_path, model_id="st/model", dim=768)  # a remote server's DIM set wrong
+    assert el.open_live(tmp_path, model_id="st/model", dim=384) == live
 
 
 def test_a_build_then_a_switch_keeps_the_previous_shard_aside(tmp_path: Path) -> None:

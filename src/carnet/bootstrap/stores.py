@@ -87,7 +87,8 @@ def build_index(settings: Settings, dim: int, *, model_id: str | None = None) ->
         cached = settings.record_cache_size
         if model_id is None:
             return EdgeVectorIndex(settings.data_dir / edge_layout.LIVE, dim, cached=cached)
-        index = EdgeVectorIndex(edge_layout.open_live(settings.data_dir, model_id=model_id), dim, cached=cached)
+        live = edge_layout.open_live(settings.data_dir, model_id=model_id, dim=dim)
+        index = EdgeVectorIndex(live, dim, cached=cached)
         edge_layout.adopt(settings.data_dir / edge_layout.LIVE, edge_layout.ShardModel(model_id, dim))
         return index
     from carnet.adapters.vectors.qdrant_distribution import Distribution

@@ -62,9 +62,10 @@ def write_model(shard: Path, model: ShardModel) -> None:
     os.replace(tmp, shard / MODEL_FILE)
 
 
-def open_live(data_dir: Path, *, model_id: str) -> Path:
-    """The live shard's path for a process embedding with ``model_id``, after finishing a switch a
-    crash interrupted. ``Conflict`` when the shard was built by another model."""
+def open_live(data_dir: Path, *, model_id: str, dim: int | None = None) -> Path:
+    """The live shard's path for a process embedding with ``model_id`` (vectors of ``dim`` dimensions,
+    when given), after finishing a switch a crash interrupted. ``Conflict`` when the shard was built by
+    another model, or holds vectors of another dimension."""
     live, nxt = data_dir / LIVE, data_dir / NEXT
     if not live.exists() and (nxt / _ENGINE_CONFIG).exists() and not (nxt / INCOMPLETE).exists():
         try:
@@ -82,6 +83,11 @@ def open_live(data_dir: Path, *, model_id: str) -> Path:
             f"the vector store in {live} was built with the embedding model {model.model_id!r}, but the "
             f"settings give {model_id!r}: set CARNET_EMBEDDER (and its path) back, or migrate with "
             "`carnet reembed`")
+    if model is not None and dim is not None and model.dim != dim:
+        raise Conflict(
+            f"the vector store in {live} holds {model.dim}-dimension vectors of {model.model_id!r}, but the "
+            f"embedder gives {dim} dimensions: set the dimension back (CARNET_EMBED_SERVER__DIM for a remote "
+            "embedder), or migrate with `carnet reembed`")
     return live
 
 
