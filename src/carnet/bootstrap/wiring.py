@@ -77,7 +77,7 @@ def build(settings: Settings, *, embedder: Embedder | None = None, kms: Kms | No
     plane = build_control_plane(settings)
     emb = embedder or build_embedder(settings)
     own_close = getattr(emb, "close", None) if embedder is None else None  # a child process (embed_process)
-    probes = {"embedder": emb.check} if isinstance(emb, RemoteEmbedder) else {}
+    remote = emb if isinstance(emb, RemoteEmbedder) else None
     if settings.embed_query_batch > 1 and not isinstance(emb, QueryBatcher):  # concurrent queries, one model call
         emb = QueryBatcher(emb, max_batch=settings.embed_query_batch)
     calibration = load_calibration(emb.model_id, settings.calibration_dir or CALIBRATION_DIR,
@@ -159,7 +159,9 @@ def build(settings: Settings, *, embedder: Embedder | None = None, kms: Kms | No
     container = Container(settings, deps, plane.pepper, metrics, kms, keyring, audit, facade,
                           RateLimiter(settings.api.rate_limit or None), queue,
                           RefusalTally(audit, deps.clock, pepper=plane.pepper), invalidations)
-    container.probes.update(probes)
+    if remote is not None:  # /readyz's embedder check, and its counters and circuit on /metrics
+        container.probes["embedder"] = remote.check
+        metrics.watch_embed_server(remote.stats.snapshot, lambda: remote.state.value)
     if judge is not None:
         container.closing.append(judge[1])
     if callable(own_close):

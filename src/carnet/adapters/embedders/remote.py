@@ -97,6 +97,10 @@ class RemoteStats:
             for name, n in counts.items():
                 setattr(self, name, getattr(self, name) + n)
 
+    def snapshot(self) -> dict[str, int]:
+        with self._lock:
+            return {"requests": self.requests, "failed_calls": self.failed_calls, "refused_calls": self.refused_calls}
+
 
 class RemoteEmbedder:
     def __init__(self, config: RemoteConfig, *, clock: Callable[[], float] = time.monotonic) -> None:
