@@ -170,6 +170,9 @@ class RemoteEmbedder:
             self.stats.add(failed_calls=1)
             log.warning("embedder_call_failed", reason=exc.reason, texts=len(texts), circuit=self.breaker.state.value)
             raise EmbedderUnavailable(exc.reason) from None
+        except BaseException:  # a defect or an interrupt: counted, so a half-open trial never stays in flight
+            self.breaker.failed()
+            raise
         self.breaker.succeeded()
         return vectors
 
@@ -191,7 +194,7 @@ class RemoteEmbedder:
             r = self._http.post("/embeddings", json=body)
         except httpx.TimeoutException:
             raise _Transient("timeout") from None
-        except httpx.TransportError as exc:
+        except httpx.RequestError as exc:
             if _caused_by_tls(exc):  # a certificate refused, or ours: not transient
                 raise _Failed("tls") from None
             raise _Transient("connect") from None
