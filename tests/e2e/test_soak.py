@@ -21,9 +21,12 @@ vector index (the pseudonymised text is served by no route).
 
 Last, the soak's short run on the same processes: two tenants' assistants (soak-a and soak-b, whose
 final checks look at their own ledger only) for 45 s with all five faults (kill -9 a worker and an
-API, OpenBao frozen, PostgreSQL and the Qdrant test server restarted) and every invariant of its JSON
-asserted. What this topology does not have here: TLS between the parts (tested link by link
-elsewhere), several Qdrant or PostgreSQL nodes (docs/operations.md)."""
+API, OpenBao frozen, PostgreSQL and the Qdrant test server restarted) and its verdict asserted
+(carnet.bench.soak.verdict). On a busy machine fewer requests fit in 45 s: each assistant then does,
+before it stops, every kind of action it has not done yet, so the run never fails for lack of work;
+tests/e2e/test_soak_verdict.py shows the verdict failing when an invariant is broken on purpose. What
+this topology does not have here: TLS between the parts (tested link by link elsewhere), several Qdrant
+or PostgreSQL nodes (docs/operations.md)."""
 
 from __future__ import annotations
 
@@ -41,6 +44,7 @@ import pytest
 
 from carnet.bench.cli import _ALL_FAULTS
 from carnet.bench.soak import run as soak_run
+from carnet.bench.soak import verdict
 from carnet.bench.soak.faults import FAULTS
 from carnet.bench.soak.stack import Topology, create_keys
 from tests.e2e import test_gdpr_api as gdpr_api
@@ -223,25 +227,9 @@ def test_the_soak_short_run_keeps_every_invariant_under_all_five_faults(topology
     assert _ALL_FAULTS == FAULTS  # the CLI's default list (kept there so that --help imports no soak code)
     result = soak_run.soak(topology, seconds=SOAK_SECONDS, faults=FAULTS, assistants=2)
     print(json.dumps(result, ensure_ascii=False))  # the whole JSON, shown if an assertion fails
-    shown = json.dumps({k: result[k] for k in ("faults", "intakes", "memories", "erasures", "targets",
-                                               "server_errors_outside_samples", "server_errors_inside_by_fault")})
-    assert [w["fault"] for w in result["faults"]] == list(FAULTS), shown
-    # Every target, but one read as the 10-minute run's finding says: on this shared 2-core machine the
-    # APIs' admission control may shed a request outside any fault window (503 ``overloaded``, a code,
-    # retried): that, and only that, is allowed there.
-    met = {k: v for k, v in result["targets"].items() if k not in ("all", "server_errors_outside_windows_0")}
-    assert all(met.values()), shown + json.dumps(result["invariants"])
-    assert set(result["server_errors_outside_by_code"]) <= {"503:overloaded"}, shown
-    assert result["intakes"]["accepted"] > 0 and result["intakes"]["lost"] == 0, shown
-    assert result["memories"]["duplicated"] == 0 and result["erasures"]["erased_reappeared"] == 0, shown
-    assert result["erasures"]["erased_subjects"] > 0, shown  # erasures ran, and none came back
-    # The one finding this run may show (docs/benchmarks.md, "Soak"): an erasure while OpenBao is frozen
-    # answers 200 with ``complete: false`` and ``residue: ["data_key"]``, and since a second DELETE is a
-    # 404 the wrapped key stays in the KV store until `carnet backup reapply-erasures`. The receipt must
-    # say so: a key left behind a complete receipt would be a lie, and fails. An export cut by a fault says
-    # so too (its tail: ``complete: false`` and the error's code).
-    allowed = {"erasure_incomplete", "erasure_left_incomplete", "erased_key_left", "export_incomplete"}
-    assert set(result["invariants"]["violations"]) <= allowed, json.dumps(result["invariants"])
-    assert result["erasures"]["data_keys_left_unreported"] == 0, shown
-    assert result["erasures"].get("data_keys_left_after_reapply", 0) == 0, shown  # the remedy works
-    assert result["parts_dead"] == {}, json.dumps(result["parts_dead"])
+    # Every target, every fault, the work the checks need and no invariant broken, read as the 10-minute
+    # run's findings say (carnet.bench.soak.verdict: 503 ``overloaded`` may shed a request outside any fault
+    # window on this shared machine; an erasure or export cut by a fault must say so in its answer).
+    assert verdict.failures(result, FAULTS) == [], json.dumps({k: result[k] for k in (
+        "faults", "actions", "intakes", "memories", "erasures", "targets", "invariants",
+        "server_errors_outside_samples", "server_errors_inside_by_fault", "parts_dead")})

@@ -14,6 +14,7 @@ import random
 import threading
 import time
 import uuid
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +30,10 @@ _PREFERENCES = ["préfère être appelé le mardi matin", "souhaite recevoir ses
                 "veut résilier l'option assistance", "a changé de banque le mois dernier",
                 "attend le passage de l'expert jeudi", "préfère les échanges par courriel",
                 "a un deuxième véhicule à assurer", "déménage en janvier à Lyon"]
+# The order in which an assistant does, at the end, what it never did: writes first (a call to extract), a
+# legal hold before a forget (both need a live memory), the erasure last (it replaces the subject).
+OWED = ("remember", "messages", "search", "assemble", "export", "hold", "cross", "forget", "erase")
+assert sorted(OWED) == sorted(_MIX)
 _QUERIES = ["Quand l'appeler ?", "Quelles sont ses préférences ?", "Où habite-t-il ?", "Que s'est-il passé ?"]
 
 
@@ -44,6 +49,7 @@ class Assistant(threading.Thread):
         super().__init__(name=name, daemon=True)
         self.tenant, self.keys, self.other, self.http, self.ledger = tenant, keys, other_tenant, http, ledger
         self._stop_event, self._rng, self._serial = stop, random.Random(seed), 0
+        self.done: Counter[str] = Counter()  # actions done, by kind
         self.subjects = [self._new_subject() for _ in range(_SUBJECTS_EACH)]
 
     def _new_subject(self) -> Subject:
@@ -54,12 +60,29 @@ class Assistant(threading.Thread):
         actions, weights = list(_MIX), list(_MIX.values())
         while not self._stop_event.is_set():
             action = self._rng.choices(actions, weights)[0]
-            subject = self._rng.choice(self.subjects)
-            try:
-                getattr(self, f"_{action}")(subject)
-            except (KeyError, TypeError, AttributeError) as exc:  # an answer of an unexpected shape: counted
-                self.ledger.violation(f"malformed_answer:{action}", subject=subject.id, error=repr(exc))
+            self._act(action, self._rng.choice(self.subjects))
             time.sleep(self._rng.uniform(0.02, 0.1))  # think time between an assistant's calls
+        # On a busy machine fewer requests fit in the run: an action drawn rarely (an erasure, a legal hold)
+        # may never have come. Each one this assistant has not done is done now, so the checks at the end
+        # never lack the work they check (``verdict``: every kind of action ran).
+        for action in OWED:
+            if not self.done[action]:
+                self._act(action, self._with_a_memory())
+
+    def _with_a_memory(self) -> Subject:
+        """A subject with a live memory (a legal hold and a forget need one), remembered first if none has."""
+        live = [s for s in self.subjects if s.live_memories]
+        if not live:
+            self._act("remember", self.subjects[0])
+            live = [s for s in self.subjects if s.live_memories] or self.subjects[:1]
+        return live[0]
+
+    def _act(self, action: str, subject: Subject) -> None:
+        try:
+            if getattr(self, f"_{action}")(subject) is not False:  # False: nothing to do it on yet
+                self.done[action] += 1
+        except (KeyError, TypeError, AttributeError) as exc:  # an answer of an unexpected shape: counted
+            self.ledger.violation(f"malformed_answer:{action}", subject=subject.id, error=repr(exc))
 
     def _retry(self, method: str, route: str, path: str, *, key: str, json: Any = None,
                headers: dict[str, str] | None = None, done: tuple[int, ...] = ()) -> Answer:
@@ -130,10 +153,10 @@ class Assistant(threading.Thread):
             if isinstance(answer.body, dict) and answer.body.get("complete") is not True:
                 self.ledger.violation("export_incomplete", subject=s.id, tail=answer.body.get("error"))
 
-    def _forget(self, s: Subject) -> None:
+    def _forget(self, s: Subject) -> bool:
         live = sorted(s.live_memories)
         if not live:
-            return
+            return False
         memory_id = self._rng.choice(live)
         answer = self._retry("DELETE", "forget", f"/api/v1/subjects/{s.id}/memories/{memory_id}",
                              key=self.keys.agent, done=(404,))
@@ -141,25 +164,27 @@ class Assistant(threading.Thread):
             s.forgotten.add(memory_id)
         else:
             self._unexpected("forget", s, answer)
+        return True
 
-    def _hold(self, s: Subject) -> None:
+    def _hold(self, s: Subject) -> bool:
         if not s.live_memories:
-            return  # a subject Carnet has never seen has no retention to hold
+            return False  # a subject Carnet has never seen has no retention to hold
         path = f"/api/v1/subjects/{s.id}/legal-hold"
         held = self._retry("PUT", "legal-hold", path, key=self.keys.dpo, json={"reference": "LIT-SOAK"})
         if not held.ok:
             self._unexpected("legal-hold", s, held)
-            return
+            return True
         refused = self._retry("DELETE", "erase", f"/api/v1/subjects/{s.id}", key=self.keys.dpo)
         if refused.ok:
             self.ledger.violation("erased_under_hold", subject=s.id)
             self._erased(s)
-            return
+            return True
         if refused.status != 409 or refused.code != "legal_hold":
             self._unexpected("erase", s, refused)
         lifted = self._retry("DELETE", "legal-hold", path, key=self.keys.dpo)
         if not lifted.ok:
             self._unexpected("legal-hold", s, lifted)
+        return True
 
     def _erase(self, s: Subject) -> None:
         """Until a complete receipt: a DPO's client asks again while the receipt lists a residue. The
@@ -192,17 +217,18 @@ class Assistant(threading.Thread):
         s.erased = True
         self.subjects[self.subjects.index(s)] = self._new_subject()
 
-    def _cross(self, s: Subject) -> None:
+    def _cross(self, s: Subject) -> bool:
         """This tenant's agent key on a subject of the other tenant: 404, nothing shown."""
         theirs = self.ledger.live_subjects(self.other)
         if not theirs:
-            return
+            return False
         target = self._rng.choice(theirs)
         answer = self.http.send("GET", "cross-tenant", f"/api/v1/subjects/{target.id}/memories",
                                 key=self.keys.agent)
         if answer.ok and answer.body.get("items"):
             self.ledger.violation("cross_tenant", route="cross-tenant", tenant=self.tenant, subject=target.id,
                                   shown=len(answer.body["items"]))
+        return True
 
     def _unexpected(self, route: str, s: Subject, answer: Answer) -> None:
         """An answer no retry turned into success (not an invariant: reported with the counts)."""

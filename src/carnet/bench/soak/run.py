@@ -80,6 +80,7 @@ def soak(topology: Topology, *, seconds: float, faults: Sequence[str], assistant
         "machine": machine(), "seconds": round(seconds), "faults_asked": list(faults), "assistants": len(team),
         "apis": len(topology.api_parts), "workers": len(topology.worker_parts),
         "faults": [w.as_dict() for w in windows], **summary.requests(calls, windows),
+        "actions": dict(sorted(sum((a.done for a in team), Counter()).items())),
         "intakes": {**intakes, "at_their_subjects_erasure": dict(sorted(ledger.at_erasure.items()))},
         "memories": memories, "erasures": erasures,
         "invariants": summary.invariants(ledger),
