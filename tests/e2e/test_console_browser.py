@@ -279,9 +279,9 @@ def test_dpo_holds_refuses_erasure_under_hold_releases_rectifies_and_ends_the_re
     tab.submit("form[action$='/dpo/hold'] button")
     assert "Le membre est sous gel juridique" in tab.text() and "LIT-2026-0042" in tab.text()
     tab.page.fill("#erase-confirm", HELD)
-    with tab.page.expect_response(lambda r: r.url.endswith("/dpo/erase")) as answer:
-        tab.submit("form[action$='/dpo/erase'] button")
-    assert answer.value.status == 409 and "gel juridique" in tab.text()
+    refused = tab.submit("form[action$='/dpo/erase'] button")  # a refusal is a GET page too (Back works)
+    assert refused.status == 409 and refused.request.method == "GET" and "gel juridique" in tab.text()
+    assert re.search(r"/console/error\?view=[\w-]{20,}$", tab.page.url) and HELD not in tab.page.url
     tab.open_member(HELD, section="dpo")
     tab.submit("form[action$='/dpo/release'] button")
     assert "Le gel juridique est levé" in tab.text()
@@ -342,8 +342,8 @@ def test_an_agent_session_is_refused_on_dpo_pages(tab: Tab, site: tuple[str, dic
         const c = document.createElement('input'); c.type = 'hidden'; c.name = 'confirm'; c.value = '{MEMBER}';
         f.appendChild(c); }}""")
     with tab.page.expect_response(lambda r: r.url.endswith("/console/dpo/erase")) as answer:
-        tab.submit("form.find button[type=submit]")
-    assert answer.value.status == 403
+        page = tab.submit("form.find button[type=submit]")
+    assert answer.value.status == 303 and page.status == 403 and "rôle" in tab.text()
     tab.open_member(MEMBER)
     assert "Villeurbanne" in tab.text()  # nothing was erased
 
@@ -479,7 +479,14 @@ def test_back_after_a_search_shows_the_page_before_and_no_url_names_the_member(
     assert "Résultats de recherche" in tab.text()
     back = tab.page.go_back(wait_until="load")
     assert back is not None and back.status == 200 and tab.page.url == timeline_url
-    assert not any(MEMBER in u or "habite" in u for u in tab.urls), tab.urls
+    tab.go("/console/member")
+    tab.page.fill("#subject_id", "ADH-0000")  # a mistyped id: the page it leads to is a GET (404) too
+    missing = tab.submit("form.find button[type=submit]")
+    assert missing.status == 404 and missing.request.method == "GET" and "Aucun membre" in tab.text()
+    tab.go("/console/procedures")
+    back = tab.page.go_back(wait_until="load")
+    assert back is not None and back.status == 404 and "Aucun membre" in tab.text()
+    assert not any(MEMBER in u or "habite" in u or "ADH-0000" in u for u in tab.urls), tab.urls
     # A token means something only in the session that made it: another session finds nothing there.
     other = Tab(browser, tab.base, _axe_source())
     try:

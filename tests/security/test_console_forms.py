@@ -154,3 +154,7 @@ def test_every_form_redirects_to_a_get_page_that_names_no_member(client: tuple[T
         if path.startswith(("/console/member", "/console/dpo")) and path != "/console/dpo/erase":
             assert MEMBER in page.text, path  # the screen names the member in the page, not in the URL
     assert "Effacement complet et vérifié" in page.text and MEMBER not in page.text
+    gone = c.post("/console/dpo/hold", data={"csrf": csrf, "subject_id": MEMBER}, follow_redirects=False)
+    assert gone.status_code == 303 and re.fullmatch(r"/console/error\?view=[\w-]{20,}", gone.headers["location"])
+    refusal = c.get(gone.headers["location"])  # a refusal is a GET page with the refusal's status
+    assert refusal.status_code == 404 and "Aucun membre avec cet identifiant" in refusal.text

@@ -65,7 +65,8 @@ def test_the_console_offers_and_grants_only_what_the_admin_may(served: tuple[str
         offered = set(re.findall(r'name="roles" type="checkbox" value="([a-z]+)"', page))
         assert offered == {"agent", "admin"}
         refused = browser.request("POST", "/console/admin/keys", data={"csrf": csrf, "roles": ["supervisor"]})
-        assert refused.status_code == 403
+        assert refused.status_code == 303 and refused.headers["location"].startswith("/console/error?view=")
+        assert browser.request("GET", refused.headers["location"]).status_code == 403
         made = browser.request("POST", "/console/admin/keys", data={"csrf": csrf, "roles": ["agent"]})
         assert made.status_code == 303 and made.headers["location"].startswith("/console/admin?view=")
         shown = browser.request("GET", made.headers["location"])  # post/redirect/get: the key, once

@@ -30,6 +30,7 @@ from carnet.entrypoints.http.console.web import (
     LoginNeeded,
     Posted,
     console_of,
+    error_page,
     render,
     viewer,
 )
@@ -107,6 +108,19 @@ def logout(request: Request, v: Posted) -> Response:
     response = _redirect(f"{PREFIX}/login")
     clear_cookie(response, SESSION_COOKIE)
     return response
+
+
+@router.get("/error")
+def refused(request: Request, view: str = "") -> Response:
+    """The page of a posted form's refusal (``web.ConsoleRoute``), with the refusal's own status."""
+    try:
+        v = viewer(request)
+    except LoginNeeded:
+        return _redirect(f"{PREFIX}/login")
+    screen = v.session.screens.show(view, page="error")
+    if screen is None or screen.done is None:
+        return _redirect(f"{PREFIX}/")
+    return error_page(request, status=screen.count, code=screen.done, v=v)
 
 
 @router.get("/lang/{code}")

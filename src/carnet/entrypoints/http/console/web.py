@@ -134,8 +134,10 @@ def error_page(request: Request, *, status: int, code: str, v: Viewer | None) ->
 
 class ConsoleRoute(APIRoute):
     """Turns what a console route raises into a page: the login form for ``LoginNeeded``, 403 for a
-    refused CSRF token, and a ``CarnetError`` into its HTTP status with a translated message (never
-    the error's own text, which is English and may name a field). The session, when there is one, is
+    refused CSRF token (at once: nothing of the form is trusted), and a ``CarnetError`` into its HTTP
+    status with a translated message (never the error's own text, which is English and may name a
+    field). A posted form refused that way is redirected (303) to ``GET /console/error?view=…``, which
+    answers the page with that status: Back never lands on a POST. The session, when there is one, is
     re-read for the page's navigation."""
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
@@ -150,8 +152,12 @@ class ConsoleRoute(APIRoute):
                 log.warning("console_csrf_refused", route=self.path)
                 return error_page(request, status=403, code="csrf", v=None)
             except CarnetError as exc:
-                page = error_page(request, status=exc.status, code=exc.code, v=_quiet_viewer(request))
-                if "retry_after" in exc.context:  # a login over its address's budget (429)
+                v = _quiet_viewer(request)
+                if request.method == "POST" and v is not None and "retry_after" not in exc.context:
+                    # post/redirect/get for a refusal too: Back to it asks for a GET page, never a re-post
+                    return after(v, Screen("error", done=exc.code, count=exc.status))
+                page = error_page(request, status=exc.status, code=exc.code, v=v)
+                if "retry_after" in exc.context:  # over a budget (429): say when to come back
                     page.headers["Retry-After"] = str(exc.context["retry_after"])
                 return page
 
