@@ -96,5 +96,5 @@ def test_keep_at_is_the_probability_with_the_best_f1_on_the_training_turns() -> 
 
 def test_one_side_alone_is_read_whole_the_filter_learned_on_dialogues() -> None:
     notes = [Message("user", "Le membre habite à Lyon 7e.", AT), Message("user", "Bonjour merci au revoir.", AT)]
-    assert _model({}, keep_at=0.99).keep(notes) == [True, True]
+    assert _model({}, keep_at=0.99).keep(notes) is None
     assert _model({}, keep_at=0.99).keep(CALL) == [False] * len(CALL)

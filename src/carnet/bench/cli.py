@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Literal
@@ -9,6 +10,7 @@ from typing import Annotated, Literal
 import typer
 
 from carnet.bench.judge_cli import _files, bench_judge
+from carnet.ports.llm import Extractor
 
 _ALL_FAULTS = ("kill-worker", "kill-api", "kms-freeze", "pg-restart", "qdrant-restart")  # bench.soak.faults.FAULTS
 
@@ -184,7 +186,7 @@ def scenarios(
     json_out: Annotated[bool, typer.Option("--json", help="Print a JSON summary as the last line.")] = False,
     source: Annotated[ScenarioSource, typer.Option(
         "--from", help="facts: store each fact as written; calls: post each call to …/messages and let the "
-                       "server's workers extract (rule extractor).")] = ScenarioSource.FACTS,
+                       "server's workers extract (the configured extractor).")] = ScenarioSource.FACTS,
     judge_file: Annotated[Path | None, typer.Option(
         "--judge-file", exists=True, dir_okay=False, help="The supersession judge to use (a file written by `carnet "
                                                           "judge train`, e.g. one fitted without this file).")] = None,
@@ -196,9 +198,9 @@ def scenarios(
                                                           "without-<file>.json (carnet judge train --keep-held-out)."
     )] = None,
     turn_filter: Annotated[bool, typer.Option(
-        "--turn-filter/--no-turn-filter", help="From calls with --leave-one-out: the rule extractor reads only "
-                                               "the turns a filter fitted without the file keeps (default), or "
-                                               "every turn.")] = True,
+        "--turn-filter/--no-turn-filter", help="From calls, several files: the rule extractor reads only the "
+                                               "turns a filter keeps (with --leave-one-out one fitted without "
+                                               "the file, else the configured one), or every turn.")] = True,
 ) -> None:
     """French call-center scenarios through the REST API of a temporary embedded server: recall@3 (overall
     and per query kind), superseded facts hidden (from searches and from status), stale answers, false
@@ -208,14 +210,26 @@ def scenarios(
     if len(files) == 1 and not leave_one_out:
         from carnet.bench.scenarios import run
 
-        run(data=files[0], json_out=json_out, source=src, judge_path=judge_file)
+        run(data=files[0], json_out=json_out, source=src, judge_path=judge_file,
+            extractor=_every_turn(()) if not turn_filter else None)
         return
     from carnet.bench.scenarios_loo import run as run_files
     from carnet.bench.turns_fit import fold_extractors
 
-    folds = fold_extractors(files) if src == "calls" and leave_one_out and turn_filter else None
+    folds: Callable[[Sequence[Path]], Extractor | None] | None = None
+    extraction = "as configured"
+    if src == "calls" and not turn_filter:
+        folds, extraction = _every_turn, "rules, every turn"
+    elif src == "calls" and leave_one_out:
+        folds, extraction = fold_extractors(files), "rules, turns kept by a filter fitted without the file"
     run_files(data=files, source=src, leave_one_out=leave_one_out, judge_dir=judge_dir, judge_path=judge_file,
-              extractor_for=folds, json_out=json_out)
+              extractor_for=folds, json_out=json_out, extraction=extraction)
+
+
+def _every_turn(others: Sequence[Path]) -> Extractor | None:
+    from carnet.adapters.extractors.rules import RuleExtractor
+
+    return RuleExtractor()
 
 
 bench_app.command("judge")(bench_judge)

@@ -56,15 +56,16 @@ class Tally:
     misses: list[str] = field(default_factory=list)
 
 
-def run(*, data: Path, json_out: bool, source: Source = "facts", judge_path: Path | None = None) -> None:
-    show(measure(data=data, source=source, judge_path=judge_path), json_out=json_out)
+def run(*, data: Path, json_out: bool, source: Source = "facts", judge_path: Path | None = None,
+        extractor: Extractor | None = None) -> None:
+    show(measure(data=data, source=source, judge_path=judge_path, extractor=extractor), json_out=json_out)
 
 
 def measure(*, data: Path, source: Source = "facts", judge_path: Path | None = None,
             extractor: Extractor | None = None) -> Run:
     """One file through a temporary embedded server; ``extractor`` (``--from calls``): the one the
-    server's workers use, the rule extractor by default whatever the environment."""
-    from carnet.adapters.extractors.rules import RuleExtractor
+    server's workers use; by default the configured one, as ``carnet serve`` builds it (the rule
+    extractor with the shipped turn filter, or the LLM with ``CARNET_EXTRACTOR=mistral``)."""
     from carnet.bootstrap.wiring import build, start_workers
     from carnet.entrypoints.http.app import create_app
     from carnet.entrypoints.http.server import running
@@ -77,7 +78,7 @@ def measure(*, data: Path, source: Source = "facts", judge_path: Path | None = N
         container = build(Settings(data_dir=Path(tmp) / "data", locale="fr", judge_path=judge_path))
         try:
             if source == "calls":  # as `carnet serve` does
-                start_workers(container, extractor=extractor or RuleExtractor())
+                start_workers(container, extractor=extractor)
             keys = {
                 t: create_key(container.deps.catalog, container.pepper, tenant=t, roles=["agent"])[0]
                 for t in spec["tenants"]

@@ -55,7 +55,9 @@ def aggregate(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 
 def run(*, data: Sequence[Path], source: Source, leave_one_out: bool, judge_dir: Path | None,
-        judge_path: Path | None, extractor_for: ExtractorFor | None, json_out: bool) -> dict[str, Any]:
+        judge_path: Path | None, extractor_for: ExtractorFor | None, json_out: bool,
+        extraction: str = "as configured") -> dict[str, Any]:
+    """``extraction`` names what ``extractor_for`` gives (None: the configured extractor), for the report."""
     rows = []
     for path in data:
         others = [p for p in data if p != path] if leave_one_out else list(data)
@@ -69,8 +71,7 @@ def run(*, data: Sequence[Path], source: Source, leave_one_out: bool, judge_dir:
     result = {"mode": "leave-one-out" if leave_one_out else "fixed", "from": source,
               "judge": "fold judges" if judge_dir is not None and leave_one_out else
               (str(judge_path) if judge_path else "shipped (fitted on every file)"),
-              "extraction": "rules, turns kept by a filter fitted without the file" if extractor_for is not None
-              and source == "calls" else "as configured" if source == "calls" else None,
+              "extraction": extraction if source == "calls" else None,
               **aggregate(rows), "files": rows}
     _show(result)
     if json_out:

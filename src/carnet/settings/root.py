@@ -182,6 +182,9 @@ class Settings(BaseSettings):
     # The supersession judge's weights (``carnet judge train --out``); unset: the one that ships
     # (carnet/calibration/supersession-judge.json). docs/configuration.md.
     judge_path: Path | None = None
+    # The rule extractor's turn filter (``carnet extract train --out``); unset: the one that ships
+    # (carnet/calibration/turn-filter.json).
+    turn_filter_path: Path | None = None
     api_key_pepper: SecretStr | None = None
     pii: PiiSettings = PiiSettings()
     # Who turns conversations into facts: rules (no LLM) or Mistral on vLLM (CARNET_LLM__*).

@@ -21,6 +21,9 @@ class RuleExtractor:
     turns the learned filter keeps (``domain.extraction.turn_model``, shipped as
     ``calibration/turn-filter.json``)."""
 
+    turn_model: TurnModel | None = None  # class defaults: a subclass that keeps its own __init__ reads every turn
+    join_runs: bool = False
+
     def __init__(self, turn_model: TurnModel | None = None, *, join_runs: bool = False) -> None:
         self.turn_model = turn_model
         self.join_runs = join_runs  # consecutive kept turns make one record (``pipeline.extract``)

@@ -35,12 +35,12 @@ class TurnModel:
         z = self.bias + sum(w * (v - m) / s for w, v, m, s in zip(self.weights, x, self.mean, self.scale, strict=True))
         return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
 
-    def keep(self, messages: Sequence[Message]) -> list[bool]:
-        """For each message of one call: is it read for facts? The filter was learned on dialogues (the
-        member's side and the advisor's); a text of one side only (dictated notes, a member's messages
-        alone) is outside what it learned, and read whole."""
+    def keep(self, messages: Sequence[Message]) -> list[bool] | None:
+        """For each message of one call: is it read for facts? ``None``: the call is read whole, as
+        without a filter. The filter was learned on dialogues (the member's side and the advisor's); a
+        text of one side only (dictated notes, a member's messages alone) is outside what it learned."""
         if not dialogue(messages):
-            return [True] * len(messages)
+            return None
         return [self.probability(x) >= self.keep_at for x in turn_features(messages)]
 
     @classmethod
