@@ -437,6 +437,9 @@ def test_a_supervisor_approves_a_proposed_procedure_and_the_next_assemble_has_it
         assert tab.page.url.endswith("/console/procedures")  # a supervisor's landing page
         proposed = tab.page.locator("#proc-proposed tbody tr", has_text=WATER_PROCEDURE)
         assert proposed.count() == 1
+        names = [h.strip() for h in tab.page.locator("main h2, main caption").all_inner_texts()]
+        assert len(names) == len(set(names)), names  # no table named twice by its heading and its caption
+        assert "superviseur" in tab.page.inner_text("header")
         tab.check("procedures-supervisor")
         with tab.page.expect_navigation(wait_until="load"):
             proposed.locator("form[action$='/approve'] button").click()

@@ -22,6 +22,7 @@ from carnet.domain.procedures import Decision
 from carnet.entrypoints.http.console import i18n, views
 from carnet.entrypoints.http.console.dates import Dates, parse_day
 from carnet.errors import InvalidInput
+from carnet.services import roles
 from carnet.settings.console import ConsoleSettings
 
 SRC = Path(carnet.__file__).parent
@@ -84,7 +85,7 @@ def test_every_audit_action_emitted_has_words_in_both_languages() -> None:
     assert label("category", "un-code-inconnu") == "un-code-inconnu"  # a caller's own category, as given
 
 
-def test_every_outcome_and_category_has_words() -> None:
+def test_every_outcome_category_and_role_has_words() -> None:
     outcomes = {o for o in _emitted("outcome") if re.fullmatch(r"[a-z_]+", o)} | {"ok", "refused"}
     assert {"denied", "failed", "incomplete"} <= outcomes
     for code in sorted(outcomes):
@@ -92,6 +93,9 @@ def test_every_outcome_and_category_has_words() -> None:
     for code in sorted(set(RULE_CATEGORIES) | set(LLM_CATEGORIES)):
         assert f"category.{code}" in i18n.FR and f"category.{code}" in i18n.EN, code
     assert i18n.FR["category.preference"] == "préférence" and i18n.FR["category.decision"] == "décision"
+    for role in (roles.AGENT, roles.DPO, roles.ADMIN, roles.SUPERVISOR):
+        assert f"role.{role}" in i18n.FR and f"role.{role}" in i18n.EN, role
+    assert i18n.FR["role.supervisor"] == "superviseur"
 
 
 def test_no_sentence_says_aucun_alone_and_plurals_agree() -> None:
