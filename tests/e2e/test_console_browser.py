@@ -285,7 +285,11 @@ def test_dpo_holds_refuses_erasure_under_hold_releases_rectifies_and_ends_the_re
     tab.open_member(HELD, section="dpo")
     tab.submit("form[action$='/dpo/release'] button")
     assert "Le gel juridique est levé" in tab.text()
-    tab.page.fill("#ended-on", "30/06/2026")  # as a French reader types a day, whatever the browser's locale
+    # A text field written jj/mm/aaaa: Chromium draws <input type=date> in its own locale's order (06/30/2026
+    # here under fr-FR, whatever the page's lang), so the console does not use it.
+    assert tab.page.get_attribute("#ended-on", "type") == "text"
+    assert tab.page.get_attribute("#ended-on", "placeholder") == "jj/mm/aaaa"
+    tab.page.fill("#ended-on", "30/06/2026")
     tab.submit("form[action$='/dpo/relationship-end'] button")
     assert "30 juin 2026" in tab.page.inner_text("section.card dl")
     assert tab.page.input_value("#ended-on") == "30/06/2026"
