@@ -98,3 +98,13 @@ def test_one_side_alone_is_read_whole_the_filter_learned_on_dialogues() -> None:
     notes = [Message("user", "Le membre habite à Lyon 7e.", AT), Message("user", "Bonjour merci au revoir.", AT)]
     assert _model({}, keep_at=0.99).keep(notes) is None
     assert _model({}, keep_at=0.99).keep(CALL) == [False] * len(CALL)
+
+
+def test_weighing_gives_a_fact_the_mean_of_the_rules_importance_and_its_turns_probability() -> None:
+    plain = RuleExtractor(_model({"amount": 3.0})).extract(CALL, session_id=None, locale="fr").facts
+    weighed = RuleExtractor(_model({"amount": 3.0}), weigh=True).extract(CALL, session_id=None, locale="fr").facts
+    assert [f.text for f in plain] == [f.text for f in weighed] and plain
+    model = _model({"amount": 3.0})
+    p = model.probabilities(CALL)
+    assert p is not None
+    assert weighed[0].importance == round((plain[0].importance + p[2]) / 2, 4)  # the advisor's amount turn

@@ -126,7 +126,8 @@ def sample(model: TurnModel) -> list[dict[str, Any]]:
     return [{"x": [round(v, 6) for v in r], "p": round(model.probability([round(v, 6) for v in r]), 6)} for r in rows]
 
 
-def fold_extractors(paths: Sequence[Path], *, join_runs: bool = False) -> Callable[[Sequence[Path]], Extractor | None]:
+def fold_extractors(paths: Sequence[Path], *, join_runs: bool = False,
+                    weigh: bool = False) -> Callable[[Sequence[Path]], Extractor | None]:
     """For ``bench scenarios --leave-one-out``: the files aligned once, then for each fold the rule
     extractor with a turn filter fitted on the files it may learn from."""
     from carnet.adapters.extractors.rules import RuleExtractor
@@ -136,7 +137,7 @@ def fold_extractors(paths: Sequence[Path], *, join_runs: bool = False) -> Callab
     def make(others: Sequence[Path]) -> Extractor | None:
         names = {p.stem for p in others}
         kept = [a for a in files if a.name in names and a.calls]
-        return RuleExtractor(train(kept, version="fold"), join_runs=join_runs) if kept else None
+        return RuleExtractor(train(kept, version="fold"), join_runs=join_runs, weigh=weigh) if kept else None
 
     return make
 

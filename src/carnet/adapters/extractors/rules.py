@@ -23,10 +23,12 @@ class RuleExtractor:
 
     turn_model: TurnModel | None = None  # class defaults: a subclass that keeps its own __init__ reads every turn
     join_runs: bool = False
+    weigh: bool = False
 
-    def __init__(self, turn_model: TurnModel | None = None, *, join_runs: bool = False) -> None:
+    def __init__(self, turn_model: TurnModel | None = None, *, join_runs: bool = False, weigh: bool = False) -> None:
         self.turn_model = turn_model
         self.join_runs = join_runs  # consecutive kept turns make one record (``pipeline.extract``)
+        self.weigh = weigh  # a fact's importance also from its turn's probability (``pipeline.extract``)
 
     @property
     def name(self) -> str:
@@ -37,8 +39,10 @@ class RuleExtractor:
         return False  # reconcile's slot rules already judge what rules can
 
     def extract(self, messages: Sequence[Message], *, session_id: str | None, locale: str) -> Extraction:
-        keep = self.turn_model.keep(messages) if self.turn_model is not None else None
-        return extract(messages, session_id=session_id, locale=locale, keep=keep, join_runs=self.join_runs)
+        found = self.turn_model.probabilities(messages) if self.turn_model is not None else None
+        keep = None if found is None or self.turn_model is None else [p >= self.turn_model.keep_at for p in found]
+        return extract(messages, session_id=session_id, locale=locale, keep=keep, join_runs=self.join_runs,
+                       weights=found if self.weigh else None)
 
     def obsolete(self, new_fact: str, existing: Sequence[tuple[str, str]], *, locale: str) -> list[str]:
         return []

@@ -39,9 +39,14 @@ class TurnModel:
         """For each message of one call: is it read for facts? ``None``: the call is read whole, as
         without a filter. The filter was learned on dialogues (the member's side and the advisor's); a
         text of one side only (dictated notes, a member's messages alone) is outside what it learned."""
+        found = self.probabilities(messages)
+        return None if found is None else [p >= self.keep_at for p in found]
+
+    def probabilities(self, messages: Sequence[Message]) -> list[float] | None:
+        """Each message's probability of carrying a fact; ``None`` outside dialogues (``keep``)."""
         if not dialogue(messages):
             return None
-        return [self.probability(x) >= self.keep_at for x in turn_features(messages)]
+        return [self.probability(x) for x in turn_features(messages)]
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, object]) -> TurnModel:

@@ -80,6 +80,7 @@ class _Call:
     turns: list[int] = field(default_factory=list)  # per fact: its message's number (``turns``)
     file: str | None = None  # the file the call last named (``cases``)
     proxy: bool = False  # the member's side is someone calling for the member (``proxy``)
+    weight: float | None = None  # the turn filter's probability for the current message (``extract``'s ``weights``)
     # speaker → (statement, question, voice, index in ``facts``) of their last fact
     said: dict[str, tuple[str, str | None, str | None, int]] = field(default_factory=dict)
 
@@ -108,7 +109,8 @@ class _Call:
         self.seen.discard(exact_key(old.text))
         self.seen.add(exact_key(text))
         cat = category(text, advisor=speaker == ADVISOR)
-        self.facts[index] = ExtractedFact(text=text, category=cat, importance=importance(cat, text),
+        self.facts[index] = ExtractedFact(text=text, category=cat, importance=max(old.importance, self.weighed(
+                                          importance(cat, text))),
                                           valid_from=old.valid_from)
         if old.text in self.decisions:
             self.decisions[self.decisions.index(old.text)] = text
@@ -127,6 +129,10 @@ class _Call:
         text = rewrite_en(statement, voice) if self.english else rewrite_fr(statement, voice, proxy=self.proxy)
         self._extend(last[3], self.dated(text, at), speaker)
         return True
+
+    def weighed(self, rule_importance: float) -> float:
+        """The rules' importance, or with the filter's probabilities its mean with the turn's."""
+        return rule_importance if self.weight is None else round((rule_importance + self.weight) / 2, 4)
 
     def dated(self, text: str, at: datetime | None) -> str:
         """French dates said without their year get it (``years``)."""
@@ -152,18 +158,20 @@ class _Call:
         self.said[speaker] = (statement, question, voice, len(self.facts))
         cat = category(text, advisor=speaker == ADVISOR)
         self.turns.append(turns.ALONE if alone else self.turn)
-        self.facts.append(ExtractedFact(text=text, category=cat, importance=importance(cat, text),
+        self.facts.append(ExtractedFact(text=text, category=cat, importance=self.weighed(importance(cat, text)),
                                         valid_from=valid_from(statement, at)))
         if cat == "decision" and speaker == ADVISOR:
             self.decisions.append(text)
 
 
 def extract(messages: Sequence[Message], *, session_id: str | None, locale: str,
-            keep: Sequence[bool] | None = None, join_runs: bool = False) -> Extraction:
+            keep: Sequence[bool] | None = None, join_runs: bool = False,
+            weights: Sequence[float] | None = None) -> Extraction:
     """``keep``: per message, whether it is read for facts (the learned turn filter's answer); a message
     not kept is still context (the question an answer is read with, the file a call names). With
     ``join_runs``, consecutive kept messages (an exchange about one thing: the contract, then its
-    amount) are one record, as one message is (``turns``)."""
+    amount) are one record, as one message is (``turns``). ``weights``: per message, the filter's
+    probability that it carries a fact; a fact's importance is then the mean of the rules' and its turn's."""
     call = _Call(english=locale.lower().startswith("en"))
     call.proxy = proxy.calls_for_someone([m.content for m in messages if _ROLES.get(m.role.strip().lower()) == MEMBER])
     question: str | None = None  # the advisor's last question, waiting for the member's answer
@@ -176,6 +184,7 @@ def extract(messages: Sequence[Message], *, session_id: str | None, locale: str,
         call.advisor_spoke |= speaker == ADVISOR
         sentences = _sentences(restore_apostrophes(message.content))
         call.message_start = len(call.facts)
+        call.weight = weights[index] if weights is not None else None
         kept = keep is None or keep[index]
         if not (join_runs and kept and index > 0 and keep is not None and keep[index - 1]):
             call.turn += 1
