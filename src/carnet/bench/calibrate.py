@@ -3,13 +3,11 @@
 A cosine means different things to different embedders (multilingual-e5 puts unrelated French
 notes near 0.85, MiniLM near 0.1), so the thresholds are chosen per model:
 
-- ``band_low``: the highest cosine that keeps ``contradiction_coverage`` (90 %) of the labelled
-  contradictions at or above it. Highest, so that as few ``related`` pairs as possible are in
-  the band (they would need a change marker to be superseded anyway).
-- ``cosine_dup``: the threshold at which the *whole decision function* (slot rule, guards,
-  Jaccard, band) best finds duplicates, scored by F0.5 (precision counts twice: a wrong merge
-  loses a fact, a missed one only keeps a duplicate). Ties go to the higher threshold, and it
-  stays ``SAFETY_MARGIN`` above every non-duplicate pair the cosine rule would merge.
+- ``cosine_dup``: the threshold at which the *whole decision function* (replay, exact, subsumed,
+  Jaccard; no judge: the pairs are about duplicates) best finds duplicates, scored by F0.5
+  (precision counts twice: a wrong merge loses a fact, a missed one only keeps a duplicate). Ties
+  go to the higher threshold, and it stays ``SAFETY_MARGIN`` above every non-duplicate pair the
+  cosine rule would merge.
 
 The report gives per-label cosine distributions, the decision function's precision and recall on
 the pairs, a 5-fold cross-validated estimate (thresholds chosen on 4/5, scored on the rest) and,
@@ -23,7 +21,6 @@ by ``calibrate_score``, the thresholds chosen by ``calibrate_choose`` and writte
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -49,15 +46,15 @@ def calibrate(
     jaccard_dup: float = 0.6,
     render: Render | None = None,
 ) -> CalibrationReport:
-    """Embed the pairs, choose ``cosine_dup`` and ``band_low``, and score the decision function.
+    """Embed the pairs, choose ``cosine_dup``, and score the decision function.
 
     ``render`` turns a note into the text that is embedded (e.g. with the date prefix the write
     path adds); the rules always read the note itself.
     """
     cosines = _cosines(embedder, pairs, render)
     thresholds = choose(pairs, cosines, jaccard_dup)
-    thresholds = ReconcileThresholds(thresholds.jaccard_dup, thresholds.cosine_dup, thresholds.band_low,
-                                     calibrated=True, model_id=embedder.model_id)  # fmt: skip
+    thresholds = ReconcileThresholds(thresholds.jaccard_dup, thresholds.cosine_dup, calibrated=True,
+                                     model_id=embedder.model_id)
     by_label = {lab: [c for p, c in zip(pairs, cosines, strict=True) if p.label == lab] for lab in LABELS}
     held = evaluate(holdout, _cosines(embedder, holdout, render), thresholds) if holdout else None
     zero, one = _relevance_scale(embedder, pairs)
@@ -67,7 +64,6 @@ def calibrate(
         cosine_zero=zero,
         cosine_one=one,
         cosine={lab: Distribution.of(v) for lab, v in by_label.items()},
-        band={lab: _share_at_least(v, thresholds.band_low) for lab, v in by_label.items()},
         in_sample=evaluate(pairs, cosines, thresholds),
         cross_validated=cross_validate(pairs, cosines, jaccard_dup),
         holdout=held,
@@ -97,10 +93,6 @@ def _relevance_scale(embedder: Embedder, pairs: Sequence[LabelledPair]) -> tuple
         queries = np.stack([embedder.embed_query(p.b) for p in chosen])
         medians.append(round(float(np.median(np.einsum("ij,ij->i", passages, queries))), 4))
     return medians[0], medians[1]
-
-
-def _share_at_least(values: Sequence[float], threshold: float) -> float:
-    return round(sum(v >= threshold for v in values) / len(values), 4) if values else math.nan
 
 
 # --- command line ----------------------------------------------------------------------------------
@@ -154,7 +146,7 @@ def main(argv: Sequence[str] | None = None) -> int:
              "sensitivity": sensitivity(embedder, pairs, report.thresholds)}  # fmt: skip
     path = write_calibration(report, args.out, extra=extra)
     t = report.thresholds
-    print(f"{path}: cosine_dup={t.cosine_dup} band_low={t.band_low} jaccard_dup={t.jaccard_dup}")
+    print(f"{path}: cosine_dup={t.cosine_dup} jaccard_dup={t.jaccard_dup}")
     for name, e in (("in-sample", report.in_sample), ("5-fold", report.cross_validated), ("holdout", report.holdout)):
         if e is not None:
             scores = " ".join(f"{o}: P={s.precision:.2f} R={s.recall:.2f}" for o, s in e.scores.items())

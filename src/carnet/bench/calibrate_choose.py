@@ -1,4 +1,4 @@
-"""Choosing the thresholds from the pairs' cosines: ``band_low`` by coverage, ``cosine_dup`` by F0.5 with a margin."""
+"""Choosing the duplicate threshold from the pairs' cosines: ``cosine_dup`` by F0.5 with a margin."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from carnet.bench.calibrate_pairs import LabelledPair, Outcome
 from carnet.bench.calibrate_score import Evaluation, Score, predict, score_outcomes
 from carnet.domain.reconcile.decide import ReconcileThresholds
 
-CONTRADICTION_COVERAGE = 0.9
 SAFETY_MARGIN = 0.01
 _DEFAULTS = ReconcileThresholds()
 _GRID_STEP = 0.0025
@@ -19,17 +18,16 @@ _FOLDS = 5
 
 
 def choose(pairs: Sequence[LabelledPair], cosines: Sequence[float], jaccard_dup: float) -> ReconcileThresholds:
-    band_low = _band_low([c for p, c in zip(pairs, cosines, strict=True) if p.label == "contradiction"])
-    split = _split_outcomes(pairs, cosines, band_low, jaccard_dup)
+    split = _split_outcomes(pairs, cosines, jaccard_dup)
     best: tuple[float, float] | None = None
-    for dup in np.arange(max(band_low, 0.5), 1.0 + 1e-9, _GRID_STEP):
+    for dup in np.arange(0.5, 1.0 + 1e-9, _GRID_STEP):
         d = round(float(min(dup, 1.0)), 4)
         predicted = [above if c >= d else below for c, (above, below) in zip(cosines, split, strict=True)]
         score = _f_half(score_outcomes(pairs, predicted, cosines).scores["merge"])
         if best is None or score >= best[0]:
             best = (score, d)  # >=: ties go to the higher, safer threshold
     cosine_dup = max(best[1] if best else _DEFAULTS.cosine_dup, _clear_of_wrong_merges(pairs, cosines, split))
-    return ReconcileThresholds(jaccard_dup, cosine_dup, min(band_low, cosine_dup))
+    return ReconcileThresholds(jaccard_dup, cosine_dup)
 
 
 def _clear_of_wrong_merges(
@@ -48,7 +46,7 @@ def _clear_of_wrong_merges(
 
 
 def _split_outcomes(
-    pairs: Sequence[LabelledPair], cosines: Sequence[float], band_low: float, jaccard_dup: float
+    pairs: Sequence[LabelledPair], cosines: Sequence[float], jaccard_dup: float
 ) -> list[tuple[Outcome, Outcome]]:
     """Each pair's outcome with its cosine at or above ``cosine_dup``, and below it.
 
@@ -57,20 +55,10 @@ def _split_outcomes(
     """
     split = []
     for pair, c in zip(pairs, cosines, strict=True):
-        below = predict(pair, c, ReconcileThresholds(jaccard_dup, 1.0, band_low)) if c < 1.0 else "merge"
-        at_dup = ReconcileThresholds(jaccard_dup, max(c, band_low), band_low)
-        above = predict(pair, c, at_dup) if c >= band_low else below
+        below = predict(pair, c, ReconcileThresholds(jaccard_dup, 1.0)) if c < 1.0 else "merge"
+        above = predict(pair, c, ReconcileThresholds(jaccard_dup, c))
         split.append((above, below))
     return split
-
-
-def _band_low(contradictions: Sequence[float]) -> float:
-    """Highest grid value with ``CONTRADICTION_COVERAGE`` of the contradictions at or above it."""
-    if not contradictions:
-        return _DEFAULTS.band_low
-    ordered = sorted(contradictions)
-    k = math.floor((1.0 - CONTRADICTION_COVERAGE) * len(ordered))
-    return math.floor(ordered[k] / 0.005) * 0.005
 
 
 def _f_half(s: Score) -> float:

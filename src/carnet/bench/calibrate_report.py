@@ -44,7 +44,6 @@ class CalibrationReport:
     cosine_zero: float  # median query->passage cosine of unrelated pairs: relevance 0 for ``CosineScale``
     cosine_one: float  # median query->passage cosine of duplicates: relevance 1
     cosine: dict[Label, Distribution]
-    band: dict[str, float]  # share of each label at or above band_low
     in_sample: Evaluation
     cross_validated: Evaluation
     holdout: Evaluation | None
@@ -76,7 +75,6 @@ def _report_json(report: CalibrationReport) -> dict[str, object]:
 
     return {
         "cosine": {lab: vars_of(d) for lab, d in report.cosine.items()},
-        "share_at_or_above_band_low": report.band,
         "in_sample": evaluation(report.in_sample),
         "cross_validated_5_fold": evaluation(report.cross_validated),
         "holdout": evaluation(report.holdout) if report.holdout else None,

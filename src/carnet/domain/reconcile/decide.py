@@ -71,15 +71,14 @@ class ReconcileThresholds:
 
     jaccard_dup: float = 0.6
     cosine_dup: float = 0.92
-    band_low: float = 0.75
     calibrated: bool = False
     model_id: str | None = None
 
     def __post_init__(self) -> None:
         if not 0.0 < self.jaccard_dup <= 1.0:
             raise ValueError("jaccard_dup must be in (0, 1]")
-        if not -1.0 <= self.band_low <= self.cosine_dup <= 1.0:
-            raise ValueError("thresholds must satisfy -1 <= band_low <= cosine_dup <= 1")
+        if not -1.0 <= self.cosine_dup <= 1.0:
+            raise ValueError("cosine_dup must be in [-1, 1]")
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, object], *, model_id: str | None = None) -> ReconcileThresholds:
@@ -88,13 +87,12 @@ class ReconcileThresholds:
         return cls(
             jaccard_dup=_number(data, "jaccard_dup", defaults.jaccard_dup),
             cosine_dup=_number(data, "cosine_dup", defaults.cosine_dup),
-            band_low=_number(data, "band_low", defaults.band_low),
             calibrated=True,
             model_id=model_id,
         )
 
     def to_mapping(self) -> dict[str, float]:
-        return {"jaccard_dup": self.jaccard_dup, "cosine_dup": self.cosine_dup, "band_low": self.band_low}
+        return {"jaccard_dup": self.jaccard_dup, "cosine_dup": self.cosine_dup}
 
 
 def _number(data: Mapping[str, object], key: str, default: float) -> float:
