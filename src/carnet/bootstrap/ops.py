@@ -54,6 +54,10 @@ def backup_source(c: Container) -> BackupSource:
                         vector_engine=f"qdrant-edge-py {version('qdrant-edge-py')}")
 
 
+# The command as it runs (``--since`` is required): the time the restored snapshot was taken.
+_REAPPLY = "`carnet backup reapply-erasures --since <when the snapshot was taken, ISO 8601>` (docs/backup.md)"
+
+
 def restore_target(settings: Settings, *, kms: Kms | None = None) -> RestoreTarget:
     """What ``restore_backup`` needs: the data dir's stores (opened raw, on the staged copy), the key
     store and the erasure ledger. No embedder: nothing is embedded or opened."""
@@ -64,10 +68,10 @@ def restore_target(settings: Settings, *, kms: Kms | None = None) -> RestoreTarg
 
     if settings.vector_backend is not VectorBackend.EDGE:
         raise InvalidInput("`carnet backup restore` covers the embedded default; with a Qdrant server, recover "
-                           "its snapshot, then run `carnet backup reapply-erasures` (docs/backup.md)")
+                           f"its snapshot, then run {_REAPPLY}")
     if settings.catalog is not CatalogBackend.SQLITE:
         raise InvalidInput("`carnet backup restore` covers the embedded default; with PostgreSQL, pg_restore the "
-                           "catalog's dump, then run `carnet backup reapply-erasures` (docs/backup.md)")
+                           f"catalog's dump, then run {_REAPPLY}")
     return RestoreTarget(data_dir=settings.data_dir, hold=held, open_index=EdgeVectorIndex,
                          open_catalog=SqliteCatalog, open_intakes=SqliteIntakeStore,
                          open_procedures=SqliteTeamProcedures,
