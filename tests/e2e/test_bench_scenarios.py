@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -194,3 +197,30 @@ def test_from_takes_facts_or_calls_only() -> None:
 
     result = CliRunner().invoke(app, ["bench", "scenarios", "--data", __file__, "--from", "transcripts"])
     assert result.exit_code == 2
+
+
+def test_several_files_held_out_each_with_its_fold_judge_and_extractor(tmp_path: Path) -> None:
+    """``bench scenarios --leave-one-out`` over two files: each measured with ``without-<file>.json`` and an
+    extractor built from the other file only; per file, mean and worst."""
+    from carnet.bench import scenarios_loo
+    from tests.support.judges import judge_file
+
+    folds = tmp_path / "folds"
+    folds.mkdir()
+    for name in ("a", "b"):
+        judge_file(folds, close_at=0.9, ask_from=0.9).rename(folds / f"without-{name}.json")
+        (tmp_path / f"{name}.json").write_text(json.dumps(CALLS), encoding="utf-8")
+    seen: list[list[str]] = []
+
+    def every_turn(others: Sequence[Path]) -> RuleExtractor:
+        seen.append([p.stem for p in others])
+        return RuleExtractor()
+
+    out = scenarios_loo.run(data=[tmp_path / "a.json", tmp_path / "b.json"], source="calls", leave_one_out=True,
+                            judge_dir=folds, judge_path=None, extractor_for=every_turn, json_out=False,
+                            extraction="rules, every turn")
+    assert seen == [["b"], ["a"]] and out["judge"] == "fold judges" and out["extraction"] == "rules, every turn"
+    assert [f["file"] for f in out["files"]] == ["a", "b"]
+    a = out["files"][0]
+    assert a["said_basis"] == "expect_any" and a["records_ratio"] is not None and a["calls"] == 2
+    assert out["recall_at_3_said"]["worst"] <= out["recall_at_3_said"]["mean"]
