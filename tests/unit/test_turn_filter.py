@@ -3,6 +3,7 @@ the rule extractor reading only the turns it keeps."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -108,3 +109,22 @@ def test_weighing_gives_a_fact_the_mean_of_the_rules_importance_and_its_turns_pr
     p = model.probabilities(CALL)
     assert p is not None
     assert weighed[0].importance == round((plain[0].importance + p[2]) / 2, 4)  # the advisor's amount turn
+
+
+def test_a_fact_said_in_other_words_is_aligned_by_meaning_in_its_own_call_when_asked() -> None:
+    sdata: dict[str, Any] = {
+        "facts": [{"at": "2026-03-02T10:30:00+00:00", "text": "REFUSE L'ENREGISTREMENT des appels."}],
+        "calls": [{"at": "2026-03-02T10:00:00+00:00", "messages": [
+            {"content": "Bonjour !"}, {"content": "Moi je préfère pas qu'on me garde sur bande."}]}],
+    }
+    weights = Weights.of(f["text"] for f in sdata["facts"])
+    assert label_subject(sdata, weights) == ([[False, False]], [0], 1)
+    asked: list[tuple[str, list[str]]] = []
+
+    def nearest(fact: str, turns: Sequence[str]) -> int:
+        asked.append((fact, list(turns)))
+        return 1
+
+    assert label_subject(sdata, weights, nearest) == ([[False, True]], [1], 1)  # still counted unaligned by words
+    assert asked == [("REFUSE L'ENREGISTREMENT des appels.",
+                      ["Bonjour !", "Moi je préfère pas qu'on me garde sur bande."])]

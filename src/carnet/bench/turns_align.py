@@ -12,6 +12,10 @@ is said at or before its own time). Alignment, per fact:
    ``w(T ∩ F) / w(F) ≥ MIN_SHARE``. Values said in digits and written in digits match ("212,40"); a
    value dictated in words ("zéro six…") does not, which is why a turn need only hold part of a fact.
 
+3. with ``by_meaning`` (an embedder), a fact no turn holds enough words of (a note that says it in
+   other words: "Appel de l'employeur", a number dictated in words) is carried by the turn of its call
+   whose embedding is nearest its own: every fact is said (the files' README), and this is where.
+
 A turn is labelled 1 when it carries at least one fact of its subject, else 0. Turns are read as the
 extractor reads them: pseudonymised by the write path's detector, with one pseudonym map per subject.
 Facts whose words no turn holds enough of are counted (``unaligned``), not guessed.
@@ -62,8 +66,13 @@ def share(turn: frozenset[str], fact: frozenset[str], weights: Weights) -> float
     return weights.weight(turn & fact) / whole if whole else 0.0
 
 
-def label_subject(sdata: dict[str, Any], weights: Weights) -> tuple[list[list[bool]], list[int], int]:
-    """Per call, per message: does it carry a fact; per call, the facts aligned to it; facts unaligned."""
+Nearest = Callable[[str, Sequence[str]], int]  # (fact, turns) -> index of the turn nearest by meaning
+
+
+def label_subject(sdata: dict[str, Any], weights: Weights,
+                  nearest: Nearest | None = None) -> tuple[list[list[bool]], list[int], int]:
+    """Per call, per message: does it carry a fact; per call, the facts aligned to it; facts unaligned
+    (by words; with ``nearest``, those are aligned by meaning in their own call and still counted)."""
     calls = sdata.get("calls", [])
     labels = [[False] * len(c["messages"]) for c in calls]
     per_call = [0] * len(calls)
@@ -81,11 +90,16 @@ def label_subject(sdata: dict[str, Any], weights: Weights) -> tuple[list[list[bo
                 per_call[k] += 1
                 found = True
                 break
+        if not found and nearest is not None and started:
+            k = max(started)
+            labels[k][nearest(fact["text"], [m["content"] for m in calls[k]["messages"]])] = True
+            per_call[k] += 1
         unaligned += not found
     return labels, per_call, unaligned
 
 
-def align(path: Path, pseudonymise: Pseudonymise, new_map: Callable[[], Any]) -> Aligned:
+def align(path: Path, pseudonymise: Pseudonymise, new_map: Callable[[], Any],
+          nearest: Nearest | None = None) -> Aligned:
     spec = json.loads(path.read_text(encoding="utf-8"))
     weights = Weights.of(f["text"] for t in spec["tenants"].values() for s in t["subjects"].values()
                          for f in s["facts"])
@@ -93,7 +107,7 @@ def align(path: Path, pseudonymise: Pseudonymise, new_map: Callable[[], Any]) ->
     facts = unaligned = 0
     for _, tdata in sorted(spec["tenants"].items()):
         for sid, sdata in sorted(tdata["subjects"].items()):
-            labels, per_call, missed = label_subject(sdata, weights)
+            labels, per_call, missed = label_subject(sdata, weights, nearest)
             facts += len(sdata["facts"])
             unaligned += missed
             pmap = new_map()
@@ -118,6 +132,21 @@ def write_path_pseudonymiser() -> tuple[Pseudonymise, Callable[[], Any]]:
     return run, PseudonymMap
 
 
-def load_all(paths: Sequence[Path]) -> list[Aligned]:
+def by_meaning() -> Nearest:
+    """The configured embedder (passages on both sides, cosine of normalised vectors)."""
+    from carnet.bootstrap.models import build_embedder
+    from carnet.settings.root import Settings
+
+    embedder = build_embedder(Settings())
+
+    def nearest(fact: str, turns: Sequence[str]) -> int:
+        vectors = embedder.embed_passages([fact, *turns])
+        return int((vectors[1:] @ vectors[0]).argmax())
+
+    return nearest
+
+
+def load_all(paths: Sequence[Path], *, meaning: bool = False) -> list[Aligned]:
     pseudonymise, new_map = write_path_pseudonymiser()
-    return [align(p, pseudonymise, new_map) for p in sorted(paths)]
+    nearest = by_meaning() if meaning else None
+    return [align(p, pseudonymise, new_map, nearest) for p in sorted(paths)]

@@ -18,6 +18,9 @@ def train(
     data: Annotated[list[Path], typer.Option("--data", exists=True, help="Labelled file or directory (repeat).")],
     out: Annotated[Path, typer.Option("--out", dir_okay=False, help="Where to write the turn filter (JSON).")],
     version: Annotated[str, typer.Option("--version", help="The filter's version, kept in its manifest.")] = "1",
+    by_meaning: Annotated[bool, typer.Option(
+        "--align-by-meaning", help="A fact whose words no turn holds is aligned to the turn of its call nearest "
+                                   "by the configured embedder.")] = False,
 ) -> None:
     """Align the files' facts to their calls, measure the filter one writer held out at a time, fit it on
     every file, and write its weights, threshold and manifest (files and checksums, commit, figures).
@@ -26,4 +29,4 @@ def train(
     from carnet.logs import configure
 
     configure("WARNING")
-    train_command(data=_files(data), out=out, version=version)
+    train_command(data=_files(data), out=out, version=version, meaning=by_meaning)

@@ -96,16 +96,17 @@ def summary(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
             "precision_mean": mean("precision"), "kept_per_call_mean": mean("kept_per_call"), "files": list(rows)}
 
 
-def train_command(*, data: Sequence[Path], out: Path, version: str) -> dict[str, Any]:
-    """Align every file, measure leave-one-writer-out, fit on all of them; write weights and manifest."""
+def train_command(*, data: Sequence[Path], out: Path, version: str, meaning: bool = False) -> dict[str, Any]:
+    """Align every file (``meaning``: facts no turn holds the words of, by the embedder too), measure
+    leave-one-writer-out, fit on all of them; write weights and manifest."""
     progress(f"turns: aligning {len(data)} file(s) (pseudonymised by the write path's detector)")
-    files = load_all(data)
+    files = load_all(data, meaning=meaning)
     held_out = leave_one_out(files)
     model = fit_without(files, None, version=version)
     fitted = [score(model, a) for a in files if a.calls]
     doc: dict[str, Any] = {"model": model.to_mapping(), "manifest": {
         "version": version, "trained_by": "carnet extract train", "commit": _commit(), "l2": L2,
-        "min_share": MIN_SHARE, "features": list(FEATURES),
+        "min_share": MIN_SHARE, "aligned_by_meaning": meaning, "features": list(FEATURES),
         "data": [{"file": a.path.name, "sha256": hashlib.sha256(a.path.read_bytes()).hexdigest(),
                   "calls": len(a.calls), "turns": sum(len(c.rows) for c in a.calls), "facts": a.facts,
                   "unaligned": a.unaligned} for a in files],
@@ -126,13 +127,13 @@ def sample(model: TurnModel) -> list[dict[str, Any]]:
     return [{"x": [round(v, 6) for v in r], "p": round(model.probability([round(v, 6) for v in r]), 6)} for r in rows]
 
 
-def fold_extractors(paths: Sequence[Path], *, join_runs: bool = False,
-                    weigh: bool = False) -> Callable[[Sequence[Path]], Extractor | None]:
+def fold_extractors(paths: Sequence[Path], *, join_runs: bool = False, weigh: bool = False,
+                    meaning: bool = False) -> Callable[[Sequence[Path]], Extractor | None]:
     """For ``bench scenarios --leave-one-out``: the files aligned once, then for each fold the rule
     extractor with a turn filter fitted on the files it may learn from."""
     from carnet.adapters.extractors.rules import RuleExtractor
 
-    files = load_all([p for p in paths if _has_calls(p)])
+    files = load_all([p for p in paths if _has_calls(p)], meaning=meaning)
 
     def make(others: Sequence[Path]) -> Extractor | None:
         names = {p.stem for p in others}
