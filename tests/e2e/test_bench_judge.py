@@ -81,3 +81,22 @@ def test_a_bad_data_path_is_refused_with_a_message(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "carnet", "bench", "judge", "--data", str(tmp_path / "none.json")],
                           capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 2 and "does not exist" in done.stderr
+
+
+def test_the_cascade_bound_with_an_llm_that_is_always_right(tmp_path: Path) -> None:
+    """``--llm labels`` runs the service's cascade step (services/memories/judge) with the labels as the
+    LLM's answer. A judge that settles nothing (every pair uncertain) leaves the whole decision to it: every
+    labelled change reached by the candidates is closed, nothing else, and every write with a candidate
+    called it; a judge that never asks leaves both at zero."""
+    from tests.support.judges import always_uncertain, never_uncertain
+
+    data = _file(tmp_path / "a.json", "assur-a", "Le membre")
+    asked = _carnet("bench", "judge", "--data", str(data), "--judge-file", str(always_uncertain(tmp_path)),
+                    "--llm", "labels", "--json")
+    [row] = asked["files"]  # type: ignore[misc]
+    assert asked["llm"] == "labels" and row["hidden"] == 2 and row["false_closures"] == 0
+    assert 0 < row["llm_calls"] <= 5 and asked["llm_share"] == pytest.approx(row["llm_calls"] / 6, abs=1e-4)
+    never = _carnet("bench", "judge", "--data", str(data), "--judge-file", str(never_uncertain(tmp_path)),
+                    "--llm", "labels", "--json")
+    [row] = never["files"]  # type: ignore[misc]
+    assert row["hidden"] == 0 and row["llm_calls"] == 0 and never["llm_share"] == 0.0

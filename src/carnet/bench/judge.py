@@ -11,7 +11,10 @@ Measures, per file:
 - ``candidate_recall``: labelled older facts among the records handed to the judge when their newer one
   was written (a fact merged away never reaches the judge: a miss);
 - ``late_hidden``: with ``--late``, labelled older facts written after the others that were stored closed;
-- ``uncertain``: notes whose best candidate fell in the judge's uncertain band (an LLM would be asked).
+- ``uncertain``: notes whose best candidate fell in the judge's uncertain band (an LLM would be asked);
+- ``llm_calls``: with ``--llm labels``, writes whose uncertain candidates went to the cascade's LLM step,
+  answered by the labels (an LLM always right): its ``hidden`` is the bound the cascade can reach, its
+  ``llm_calls`` what it costs (``llm_share`` of the facts written).
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ class FileScore:
     late: int
     late_hidden: int
     uncertain: int
+    llm_calls: int = 0
 
     @property
     def hidden_share(self) -> float:
@@ -62,7 +66,7 @@ class FileScore:
 
 
 def score(name: str, runs: Sequence[SubjectRun], judge: PairJudge | None) -> FileScore:
-    facts = labelled = hidden = false = merges = hits = late = late_hidden = uncertain = 0
+    facts = labelled = hidden = false = merges = hits = late = late_hidden = uncertain = llm_calls = 0
     for run in runs:
         labels = run.subject.labels
         closed_olds = {o for o, _ in run.closed}
@@ -75,9 +79,10 @@ def score(name: str, runs: Sequence[SubjectRun], judge: PairJudge | None) -> Fil
         hits += sum((o, b) in asked for o, b in labels)
         late += len(run.late)
         late_hidden += sum(o in closed_olds for o in run.late)
+        llm_calls += run.llm_calls
         if judge is not None:
             uncertain += _uncertain(run, judge)
-    return FileScore(name, facts, labelled, hidden, false, merges, hits, late, late_hidden, uncertain)
+    return FileScore(name, facts, labelled, hidden, false, merges, hits, late, late_hidden, uncertain, llm_calls)
 
 
 def _uncertain(run: SubjectRun, judge: PairJudge) -> int:
@@ -97,6 +102,7 @@ def summary(scores: Sequence[FileScore]) -> dict[str, Any]:
         "candidate_recall": round(sum(s.candidate_hits for s in scores) / labelled, 4) if labelled else 1.0,
         "merges_lost": sum(s.merges_lost for s in scores),
         "late_hidden": f"{sum(s.late_hidden for s in scores)}/{sum(s.late for s in scores)}",
+        "llm_share": round(sum(s.llm_calls for s in scores) / max(sum(s.facts for s in scores), 1), 4),
         "files": [s.to_dict() for s in scores],
     }
 
@@ -117,9 +123,10 @@ class Session:
         self.deps = self._container.deps
         self._runs = 0
 
-    def run(self, labelled: Labelled, judge: PairJudge | None, *, late_share: float = 0.0) -> list[SubjectRun]:
+    def run(self, labelled: Labelled, judge: PairJudge | None, *, late_share: float = 0.0,
+            llm: bool = False) -> list[SubjectRun]:
         self._runs += 1
-        return run_file(self.deps, labelled, judge, prefix=f"r{self._runs}-", late_share=late_share)
+        return run_file(self.deps, labelled, judge, prefix=f"r{self._runs}-", late_share=late_share, llm=llm)
 
     def close(self) -> None:
         self._container.close()
@@ -136,30 +143,33 @@ def oracle_rows(session: Session, files: Sequence[Labelled]) -> dict[str, tuple[
 
 
 def fit_without(rows: dict[str, tuple[list[Choice], int]], held_out: str | None, *, version: str,
-                max_false: float, extra: Sequence[Choice] = ()) -> SupersessionModel:
+                max_false: float, extra: Sequence[Choice] = (),
+                band_precision: float = BAND_PRECISION) -> SupersessionModel:
     kept = [c for name, (cs, _) in sorted(rows.items()) if name != held_out for c in cs] + list(extra)
     facts = sum(n for name, (_, n) in rows.items() if name != held_out)
-    return train(kept, facts, version=version, max_false=max_false)
+    return train(kept, facts, version=version, max_false=max_false, band_precision=band_precision)
 
 
 def leave_one_out(session: Session, files: Sequence[Labelled], rows: dict[str, tuple[list[Choice], int]], *,
-                  late_share: float, max_false: float, keep: Path | None = None) -> list[FileScore]:
+                  late_share: float, max_false: float, keep: Path | None = None, llm: bool = False,
+                  band_precision: float = BAND_PRECISION) -> list[FileScore]:
     """Each file measured by the judge fitted without it; ``keep``: a directory where each of those judges
     is written (``without-<file>.json``), so other benchmarks can measure the file with it."""
     scores = []
     for f in files:
-        model = fit_without(rows, f.name, version=f"loo-{f.name}", max_false=max_false)
+        model = fit_without(rows, f.name, version=f"loo-{f.name}", max_false=max_false,
+                            band_precision=band_precision)
         progress(f"judge: {f.name} held out (close_at {model.close_at:.2f}, ask_from {model.ask_from:.2f})")
         if keep is not None:
             keep.mkdir(parents=True, exist_ok=True)
             doc = {"model": model.to_mapping(), "manifest": {"held_out": f.path.name, "max_false": max_false}}
             (keep / f"without-{f.name}.json").write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
-        scores.append(score(f.name, session.run(f, model, late_share=late_share), model))
+        scores.append(score(f.name, session.run(f, model, late_share=late_share, llm=llm), model))
     return scores
 
 
 def run(*, data: Sequence[Path], judge: str, leave_one_out_: bool, late_share: float, json_out: bool,
-        judge_path: Path | None = None) -> dict[str, Any]:
+        judge_path: Path | None = None, llm: bool = False, band_precision: float = BAND_PRECISION) -> dict[str, Any]:
     from carnet.adapters.local.judge_file import JUDGE_FILE, load_judge
     from carnet.bootstrap.wiring import CALIBRATION_DIR
 
@@ -168,15 +178,18 @@ def run(*, data: Sequence[Path], judge: str, leave_one_out_: bool, late_share: f
     try:
         if leave_one_out_:
             rows = oracle_rows(session, files)
-            scores = leave_one_out(session, files, rows, late_share=late_share, max_false=MAX_FALSE)
+            scores = leave_one_out(session, files, rows, late_share=late_share, max_false=MAX_FALSE, llm=llm,
+                                   band_precision=band_precision)
             mode = "leave-one-out"
         else:
             shipped = None if judge == "oracle" else load_judge(judge_path or CALIBRATION_DIR / JUDGE_FILE)
-            scores = [score(f.name, session.run(f, shipped, late_share=late_share), shipped) for f in files]
+            scores = [score(f.name, session.run(f, shipped, late_share=late_share, llm=llm and shipped is not None),
+                            shipped) for f in files]
             mode = judge
     finally:
         session.close()
-    result = {"mode": mode, "late_share": late_share, **summary(scores)}
+    result = {"mode": mode, "late_share": late_share, "llm": "labels" if llm else None,
+              "band_precision": band_precision, **summary(scores)}
     _show(result)
     if json_out:
         print(json.dumps(result, ensure_ascii=False))
@@ -186,11 +199,12 @@ def run(*, data: Sequence[Path], judge: str, leave_one_out_: bool, late_share: f
 def _show(result: dict[str, Any]) -> None:
     print(f"judge ({result['mode']}): hidden mean {result['hidden_mean']:.3f}, worst {result['hidden_worst']:.3f}; "
           f"false closures {result['false_share_mean']:.3%} of facts; candidate recall "
-          f"{result['candidate_recall']:.3f}; merges lost {result['merges_lost']}; late hidden {result['late_hidden']}")
+          f"{result['candidate_recall']:.3f}; merges lost {result['merges_lost']}; late hidden {result['late_hidden']}"
+          + (f"; LLM (always right) called on {result['llm_share']:.1%} of writes" if result.get("llm") else ""))
     for f in result["files"]:
         print(f"  {f['file']:30s} hidden {f['hidden']}/{f['labelled']}  false {f['false_closures']} "
               f"({f['false_share']:.1%})  merges lost {f['merges_lost']}  candidates {f['candidate_recall']:.2f}  "
-              f"late {f['late_hidden']}/{f['late']}  uncertain {f['uncertain']}")
+              f"late {f['late_hidden']}/{f['late']}  uncertain {f['uncertain']}  LLM calls {f['llm_calls']}")
 
 
 def correction_rows(deps: Any, pairs: Sequence[CorrectionPair]) -> list[Choice]:
@@ -214,16 +228,19 @@ def correction_rows(deps: Any, pairs: Sequence[CorrectionPair]) -> list[Choice]:
 
 
 def train_command(*, data: Sequence[Path], out: Path, max_false: float, version: str,
-                  keep: Path | None = None, corrections: Sequence[CorrectionPair] = ()) -> dict[str, Any]:
+                  keep: Path | None = None, corrections: Sequence[CorrectionPair] = (),
+                  band_precision: float = BAND_PRECISION) -> dict[str, Any]:
     """Fit on every file (and a site's corrections, when given); measure leave-one-out with the same
     recipe (the files only); write weights and manifest."""
     files = [load(p) for p in sorted(data)]
     session = Session()
     try:
         rows = oracle_rows(session, files)
-        scores = leave_one_out(session, files, rows, late_share=0.0, max_false=max_false, keep=keep)
+        scores = leave_one_out(session, files, rows, late_share=0.0, max_false=max_false, keep=keep,
+                               band_precision=band_precision)
         extra = correction_rows(session.deps, corrections)
-        model = fit_without(rows, None, version=version, max_false=max_false, extra=extra)
+        model = fit_without(rows, None, version=version, max_false=max_false, extra=extra,
+                            band_precision=band_precision)
         progress("judge: the files again with the judge fitted on all of them (a fit, not a held-out figure)")
         fit_scores = [score(f.name, session.run(f, model), model) for f in files]
         embedding_model = session.deps.embedder.model_id
@@ -231,7 +248,7 @@ def train_command(*, data: Sequence[Path], out: Path, max_false: float, version:
         session.close()
     doc = {"model": model.to_mapping(), "manifest": {
         "version": version, "trained_by": "carnet judge train", "commit": _commit(),
-        "embedding_model": embedding_model, "max_false": max_false, "band_precision": BAND_PRECISION,
+        "embedding_model": embedding_model, "max_false": max_false, "band_precision": band_precision,
         "l2": L2, "corrections": len(corrections),
         "data": [{"file": f.path.name, "sha256": hashlib.sha256(f.path.read_bytes()).hexdigest(),
                   "facts": f.facts, "labelled": sum(len(s.labels) for s in f.subjects)} for f in files],

@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from carnet.bench.judge_fit import BAND_PRECISION
 from carnet.domain.corrections import CorrectionPair
 
 judge_app = typer.Typer(help="The supersession judge: train it on labelled files.", no_args_is_help=True)
@@ -17,6 +18,16 @@ judge_app = typer.Typer(help="The supersession judge: train it on labelled files
 class JudgeKind(StrEnum):
     SHIPPED = "shipped"
     ORACLE = "oracle"
+
+
+class LlmKind(StrEnum):
+    NONE = "none"
+    LABELS = "labels"
+
+
+_BAND = typer.Option("--band-precision", min=0.01, max=1.0, help="The share of right closures the LLM's band must "
+                                                                   "hold on the training files: lower asks the LLM "
+                                                                   "more often.")
 
 
 def _files(data: list[Path]) -> list[Path]:
@@ -41,13 +52,17 @@ def bench_judge(
     judge_file: Annotated[Path | None, typer.Option("--judge-file", exists=True, dir_okay=False,
                                                     help="A judge written by `carnet judge train`.")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print a JSON summary as the last line.")] = False,
+    llm: Annotated[LlmKind, typer.Option("--llm", help="labels: run the cascade's LLM step with an LLM that is "
+                                                        "always right (the labels): the bound the cascade can reach, "
+                                                        "and the share of writes that call it.")] = LlmKind.NONE,
+    band_precision: Annotated[float, _BAND] = BAND_PRECISION,
 ) -> None:
     """Every new fact of labelled files against the subject's earlier ones, as reconcile sees them: per file,
     supersessions hidden, false closures (share of facts), merges that lose a fact, candidate recall."""
     from carnet.bench.judge import run
 
     run(data=_files(data), judge=judge.value, leave_one_out_=leave_one_out, late_share=late, json_out=json_out,
-        judge_path=judge_file)
+        judge_path=judge_file, llm=llm is LlmKind.LABELS, band_precision=band_precision)
 
 
 @judge_app.command("train")
@@ -68,6 +83,7 @@ def train(
              "CARNET_KEEP_CORRECTIONS) for the tenants named by --tenant. Stop the server first.")] = None,
     tenants: Annotated[list[str] | None, typer.Option("--tenant", help="A tenant whose corrections to add.")
                        ] = None,
+    band_precision: Annotated[float, _BAND] = BAND_PRECISION,
 ) -> None:
     """Fit the judge on every file given, measure it one writer held out at a time with the same recipe,
     and write its weights, thresholds and manifest (files and checksums, commit, figures). Point
@@ -80,7 +96,7 @@ def train(
         raise typer.BadParameter("--corrections-from needs at least one --tenant")
     pairs = _corrections(corrections_from, tenants or []) if corrections_from is not None else []
     train_command(data=_files(data), out=out, max_false=max_false, version=version, keep=keep_held_out,
-                  corrections=pairs)
+                  corrections=pairs, band_precision=band_precision)
 
 
 def _corrections(data_dir: Path, tenants: list[str]) -> list[CorrectionPair]:

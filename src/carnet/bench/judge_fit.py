@@ -72,10 +72,10 @@ def closures(judge: SupersessionModel, choices: Sequence[Choice], threshold: flo
 
 
 def choose_thresholds(judge: SupersessionModel, choices: Sequence[Choice], facts: int, *,
-                      max_false: float) -> tuple[float, float]:
+                      max_false: float, band_precision: float = BAND_PRECISION) -> tuple[float, float]:
     """``(close_at, ask_from)`` on the training rows: the lowest of the notes' top probabilities (rounded
     to 4 decimals) at which the false closures stay within ``max_false`` of ``facts``; below it, the
-    lowest at which one note in two (``BAND_PRECISION``) of the band it opens is a right closure (the
+    lowest at which one note in two (``band_precision``) of the band it opens is a right closure (the
     band an LLM is asked about: a cost bound on its calls, not a figure tuned on a file). Every
     threshold tried is a probability the training notes reach: no grid to clamp at."""
     tops = sorted(((round(p, 4), label) for p, label in _tops(judge, choices)), reverse=True)
@@ -89,18 +89,18 @@ def choose_thresholds(judge: SupersessionModel, choices: Sequence[Choice], facts
     close_at = min(within) if within else 1.0
     base = next(((r, w) for t, r, w in counted if t == close_at), (0, 0))
     band = [t for t, r, w in counted if t < close_at
-            and (r - base[0]) >= BAND_PRECISION * ((r - base[0]) + (w - base[1]))]
+            and (r - base[0]) >= band_precision * ((r - base[0]) + (w - base[1]))]
     ask_from = min(band) if band else close_at
     return close_at, ask_from
 
 
 def train(choices: Sequence[Choice], facts: int, *, version: str, max_false: float,
-          l2: float = L2) -> SupersessionModel:
+          l2: float = L2, band_precision: float = BAND_PRECISION) -> SupersessionModel:
     """Fit on every candidate row of ``choices``, then choose the thresholds on the same notes."""
     x = np.array([r for c in choices for r in c.rows], dtype=float)
     y = np.array([float(lab) for c in choices for lab in c.labels])
     mean, scale, weights, bias = fit(x, y, l2=l2)
     draft = SupersessionModel(version, tuple(float(v) for v in mean), tuple(float(v) for v in scale),
                               tuple(float(v) for v in weights), bias, 0.5, 0.5)
-    close_at, ask_from = choose_thresholds(draft, choices, facts, max_false=max_false)
+    close_at, ask_from = choose_thresholds(draft, choices, facts, max_false=max_false, band_precision=band_precision)
     return SupersessionModel(draft.version, draft.mean, draft.scale, draft.weights, draft.bias, close_at, ask_from)

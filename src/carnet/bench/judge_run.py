@@ -6,6 +6,10 @@ A labelled file (``../shared/bench/fr-train/*.json``, ``fr-dev*.json``) holds pe
 time order, each with its ``at``) and ``superseded`` (``{"old", "by"}`` fact indexes). ``late`` writes,
 for a share of the labelled pairs, the older fact after all the others (a note typed late, a batch
 replayed): reconcile must store it as already superseded.
+
+``llm`` runs the cascade's second step (``services/memories/judge``, the code the service runs when an LLM
+is configured) with ``LabelledLLM``: an LLM that is always right, answering by the labels. What it closes
+is the bound the cascade can reach with the judge's band; how often it is called is the cost.
 """
 
 from __future__ import annotations
@@ -20,7 +24,9 @@ from typing import Any
 
 from carnet.domain.reconcile.decide import Incoming, PairJudge
 from carnet.domain.records import Memory, Status
+from carnet.services.memories.judge import judge_outcomes
 from carnet.services.memories.remember import NewMemory, remember
+from carnet.services.scope import scope_for
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +81,7 @@ class SubjectRun:
     order: tuple[int, ...] = ()
     late: frozenset[int] = frozenset()  # facts written after the others
     writing: int = -1
+    llm_calls: int = 0  # writes whose uncertain candidates went to the LLM
 
 
 class Recorder:
@@ -98,20 +105,37 @@ def closes_by_label(labels: frozenset[tuple[int, int]], old: int, new: int) -> b
     return any(o == old and b <= new for o, b in labels) and old < new
 
 
+class LabelledLLM:
+    """A ``ContradictionJudge`` that is always right: of the candidates it is shown, it names those the
+    labels say the note being written makes untrue. It counts the writes that called it."""
+
+    def __init__(self, run: SubjectRun, ids: dict[str, int]) -> None:
+        self._run, self._ids = run, ids
+
+    def obsolete(self, new_fact: str, existing: Sequence[tuple[str, str]], *, locale: str) -> list[str]:
+        self._run.llm_calls += 1
+        return [i for i, _ in existing
+                if i in self._ids and closes_by_label(self._run.subject.labels, self._ids[i], self._run.writing)]
+
+
 def run_subject(deps: Any, subject: Subject, judge: PairJudge | None, *, prefix: str, late_share: float = 0.0,
-                seed: int = 0) -> SubjectRun:
-    """Write the subject's facts through ``remember`` with ``judge`` (None: the labels) and record."""
+                seed: int = 0, llm: bool = False) -> SubjectRun:
+    """Write the subject's facts through ``remember`` with ``judge`` (None: the labels) and record;
+    ``llm``: then the cascade's LLM step, answered by ``LabelledLLM``."""
     order, late = _order(subject, late_share, seed)
     run = SubjectRun(subject, order=order, late=late)
     index = {text: k for k, (text, _) in reversed(list(enumerate(subject.facts)))}
     wired = replace(deps, supersession=Recorder(judge, run, index))
     ids: dict[str, int] = {}
+    subject_id = f"{prefix}{subject.subject}"
+    asker = LabelledLLM(run, ids)
     for k in order:
         text, at = subject.facts[k]
         run.writing = k
         item = NewMemory(text=text, occurred_at=at)
-        [out] = remember(wired, tenant=subject.tenant, subject_id=f"{prefix}{subject.subject}", items=[item],
-                         actor="bench")
+        [out] = remember(wired, tenant=subject.tenant, subject_id=subject_id, items=[item], actor="bench")
+        if llm:
+            [out] = judge_outcomes(wired, asker, scope_for(wired, subject.tenant, subject_id), [out], actor="bench")
         ids.setdefault(out.memory.id, k)
         if out.action == "merged" and out.merged_into in ids:
             run.merged.append((k, ids[out.merged_into]))
@@ -132,8 +156,8 @@ def _order(subject: Subject, late_share: float, seed: int) -> tuple[tuple[int, .
 
 
 def run_file(deps: Any, labelled: Labelled, judge: PairJudge | None, *, prefix: str, late_share: float = 0.0,
-             ) -> list[SubjectRun]:
-    return [run_subject(deps, s, judge, prefix=prefix, late_share=late_share) for s in labelled.subjects]
+             llm: bool = False) -> list[SubjectRun]:
+    return [run_subject(deps, s, judge, prefix=prefix, late_share=late_share, llm=llm) for s in labelled.subjects]
 
 
 def choices(runs: Sequence[SubjectRun]) -> list[tuple[tuple[tuple[float, ...], ...], tuple[bool, ...]]]:
