@@ -87,16 +87,16 @@ def test_the_cascade_bound_with_an_llm_that_is_always_right(tmp_path: Path) -> N
     """``--llm labels`` runs the service's cascade step (services/memories/judge) with the labels as the
     LLM's answer. A judge that settles nothing (every pair uncertain) leaves the whole decision to it: every
     labelled change reached by the candidates is closed, nothing else, and every write with a candidate
-    called it; a judge that never asks leaves both at zero."""
-    from tests.support.judges import always_uncertain, never_uncertain
+    called it; late notes too, asked whether the newer record retires them. (That a judge sure of every
+    pair never calls the LLM: tests/e2e/test_llm_judge_explicit.py.)"""
+    from tests.support.judges import always_uncertain
 
     data = _file(tmp_path / "a.json", "assur-a", "Le membre")
-    asked = _carnet("bench", "judge", "--data", str(data), "--judge-file", str(always_uncertain(tmp_path)),
-                    "--llm", "labels", "--json")
+    judge = str(always_uncertain(tmp_path))
+    asked = _carnet("bench", "judge", "--data", str(data), "--judge-file", judge, "--llm", "labels", "--json")
     [row] = asked["files"]  # type: ignore[misc]
     assert asked["llm"] == "labels" and row["hidden"] == 2 and row["false_closures"] == 0
     assert 0 < row["llm_calls"] <= 5 and asked["llm_share"] == pytest.approx(row["llm_calls"] / 6, abs=1e-4)
-    never = _carnet("bench", "judge", "--data", str(data), "--judge-file", str(never_uncertain(tmp_path)),
-                    "--llm", "labels", "--json")
-    [row] = never["files"]  # type: ignore[misc]
-    assert row["hidden"] == 0 and row["llm_calls"] == 0 and never["llm_share"] == 0.0
+    late = _carnet("bench", "judge", "--data", str(data), "--judge-file", judge, "--llm", "labels", "--late", "1.0",
+                   "--json")
+    assert late["late_hidden"] == "2/2" and late["false_share_mean"] == 0.0  # written last, asked, stored closed

@@ -140,3 +140,32 @@ def test_a_write_the_judge_is_sure_of_never_calls_the_llm(confident: tuple[VllmS
         assert http.post(url, json={"text": CAR}).json()["action"] == "created"
         assert http.post(url, json={"text": SOLD}).json()["action"] == "created"
     assert not stand_in.requests
+
+
+def test_a_late_note_the_llm_says_is_out_of_date_is_stored_closed(llm: tuple[VllmStandIn, Container]) -> None:
+    """Time order, not arrival order, in the cascade too: the June sale is written first, the January car
+    after it. The judge is unsure; the model is shown the newer note as the one that may retire the late one
+    and names it, so the car is stored already superseded by the sale, and assemble's facts hold the sale
+    alone. The model saying no leaves the late note current."""
+    stand_in, c = llm
+    with (
+        running(create_app(c)) as base,
+        httpx.Client(base_url=base, timeout=30, headers={"Authorization": f"Bearer {_rest(c)}"}) as http,
+    ):
+        url = "/api/v1/subjects/ADH-J5/memories"
+        sold = http.post(url, json={"text": SOLD, "occurred_at": "2025-06-02T10:00:00+02:00"}).json()
+        stand_in.push(answer({"obsolete_ids": ["1"]}))
+        car = http.post(url, json={"text": CAR, "occurred_at": "2025-01-15T10:00:00+01:00"}).json()
+        asked = stand_in.requests[-1].user
+        assert "Peugeot 208" in asked and "vendu" in asked
+        stored = http.get(f"{url}/{car['memory']['id']}").json()
+        assert stored["status"] == "superseded" and stored["superseded_by"] == sold["memory"]["id"]
+        history = http.get(f"{url}/{car['memory']['id']}/history").json()["history"]
+        assert history[-1]["detail"] == {"by": sold["memory"]["id"], "rule": "llm"}
+        assert [m["id"] for m in http.get(url).json()["items"] if m["status"] == "active"] == [sold["memory"]["id"]]
+
+        other = "/api/v1/subjects/ADH-J6/memories"
+        http.post(other, json={"text": SOLD, "occurred_at": "2025-06-02T10:00:00+02:00"})
+        stand_in.push(answer({"obsolete_ids": []}))
+        kept = http.post(other, json={"text": CAR, "occurred_at": "2025-01-15T10:00:00+01:00"}).json()
+        assert http.get(f"{other}/{kept['memory']['id']}").json()["status"] == "active"

@@ -107,15 +107,24 @@ def closes_by_label(labels: frozenset[tuple[int, int]], old: int, new: int) -> b
 
 class LabelledLLM:
     """A ``ContradictionJudge`` that is always right: of the candidates it is shown, it names those the
-    labels say the note being written makes untrue. It counts the writes that called it."""
+    labels say the note being written makes untrue; shown the note being written as the candidate (a late
+    note, asked whether a newer record retires it), it names it when the labels say so. It counts the
+    writes that called it."""
 
     def __init__(self, run: SubjectRun, ids: dict[str, int]) -> None:
         self._run, self._ids = run, ids
+        self.pseudo: dict[str, int] = {}  # pseudonymised text of each stored fact → its index
+        self._counted = -1
 
     def obsolete(self, new_fact: str, existing: Sequence[tuple[str, str]], *, locale: str) -> list[str]:
-        self._run.llm_calls += 1
+        if self._counted != self._run.writing:
+            self._run.llm_calls += 1
+            self._counted = self._run.writing
+        labels, writing = self._run.subject.labels, self._run.writing
+        newer = self.pseudo.get(new_fact, -1)
         return [i for i, _ in existing
-                if i in self._ids and closes_by_label(self._run.subject.labels, self._ids[i], self._run.writing)]
+                if (i in self._ids and closes_by_label(labels, self._ids[i], writing))
+                or (i not in self._ids and newer >= 0 and closes_by_label(labels, writing, newer))]
 
 
 def run_subject(deps: Any, subject: Subject, judge: PairJudge | None, *, prefix: str, late_share: float = 0.0,
@@ -137,6 +146,7 @@ def run_subject(deps: Any, subject: Subject, judge: PairJudge | None, *, prefix:
         if llm:
             [out] = judge_outcomes(wired, asker, scope_for(wired, subject.tenant, subject_id), [out], actor="bench")
         ids.setdefault(out.memory.id, k)
+        asker.pseudo.setdefault(out.memory.pseudo_text, k)
         if out.action == "merged" and out.merged_into in ids:
             run.merged.append((k, ids[out.merged_into]))
         run.closed.extend((ids[i], k) for i in out.superseded if i in ids)

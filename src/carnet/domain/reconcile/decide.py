@@ -22,7 +22,8 @@ In order (the first that fires decides):
    batch written at once) are never judged against each other: neither is newer (none of the 179
    labelled supersessions of the seven writers' files has its two notes at the same instant).
    Candidates in ``[ask_from, close_at)`` are ``uncertain``: the service asks an LLM about them when
-   one is configured.
+   one is configured; a record newer than the note in that band is ``uncertain_newer`` (the LLM is
+   asked whether it makes the late note untrue).
 
 Episodes and procedures are never "no longer true": only facts are judged.
 
@@ -122,7 +123,8 @@ class Decision:
     ``target``: the record to reinforce (MERGE) or that already holds it (UNCHANGED).
     ``superseded``: records the new fact makes untrue (SUPERSEDE): the service creates the new record
     and closes these. ``superseded_by``: a newer record that makes the (late) new fact untrue already:
-    it is created closed. ``uncertain``: candidates the judge could not settle, for an LLM to decide.
+    it is created closed. ``uncertain``: candidates the judge could not settle, for an LLM to decide;
+    ``uncertain_newer``: newer records it could not settle as closing the (late) new fact.
     """
 
     action: Action
@@ -132,6 +134,7 @@ class Decision:
     superseded: tuple[str, ...] = ()
     superseded_by: str | None = None
     uncertain: tuple[str, ...] = ()
+    uncertain_newer: tuple[str, ...] = ()
     score: float | None = None
 
 
@@ -305,9 +308,10 @@ def _by_judge(new: _Seen, seen: Sequence[_Seen], judge: PairJudge) -> Decision |
         return Decision(Action.SUPERSEDE, Rule.JUDGE, f"judge {p:.2f} >= {judge.close_at:.2f}",
                         superseded=(top.id,), score=p)  # fmt: skip
     uncertain = tuple(s.id for q, was_late, s in scored if q >= judge.ask_from and not was_late)
-    if uncertain:
+    later = tuple(s.id for q, was_late, s in scored if q >= judge.ask_from and was_late)
+    if uncertain or later:
         return Decision(Action.CREATE, Rule.JUDGE, f"uncertain: judge {p:.2f} < {judge.close_at:.2f}",
-                        uncertain=uncertain, score=p)  # fmt: skip
+                        uncertain=uncertain, uncertain_newer=later, score=p)  # fmt: skip
     return None
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from datetime import datetime
 
 import structlog
 
@@ -43,15 +44,20 @@ def remember_judged(deps: JudgeNeeds, judge: ContradictionJudge, *, tenant: str,
 def judge_outcomes(deps: JudgeNeeds, judge: ContradictionJudge, scope: Scope, outcomes: Sequence[Outcome], *,
                    actor: str) -> list[Outcome]:
     """Ask about each created fact and supersede what the model names; the outcomes with those ids
-    added to their ``superseded`` (a created fact that closed some becomes ``superseded``). The
-    caller holds the subject's lock."""
+    added to their ``superseded`` (a created fact that closed some becomes ``superseded``). A fact that
+    arrived late (its ``uncertain_newer``: records newer than it the judge was unsure of) is shown to
+    the model as the older of the pair, each newer record in time order, and stored closed by the
+    first the model says makes it untrue. The caller holds the subject's lock."""
     closed: list[str] = []
     now = deps.clock.now()
     batch = {o.memory.id for o in outcomes}  # facts written together are consistent by construction
     out = []
     for o in outcomes:
-        if (o.action == "merged" or o.memory.kind is not Kind.FACT or o.memory.status is not Status.ACTIVE
-                or not o.uncertain):
+        if o.action == "merged" or o.memory.kind is not Kind.FACT or o.memory.status is not Status.ACTIVE:
+            out.append(o)
+            continue
+        o = _late(deps, judge, scope, o, batch | set(closed), now=now, actor=actor)
+        if not o.uncertain or o.memory.status is not Status.ACTIVE:
             out.append(o)
             continue
         neighbours = [m for m in _uncertain(deps, scope, o.uncertain) if m.id not in closed and m.id not in batch]
@@ -69,6 +75,23 @@ def judge_outcomes(deps: JudgeNeeds, judge: ContradictionJudge, scope: Scope, ou
         out.append(replace(o, action="superseded" if o.action == "created" else o.action,
                            superseded=o.superseded + tuple(m.id for m in gone), reason=o.reason or "llm"))
     return out
+
+
+def _late(deps: JudgeNeeds, judge: ContradictionJudge, scope: Scope, o: Outcome, skip: set[str], *, now: datetime,
+          actor: str) -> Outcome:
+    """The late fact closed by the first newer record (in time order) the model names as making it untrue."""
+    if not o.uncertain_newer:
+        return o
+    newer = sorted((m for m in _uncertain(deps, scope, o.uncertain_newer) if m.id not in skip),
+                   key=lambda m: m.valid_from)
+    for m in newer:
+        if o.memory.id in judge.obsolete(m.pseudo_text, [(o.memory.id, o.memory.pseudo_text)], locale=deps.locale):
+            record = o.memory.superseded(by=m.id, at=max(m.valid_from, o.memory.valid_from))
+            deps.index.replace_payload(scope, [record])
+            deps.catalog.append_history(scope, [HistoryEntry(record.id, now, "superseded", actor,
+                                                             {"by": m.id, "rule": "llm"})])
+            return replace(o, memory=record, reason=o.reason or "llm")
+    return o
 
 
 def supersede_obsolete(deps: JudgeNeeds, judge: ContradictionJudge, scope: Scope, outcomes: Sequence[Outcome], *,

@@ -59,6 +59,7 @@ class Outcome:
     superseded: tuple[str, ...] = ()
     reason: str = ""
     uncertain: tuple[str, ...] = ()  # candidates the judge left to an LLM (``judge.judge_outcomes``)
+    uncertain_newer: tuple[str, ...] = ()  # newer records that may make this (late) fact untrue: the LLM's too
 
 
 @dataclass(slots=True)
@@ -287,7 +288,7 @@ def _reconcile_one(deps: RememberNeeds, scope: Scope, batch: _Batch, mid: str, i
                             now=now, actor=actor, rule=decision.reason)
         _close_summaries(deps, scope, batch, closed, by=mid, at=record.valid_from, now=now, actor=actor)
     return Outcome("superseded" if closed else "created", record, superseded=closed, reason=decision.reason,
-                   uncertain=decision.uncertain)
+                   uncertain=decision.uncertain, uncertain_newer=decision.uncertain_newer)
 
 
 def _stage_new(deps: RememberNeeds, scope: Scope, batch: _Batch, record: Memory, vec: Vector, now: datetime, actor: str,
