@@ -23,6 +23,7 @@ from carnet.entrypoints.http import (
 )
 from carnet.entrypoints.http.access_log import AccessLog
 from carnet.entrypoints.http.admission import Admission
+from carnet.entrypoints.http.assemble_path import AssemblePath, route_of
 from carnet.entrypoints.http.body_limit import BodyLimit
 from carnet.entrypoints.http.gate import AuthGate
 from carnet.entrypoints.http.openapi import DESCRIPTION, error_responses
@@ -45,8 +46,10 @@ def create_app(container: Container) -> FastAPI:
     observe = container.metrics.request_seconds
     # Outermost last: the access log, then the gate (authentication before any of the body is read),
     # then the body limit (the whole body read, bounded in size and time: 413, 408), then admission (a slot,
-    # or 503 overloaded: a bad key never takes one, and no slot waits on a client's body), then the app.
+    # or 503 overloaded: a bad key never takes one, and no slot waits on a client's body), then assemble's
+    # own path (a valid assemble answered without FastAPI's router), then the app.
     api, m = container.settings.api, container.metrics
+    app.add_middleware(AssemblePath, facade=container.facade, route=route_of(routes_context.router))
     app.add_middleware(Admission, slots=api.max_concurrency, max_queue=api.max_queue,
                        deadline=api.request_deadline_ms / 1000, queue_target=api.queue_target_ms / 1000,
                        refused=m.overloaded,

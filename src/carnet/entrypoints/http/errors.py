@@ -39,7 +39,7 @@ def _audit_denial(request: Request, exc: AuthError) -> None:
                            detail={"code": exc.code, "method": request.method, "route": str(route)}))
 
 
-async def _carnet_error(request: Request, exc: Exception) -> JSONResponse:
+async def carnet_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, CarnetError)
     if isinstance(exc, AuthError) and not isinstance(exc, Forbidden):  # a 403 is the door's, recorded once
         _audit_denial(request, exc)
@@ -98,7 +98,7 @@ async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
 
 
 def install(app: FastAPI) -> None:
-    app.add_exception_handler(CarnetError, _carnet_error)
+    app.add_exception_handler(CarnetError, carnet_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_exception_handler(Exception, _unexpected)
