@@ -281,6 +281,35 @@ def test_access_statistics_reach_the_kept_records_without_reading_them_again(tmp
         index.close()
 
 
+def test_counting_kept_records_reads_none_of_them_and_an_earlier_time_reads_it(tmp_path: Path) -> None:
+    """The access state of a kept record is the one the engine stores (every write sets or drops it), so
+    a flush counting kept records reads nothing from the engine; one whose update is not after its kept
+    time (the clock went back) is read, so its stored time never moves back. The stored figures are a
+    shard's that keeps nothing, given the same calls."""
+    cached = EdgeVectorIndex(tmp_path / "cached", DIM, cached=100)
+    plain = EdgeVectorIndex(tmp_path / "plain", DIM, cached=0)
+    scope = SCOPES[0]
+    shown = [record(scope, k, 1, i) for i, k in enumerate(KEYS[:3])]
+    ids = [m.id for m in shown]
+    for index in (cached, plain):
+        index.upsert(scope, [indexed(m, i) for i, m in enumerate(shown)])
+        for _ in range(2):
+            index.get(scope, ids)
+    reads = counted_reads(cached)
+    steps = [[AccessUpdate(i, 1, NOW + timedelta(seconds=10)) for i in ids[:2]],
+             [AccessUpdate(ids[0], 2, NOW + timedelta(seconds=20.5)), AccessUpdate(ids[2], 1, NOW)],
+             [AccessUpdate(ids[1], 1, NOW + timedelta(seconds=5))]]  # before ids[1]'s kept time
+    for updates in steps:
+        for index in (cached, plain):
+            index.record_access(scope, updates)
+    assert reads == [[], [], [ids[1]]]
+    assert cached.get(scope, ids) == plain.get(scope, ids)
+    assert [(m.access_count, m.last_accessed_at) for m in plain.get(scope, ids)] == [
+        (3, NOW + timedelta(seconds=20.5)), (2, NOW + timedelta(seconds=10)), (1, NOW)]
+    for index in (cached, plain):
+        index.close()
+
+
 def test_a_damaged_access_time_does_not_stop_the_counts_of_the_others(tmp_path: Path) -> None:
     """A kept record whose stored access time no datetime holds (finite, so counted on): its new time
     does not read back either, so the write goes ahead and the record is dropped, not kept wrong; the

@@ -40,6 +40,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import fields
+from datetime import datetime
 from itertools import islice
 from typing import Any
 
@@ -50,6 +51,7 @@ Kept = tuple[Any, ...]  # a record's fields in ``Memory``'s order, as plain valu
 _FIELDS = tuple(f.name for f in fields(Memory))
 _SOURCE_FIELDS = tuple(f.name for f in fields(Source))
 _SCOPE, _KIND, _STATUS, _SOURCES = (_FIELDS.index(n) for n in ("scope", "kind", "status", "sources"))
+_COUNT, _LAST = (_FIELDS.index(n) for n in ("access_count", "last_accessed_at"))
 _KINDS = {k.value: k for k in Kind}
 _STATUSES = {s.value: s for s in Status}
 
@@ -109,6 +111,18 @@ class RecordCache:
             self._keep(generation, fetched, keep_at_once)
             found.update((m.id, m) for m in fetched)
         return found
+
+    def access(self, scope: Scope, ids: Iterable[str]) -> dict[str, tuple[int, datetime | None]]:
+        """The access count and last access time of the kept records of ``ids`` in ``scope``: what the
+        engine stores for them, since every write of a kept record sets the same values here or drops it
+        (module doc). The caller holds the scope's lock, so none is written meanwhile."""
+        owner = (scope.tenant, scope.subject)
+        out: dict[str, tuple[int, datetime | None]] = {}
+        for i in ids:
+            kept = self._records.get(i)
+            if kept is not None and kept[_SCOPE] == owner:
+                out[i] = (kept[_COUNT], kept[_LAST])
+        return out
 
     def _keep(self, generation: int, fetched: Sequence[Memory], at_once: bool) -> None:
         if not self._capacity or not fetched:
