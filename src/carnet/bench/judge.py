@@ -124,9 +124,10 @@ class Session:
         self._runs = 0
 
     def run(self, labelled: Labelled, judge: PairJudge | None, *, late_share: float = 0.0,
-            llm: bool = False) -> list[SubjectRun]:
+            llm: bool = False, llm_error: float = 0.0) -> list[SubjectRun]:
         self._runs += 1
-        return run_file(self.deps, labelled, judge, prefix=f"r{self._runs}-", late_share=late_share, llm=llm)
+        return run_file(self.deps, labelled, judge, prefix=f"r{self._runs}-", late_share=late_share, llm=llm,
+                        llm_error=llm_error)
 
     def close(self) -> None:
         self._container.close()
@@ -152,7 +153,7 @@ def fit_without(rows: dict[str, tuple[list[Choice], int]], held_out: str | None,
 
 def leave_one_out(session: Session, files: Sequence[Labelled], rows: dict[str, tuple[list[Choice], int]], *,
                   late_share: float, max_false: float, keep: Path | None = None, llm: bool = False,
-                  band_precision: float = BAND_PRECISION) -> list[FileScore]:
+                  band_precision: float = BAND_PRECISION, llm_error: float = 0.0) -> list[FileScore]:
     """Each file measured by the judge fitted without it; ``keep``: a directory where each of those judges
     is written (``without-<file>.json``), so other benchmarks can measure the file with it."""
     scores = []
@@ -164,12 +165,14 @@ def leave_one_out(session: Session, files: Sequence[Labelled], rows: dict[str, t
             keep.mkdir(parents=True, exist_ok=True)
             doc = {"model": model.to_mapping(), "manifest": {"held_out": f.path.name, "max_false": max_false}}
             (keep / f"without-{f.name}.json").write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
-        scores.append(score(f.name, session.run(f, model, late_share=late_share, llm=llm), model))
+        scores.append(score(f.name, session.run(f, model, late_share=late_share, llm=llm, llm_error=llm_error),
+                            model))
     return scores
 
 
 def run(*, data: Sequence[Path], judge: str, leave_one_out_: bool, late_share: float, json_out: bool,
-        judge_path: Path | None = None, llm: bool = False, band_precision: float = BAND_PRECISION) -> dict[str, Any]:
+        judge_path: Path | None = None, llm: bool = False, band_precision: float = BAND_PRECISION,
+        llm_error: float = 0.0) -> dict[str, Any]:
     from carnet.adapters.local.judge_file import JUDGE_FILE, load_judge
     from carnet.bootstrap.wiring import CALIBRATION_DIR
 
@@ -179,16 +182,17 @@ def run(*, data: Sequence[Path], judge: str, leave_one_out_: bool, late_share: f
         if leave_one_out_:
             rows = oracle_rows(session, files)
             scores = leave_one_out(session, files, rows, late_share=late_share, max_false=MAX_FALSE, llm=llm,
-                                   band_precision=band_precision)
+                                   band_precision=band_precision, llm_error=llm_error)
             mode = "leave-one-out"
         else:
             shipped = None if judge == "oracle" else load_judge(judge_path or CALIBRATION_DIR / JUDGE_FILE)
-            scores = [score(f.name, session.run(f, shipped, late_share=late_share, llm=llm and shipped is not None),
+            asks = llm and shipped is not None
+            scores = [score(f.name, session.run(f, shipped, late_share=late_share, llm=asks, llm_error=llm_error),
                             shipped) for f in files]
             mode = judge
     finally:
         session.close()
-    result = {"mode": mode, "late_share": late_share, "llm": "labels" if llm else None,
+    result = {"mode": mode, "late_share": late_share, "llm": "labels" if llm else None, "llm_error": llm_error,
               "band_precision": band_precision, **summary(scores)}
     _show(result)
     if json_out:

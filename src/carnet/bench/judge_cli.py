@@ -56,13 +56,16 @@ def bench_judge(
                                                         "always right (the labels): the bound the cascade can reach, "
                                                         "and the share of writes that call it.")] = LlmKind.NONE,
     band_precision: Annotated[float, _BAND] = BAND_PRECISION,
+    llm_error: Annotated[float, typer.Option("--llm-error", min=0.0, max=1.0, help="With --llm labels: the share "
+                                                                                  "of its answers turned wrong.")
+                         ] = 0.0,
 ) -> None:
     """Every new fact of labelled files against the subject's earlier ones, as reconcile sees them: per file,
     supersessions hidden, false closures (share of facts), merges that lose a fact, candidate recall."""
     from carnet.bench.judge import run
 
     run(data=_files(data), judge=judge.value, leave_one_out_=leave_one_out, late_share=late, json_out=json_out,
-        judge_path=judge_file, llm=llm is LlmKind.LABELS, band_precision=band_precision)
+        judge_path=judge_file, llm=llm is LlmKind.LABELS, band_precision=band_precision, llm_error=llm_error)
 
 
 @judge_app.command("train")

@@ -109,10 +109,11 @@ class LabelledLLM:
     """A ``ContradictionJudge`` that is always right: of the candidates it is shown, it names those the
     labels say the note being written makes untrue; shown the note being written as the candidate (a late
     note, asked whether a newer record retires it), it names it when the labels say so. It counts the
-    writes that called it."""
+    writes that called it. ``error``: the share of its answers turned wrong (each candidate's answer
+    flipped with that probability, the same each run), to see what a fallible LLM costs."""
 
-    def __init__(self, run: SubjectRun, ids: dict[str, int]) -> None:
-        self._run, self._ids = run, ids
+    def __init__(self, run: SubjectRun, ids: dict[str, int], error: float = 0.0) -> None:
+        self._run, self._ids, self._error = run, ids, error
         self.pseudo: dict[str, int] = {}  # pseudonymised text of each stored fact → its index
         self._counted = -1
 
@@ -122,13 +123,20 @@ class LabelledLLM:
             self._counted = self._run.writing
         labels, writing = self._run.subject.labels, self._run.writing
         newer = self.pseudo.get(new_fact, -1)
-        return [i for i, _ in existing
-                if (i in self._ids and closes_by_label(labels, self._ids[i], writing))
-                or (i not in self._ids and newer >= 0 and closes_by_label(labels, writing, newer))]
+        named = []
+        for i, _ in existing:
+            right = ((i in self._ids and closes_by_label(labels, self._ids[i], writing))
+                     or (i not in self._ids and newer >= 0 and closes_by_label(labels, writing, newer)))
+            other = self._ids.get(i, newer)
+            if self._error and random.Random(f"{self._run.subject.subject}:{writing}:{other}").random() < self._error:
+                right = not right
+            if right:
+                named.append(i)
+        return named
 
 
 def run_subject(deps: Any, subject: Subject, judge: PairJudge | None, *, prefix: str, late_share: float = 0.0,
-                seed: int = 0, llm: bool = False) -> SubjectRun:
+                seed: int = 0, llm: bool = False, llm_error: float = 0.0) -> SubjectRun:
     """Write the subject's facts through ``remember`` with ``judge`` (None: the labels) and record;
     ``llm``: then the cascade's LLM step, answered by ``LabelledLLM``."""
     order, late = _order(subject, late_share, seed)
@@ -137,7 +145,7 @@ def run_subject(deps: Any, subject: Subject, judge: PairJudge | None, *, prefix:
     wired = replace(deps, supersession=Recorder(judge, run, index))
     ids: dict[str, int] = {}
     subject_id = f"{prefix}{subject.subject}"
-    asker = LabelledLLM(run, ids)
+    asker = LabelledLLM(run, ids, llm_error)
     for k in order:
         text, at = subject.facts[k]
         run.writing = k
@@ -166,8 +174,9 @@ def _order(subject: Subject, late_share: float, seed: int) -> tuple[tuple[int, .
 
 
 def run_file(deps: Any, labelled: Labelled, judge: PairJudge | None, *, prefix: str, late_share: float = 0.0,
-             llm: bool = False) -> list[SubjectRun]:
-    return [run_subject(deps, s, judge, prefix=prefix, late_share=late_share, llm=llm) for s in labelled.subjects]
+             llm: bool = False, llm_error: float = 0.0) -> list[SubjectRun]:
+    return [run_subject(deps, s, judge, prefix=prefix, late_share=late_share, llm=llm, llm_error=llm_error)
+            for s in labelled.subjects]
 
 
 def choices(runs: Sequence[SubjectRun]) -> list[tuple[tuple[tuple[float, ...], ...], tuple[bool, ...]]]:
