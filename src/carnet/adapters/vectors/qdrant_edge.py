@@ -24,7 +24,8 @@ Choices, measured on 100k points / 1000 subjects / dim 384 on a 2-CPU host (``sc
   ``allow_threads`` in qdrant's ``lib/edge/python``): engine calls never overlap Python work in other
   threads (docs/benchmarks.md, "Questions through ONNX Runtime").
 
-Engine failures (the engine raises bare ``Exception``) become ``DependencyUnavailable``. Filters,
+Engine failures (the engine raises bare ``Exception``) become ``DependencyUnavailable`` (``edge_engine``,
+with the shard's configuration). Filters,
 requests and hits are built in ``edge_requests``; the owner lock is ``edge_lock``'s. Records are
 stored as given: sealing them is ``carnet.crypto.sealed_index``'s business.
 """
@@ -41,15 +42,8 @@ from typing import Any
 from qdrant_edge import (
     CountRequest,
     Direction,
-    Distance,
-    EdgeConfig,
-    EdgeOptimizersConfig,
     EdgeShard,
-    EdgeSparseVectorParams,
-    EdgeVectorParams,
-    HnswIndexConfig,
     KeywordIndexParams,
-    Modifier,
     OrderBy,
     PayloadSchemaType,
     PayloadSelector,
@@ -61,6 +55,7 @@ from qdrant_edge import (
 
 from carnet.adapters.vectors import payload as pl
 from carnet.adapters.vectors.edge_cache import RecordCache
+from carnet.adapters.vectors.edge_engine import config, engine_errors
 from carnet.adapters.vectors.edge_lock import LOCK_FILE, held, lock, unlock
 from carnet.adapters.vectors.edge_requests import (
     dense_request,
@@ -88,29 +83,6 @@ __all__ = ["EdgeVectorIndex", "held"]  # ``held`` (edge_lock): a restore takes t
 CACHED_RECORDS = 100_000  # decoded records kept by default (Settings.record_cache_size): ~150 MB at most
 _CONFIG_FILE = "edge_config.json"  # written by the engine: its presence means the shard exists
 _ROUND_TRIP = timedelta(microseconds=1)  # a stored float time read back through datetime moves less
-
-
-def _config(dim: int) -> EdgeConfig:
-    return EdgeConfig(
-        vectors={pl.DENSE: EdgeVectorParams(size=dim, distance=Distance.Cosine)},
-        sparse_vectors={pl.SPARSE: EdgeSparseVectorParams(modifier=Modifier.Idf)},
-        hnsw_config=HnswIndexConfig(m=0, ef_construct=100, full_scan_threshold=10_000),
-        # Vacuum a segment as soon as it holds one deleted point (the defaults wait for 20 % of a
-        # segment of 1000+ vectors): a record deleted by retention or erasure must leave the files
-        # at the next ``compact``. The engine optimises only when asked (``compact``).
-        optimizers=EdgeOptimizersConfig(deleted_threshold=0.0, vacuum_min_vector_number=0),
-    )
-
-
-@contextmanager
-def _engine_errors(what: str) -> Iterator[None]:
-    """The engine raises bare ``Exception`` for its own failures; anything more specific is ours."""
-    try:
-        yield
-    except Exception as exc:
-        if type(exc) is not Exception:
-            raise
-        raise DependencyUnavailable(f"vector store: {what} failed: {exc}") from exc
 
 
 def _access_values(fields: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -149,14 +121,14 @@ class EdgeVectorIndex:
     @staticmethod
     def _open(path: Path, dim: int) -> EdgeShard:
         """``EdgeShard.load(path, config)`` (checks the stored dim) or ``EdgeShard.create(path, config)``."""
-        with _engine_errors(f"opening the shard at {path}"):
+        with engine_errors(f"opening the shard at {path}"):
             if (path / _CONFIG_FILE).exists():
-                return EdgeShard.load(str(path), _config(dim))
-            return EdgeShard.create(str(path), _config(dim))
+                return EdgeShard.load(str(path), config(dim))
+            return EdgeShard.create(str(path), config(dim))
 
     def _ensure_indexes(self) -> None:
         """``update(create_field_index)`` for each payload index the shard does not have yet."""
-        with _engine_errors("creating payload indexes"):
+        with engine_errors("creating payload indexes"):
             present = set(self._shard.info().payload_schema)
             wanted: list[tuple[str, Any]] = [(pl.TENANT, KeywordIndexParams(is_tenant=True))]
             wanted += [(k, PayloadSchemaType.Keyword) for k in pl.KEYWORD_INDEXES]
@@ -172,7 +144,7 @@ class EdgeVectorIndex:
         points = pl.new_points(scope, items, self._point, self._owners)
         if not points:
             return
-        with self._changing(i.memory.id for i in items), _engine_errors("upsert"):
+        with self._changing(i.memory.id for i in items), engine_errors("upsert"):
             self._shard.update(UpdateOperation.upsert_points(points, condition=scoped_filter(scope)))
 
     def _point(self, item: IndexedMemory) -> Point:
@@ -183,7 +155,7 @@ class EdgeVectorIndex:
 
     def _owners(self, ids: list[str]) -> Sequence[pl.Point]:
         """``retrieve(ids)`` with the owners' tenant and subject only (``pl.new_points`` checks them)."""
-        with _engine_errors("retrieve"):
+        with engine_errors("retrieve"):
             return self._shard.retrieve(list(ids), [pl.TENANT, pl.SUBJECT], False)
 
     def replace_payload(self, scope: Scope, memories: Sequence[Memory]) -> None:
@@ -196,7 +168,7 @@ class EdgeVectorIndex:
             op = UpdateOperation.overwrite_payload_by_filter(
                 scoped_filter(scope, ids=[pl.check_point_id(m.id)]), pl.to_payload(m)
             )
-            with self._changing((m.id,)), _engine_errors("overwrite payload"):
+            with self._changing((m.id,)), engine_errors("overwrite payload"):
                 self._shard.update(op)
 
     def rescope(self, old: Scope, new: Scope, items: Sequence[tuple[Memory, SparseVector]]) -> None:
@@ -206,12 +178,12 @@ class EdgeVectorIndex:
             return
         pl.check_scope(new, (m for m, _ in items))
         ids: list[Any] = [pl.check_point_id(m.id) for m, _ in items]
-        with _engine_errors("retrieve"):
+        with engine_errors("retrieve"):
             existing = self._shard.retrieve(ids, [pl.TENANT, pl.SUBJECT], [pl.DENSE])
         found = ((str(r.id), r.payload, r.vector) for r in existing)
         points = [self._point(i) for i in pl.moved(old, items, found)]
         if points:
-            with self._changing(ids), _engine_errors("upsert"):
+            with self._changing(ids), engine_errors("upsert"):
                 self._shard.update(UpdateOperation.upsert_points(points, condition=scoped_filter(old)))
 
     def record_access(self, scope: Scope, updates: Sequence[AccessUpdate]) -> None:
@@ -233,7 +205,7 @@ class EdgeVectorIndex:
         current.update(pl.access_states(records))
         for ids, fields in pl.grouped_access(pl.access_payloads(current, updates)):
             op = UpdateOperation.set_payload([*ids], fields)
-            with self._changing(ids, _access_values(fields)), _engine_errors("set payload"):
+            with self._changing(ids, _access_values(fields)), engine_errors("set payload"):
                 self._shard.update(op)
 
     def _kept_access(self, scope: Scope, ids: Sequence[str],
@@ -255,7 +227,7 @@ class EdgeVectorIndex:
         wanted = [i for i in ids if pl.is_point_id(i)]
         if not wanted:
             return
-        with self._changing(wanted), _engine_errors("delete"):
+        with self._changing(wanted), engine_errors("delete"):
             self._shard.update(UpdateOperation.delete_points_by_filter(scoped_filter(scope, ids=wanted)))
 
     @contextmanager
@@ -287,7 +259,7 @@ class EdgeVectorIndex:
         requests = [dense_request(pl.dense_values(dense, self._dim), limit, flt, False)]
         if sparse is not None and sparse.indices:
             requests.append(sparse_request(scope, sparse, limit, flt, with_vector))
-        with _engine_errors("query"):
+        with engine_errors("query"):
             results = self._shard.query_batch(QueryBatchRequest(requests))
         dense_hits, sparse_hits = results[0], results[1] if len(results) > 1 else None
         records = self._records(scope, hit_ids(dense_hits, sparse_hits), skipped, at_once=True)
@@ -313,7 +285,7 @@ class EdgeVectorIndex:
         if not wanted:
             return []
         request = ScrollRequest(limit=len(wanted), filter=scoped_filter(scope, ids=wanted), with_payload=with_payload)
-        with _engine_errors("scroll"):
+        with engine_errors("scroll"):
             records, _ = self._shard.scroll(request)
         return list(records)
 
@@ -322,7 +294,7 @@ class EdgeVectorIndex:
         """``scroll`` by ascending point id; the cursor is the next page's first point id."""
         start = pl.parse_offset(offset)
         request = ScrollRequest(offset=start, limit=limit, filter=scoped_filter(scope, where), with_payload=True)
-        with _engine_errors("scroll"):
+        with engine_errors("scroll"):
             records, nxt = self._shard.scroll(request)
         memories = pl.decoded(records, skipped)
         return memories, None if nxt is None else str(nxt)
@@ -333,7 +305,7 @@ class EdgeVectorIndex:
         records from the cache or one scoped read."""
         request = ScrollRequest(limit=limit, filter=scoped_filter(scope, where), with_payload=False,
                                 order_by=OrderBy(pl.VALID_FROM, Direction.Desc))
-        with _engine_errors("scroll"):
+        with engine_errors("scroll"):
             points, _ = self._shard.scroll(request)
         ids = [str(p.id) for p in points]
         found = self._records(scope, ids, skipped, at_once=True)
@@ -341,7 +313,7 @@ class EdgeVectorIndex:
 
     def count(self, scope: Scope, *, where: RecordFilter) -> int:
         """``count(exact=True)`` within the scope."""
-        with _engine_errors("count"):
+        with engine_errors("count"):
             return int(self._shard.count(CountRequest(exact=True, filter=scoped_filter(scope, where))))
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -350,7 +322,7 @@ class EdgeVectorIndex:
         """``info()``: raises ``DependencyUnavailable`` when the shard is closed or broken."""
         if self._lock_fd is None:
             raise DependencyUnavailable("vector store is closed")
-        with _engine_errors("health check"):
+        with engine_errors("health check"):
             self._shard.info()
 
     def optimize(self) -> bool:
@@ -359,7 +331,7 @@ class EdgeVectorIndex:
         The engine holds the GIL for the whole run (seconds per 100k points with ``m=0``): the
         process answers nothing meanwhile. Run it at startup or from a maintenance command.
         """
-        with self._closing, _engine_errors("optimize"):
+        with self._closing, engine_errors("optimize"):
             return bool(self._shard.optimize())
 
     def snapshot(self, target: Path) -> int:
@@ -374,7 +346,7 @@ class EdgeVectorIndex:
         with self._closing:
             if self._lock_fd is None:
                 raise DependencyUnavailable("vector store is closed")
-            with _engine_errors("flush"):
+            with engine_errors("flush"):
                 self._shard.flush()
                 points = int(self._shard.info().points_count)
             copy_tree_sparse(self._path, target, skip={LOCK_FILE})
@@ -386,14 +358,14 @@ class EdgeVectorIndex:
         record's sealed payload leaves the segment files. The write-ahead log keeps its copy until
         the engine recycles the log segment. ~1 s per 20k points rewritten, holding the GIL."""
         done = self.optimize()
-        with _engine_errors("flush"):
+        with engine_errors("flush"):
             self._shard.flush()
         return done
 
     def points_count(self) -> int:
         """``info().points_count``: every live point of the shard, all tenants. Maintenance only
         (``carnet reembed`` compares the old and new shards before switching)."""
-        with _engine_errors("info"):
+        with engine_errors("info"):
             return int(self._shard.info().points_count)
 
     def close(self) -> None:
@@ -407,7 +379,7 @@ class EdgeVectorIndex:
             self.warmer.stop()
             self._cache.clear()
             try:
-                with _engine_errors("close"):
+                with engine_errors("close"):
                     self._shard.flush()
                     self._shard.close()
             finally:
