@@ -85,10 +85,17 @@ class _LlmCollector(Collector):
         s = self._stats
         for name, help_, value in (("calls", "Requests to the LLM", s.calls),
                                    ("retries", "Extra attempts after a transient LLM failure", s.retries),
-                                   ("set_aside", "Facts the LLM judged not worth remembering", s.set_aside)):
+                                   ("set_aside", "Facts the LLM judged not worth remembering", s.set_aside),
+                                   ("not_member", "Facts the LLM said are about someone other than the member",
+                                    s.not_member)):
             family = CounterMetricFamily(f"carnet_llm_{name}", help_, labels=["extractor"])
             family.add_metric([self._extractor], value)
             yield family
+        gate = CounterMetricFamily("carnet_llm_extractions", "Calls the turn filter sent to the LLM or skipped "
+                                   "(no turn it keeps)", labels=["extractor", "decision"])
+        gate.add_metric([self._extractor, "sent"], s.extractions_sent)
+        gate.add_metric([self._extractor, "skipped"], s.extractions_skipped)
+        yield gate
         failures = CounterMetricFamily("carnet_llm_failures", "LLM calls that failed, by reason",
                                        labels=["extractor", "reason"])
         for reason, n in sorted(s.failure_reasons.items()):

@@ -22,9 +22,9 @@ from tests.support.vllm_server import VllmStandIn, answer, serving
 
 FACTS = {"facts": [
     {"text": "Le membre a déclaré un dégât des eaux dans sa cuisine.", "category": "sinistre", "importance": 4,
-     "valid_from": "2026-11-29", "worth_remembering": True},
+     "valid_from": "2026-11-29", "worth_remembering": True, "about": "membre"},
     {"text": "Un expert passera jeudi chez le membre.", "category": "decision", "importance": 4,
-     "valid_from": None, "worth_remembering": True}],
+     "valid_from": None, "worth_remembering": True, "about": "membre"}],
     "summary": "Déclaration d'un dégât des eaux ; expert jeudi."}
 BODY = {"session_id": "call-7", "messages": [
     {"role": "user", "content": "J'ai un dégât des eaux dans la cuisine.", "at": "2026-11-29T09:12:00+01:00"},
@@ -49,7 +49,10 @@ def test_kill_9_mid_extraction_then_restart_completes_exactly_once(tmp_path: Pat
     with serving(stand_in) as llm:
         env = {"CARNET_EXTRACTOR": "mistral", "CARNET_LLM__BASE_URL": llm,
                "CARNET_LLM__API_KEY": stand_in.api_key or "", "CARNET_LLM__MODEL": stand_in.served_model,
-               "CARNET_LLM__TIMEOUT": "90", "CARNET_WORKERS__LEASE_SECONDS": "5"}
+               "CARNET_LLM__TIMEOUT": "90", "CARNET_WORKERS__LEASE_SECONDS": "5",
+               # Every call to the model: the shipped turn filter keeps no turn of this two-turn call (each
+               # is the call's opening and closing), and this test is about the worker, not the gate.
+               "CARNET_LLM__GATE": "false"}
         with serve_process(tmp_path, env, log_name="serve-1.log") as (base, proc):
             iid = httpx.post(f"{base}/api/v1/subjects/ADH-77/messages", json=BODY, headers=auth).json()["intake_id"]
             deadline = time.monotonic() + 60

@@ -38,7 +38,8 @@ SUBJECTS, PER_SUBJECT = 32, 1  # one intake per subject: no neighbour, so no con
 
 def _facts(k: int) -> dict[str, object]:
     return {"facts": [{"text": f"Le membre a souscrit le contrat CTR-{k:06d}.", "category": "contrat",
-                       "importance": 3, "valid_from": None, "worth_remembering": True}], "summary": ""}
+                       "importance": 3, "valid_from": None, "worth_remembering": True, "about": "membre"}],
+            "summary": ""}
 
 
 def _worker(root: Path, n: int, env: dict[str, str]) -> subprocess.Popen[bytes]:

@@ -69,11 +69,11 @@ CALL = [
 FACTS_ANSWER = {
     "facts": [
         {"text": "Le client a subi un dégât des eaux le 11 mars 2025 (dossier <CLAIM_1>).", "category": "sinistre",
-         "importance": 4, "valid_from": "2025-03-11", "worth_remembering": True},
+         "importance": 4, "valid_from": "2025-03-11", "worth_remembering": True, "about": "membre"},
         {"text": "Le remboursement du sinistre <CLAIM_1> sera versé sur <IBAN_1>.", "category": "paiement",
-         "importance": 3, "valid_from": None, "worth_remembering": True},
+         "importance": 3, "valid_from": None, "worth_remembering": True, "about": "membre"},
         {"text": "Le client trouve qu'il fait mauvais.", "category": "autre", "importance": 1, "valid_from": None,
-         "worth_remembering": False},
+         "worth_remembering": False, "about": "membre"},
     ],
     "summary": "Appel sur le dégât des eaux (<CLAIM_1>) : remboursement sur <IBAN_1>.",
 }
@@ -144,7 +144,7 @@ def test_long_sessions_are_summarized_then_forgotten(vllm: VllmStandIn, make: An
     out = extractor.extract(messages, session_id="s-long", locale="fr")
     assert len(vllm.requests) == len(parts.older) + 1
     assert [r.body["response_format"]["json_schema"]["name"] for r in vllm.requests] == \
-        ["carnet_summary"] * len(parts.older) + ["carnet_facts"]
+        ["carnet_summary"] * len(parts.older) + ["carnet_facts_v2"]
     assert summaries[0] in vllm.requests[1].user  # each summary folds in the previous one
     last = vllm.requests[-1].user
     assert last.startswith(f"Résumé du début de l'échange : {summaries[-1]}")
@@ -163,7 +163,7 @@ def test_the_request_is_what_vllm_expects(vllm: VllmStandIn, make: Any) -> None:
     body = sent.body
     assert body["model"] == MODEL and body["temperature"] == 0 and body["max_tokens"] == 700
     assert body["response_format"] == {"type": "json_schema", "json_schema": {
-        "name": "carnet_facts", "schema": FACTS, "strict": True}}
+        "name": "carnet_facts_v2", "schema": FACTS, "strict": True}}
     assert [m["role"] for m in body["messages"]] == ["system", "user"]
     assert sent.ignored == frozenset()  # nothing vLLM would silently drop (no random_seed, no safe_prompt…)
     assert "seed" not in body and body.get("stream") is False
@@ -216,7 +216,7 @@ def test_placeholders_reach_the_model_and_come_back_verbatim(vllm: VllmStandIn, 
 def test_placeholders_no_message_had_are_counted(vllm: VllmStandIn, make: Any) -> None:
     extractor = make()
     made_up = {"facts": [{"text": "Le client a un second compte <IBAN_2>.", "category": "paiement", "importance": 2,
-                          "valid_from": None, "worth_remembering": True}], "summary": ""}
+                          "valid_from": None, "worth_remembering": True, "about": "membre"}], "summary": ""}
     vllm.push(answer(made_up))
     out = extractor.extract(CALL, session_id="s", locale="fr")
     assert out.facts[0].text == "Le client a un second compte <IBAN_2>."

@@ -48,9 +48,9 @@ def test_facts_from_the_llm_become_memories(container: Container, vllm: tuple[Vl
     stand_in, extractor = vllm
     stand_in.push(answer({"facts": [
         {"text": "Le client veut être prélevé le 5 du mois sur <IBAN_1>.", "category": "paiement", "importance": 4,
-         "valid_from": "2026-11-29", "worth_remembering": True},
+         "valid_from": "2026-11-29", "worth_remembering": True, "about": "membre"},
         {"text": "Il fait beau.", "category": "autre", "importance": 1, "valid_from": None,
-         "worth_remembering": False}],
+         "worth_remembering": False, "about": "membre"}],
         "summary": "Changement de date de prélèvement (le 5) sur <IBAN_1>."}))
     iid = _submit(container, "ADH-LLM-1")
     assert Worker(container.deps, container.queue, extractor, container.audit, owner="w1").run_once() == 1
@@ -75,7 +75,7 @@ def test_a_malformed_answer_is_retried_later_not_lost(container: Container,
 
 def _fact(text: str) -> dict[str, object]:
     return {"facts": [{"text": text, "category": "contrat", "importance": 3, "valid_from": None,
-                       "worth_remembering": True}], "summary": ""}
+                       "worth_remembering": True, "about": "membre"}], "summary": ""}
 
 
 def test_the_llm_judges_what_a_new_fact_makes_obsolete(container: Container, tmp_path: Path,

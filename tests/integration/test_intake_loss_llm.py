@@ -37,7 +37,7 @@ def _script(n: int, rng: random.Random) -> list[Reply]:
         else:
             replies.append(answer({"facts": [{"text": f"Le membre a signalé le fait numéro {k}.",
                                               "category": "autre", "importance": 3, "valid_from": None,
-                                              "worth_remembering": True}], "summary": ""}))
+                                              "worth_remembering": True, "about": "membre"}], "summary": ""}))
     return replies
 
 

@@ -36,7 +36,7 @@ def test_no_text_in_logs_or_errors(stand_in: tuple[VllmStandIn, str], capfd: pyt
     caplog.set_level(logging.DEBUG)
     server, base = stand_in
     fact = {"text": f"{ANSWERED} a un contrat.", "category": "contrat", "importance": 3, "valid_from": None,
-            "worth_remembering": True}
+            "worth_remembering": True, "about": "membre"}
     server.push(
         answer({"facts": [fact], "summary": f"{ANSWERED} a appelé."}),
         unguided(f"Voici : {ANSWERED}"),

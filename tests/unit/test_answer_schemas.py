@@ -30,7 +30,7 @@ from carnet.domain.extraction.schemas import (
 from carnet.domain.intake import Message
 
 FACT = {"text": "Le client habite au <ADDRESS_1>.", "category": "coordonnees", "importance": 4,
-        "valid_from": "2025-05-01", "worth_remembering": True}
+        "valid_from": "2025-05-01", "worth_remembering": True, "about": "membre"}
 
 
 @dataclass
@@ -83,7 +83,7 @@ def test_the_schema_sent_for_facts_is_generated_from_the_model_that_reads_the_an
     chat = _recorder(extractor, {"facts": [FACT], "summary": "Changement d'adresse."})
     out = extractor.extract([Message("user", "J'habite au <ADDRESS_1>.")], session_id="s", locale="fr")
     (sent,) = chat.sent
-    assert (sent.task, sent.schema_name) == ("facts", "carnet_facts")
+    assert (sent.task, sent.schema_name) == ("facts", "carnet_facts_v2")
     assert sent.schema == answer_schema(FactsAnswer) == SCHEMAS["facts"]
     assert [f.text for f in out.facts] == [FACT["text"]] and out.episode == "Changement d'adresse."
 
@@ -129,7 +129,8 @@ def test_the_generated_schema_is_model_json_schema_inlined_and_in_vllms_strict_s
 
 def _valid(task: str) -> list[Any]:
     examples = [expected for loc in EXAMPLES.values() for _l, _d, expected in loc.get(task, [])]
-    extra = {"facts": [{"facts": [FACT, {**FACT, "valid_from": None, "worth_remembering": False}], "summary": ""},
+    extra = {"facts": [{"facts": [FACT, {**FACT, "valid_from": None, "worth_remembering": False},
+                                  {**FACT, "about": "relais"}], "summary": ""},
                        {"facts": [], "summary": "x" * 1200}],
              "obsolete": [{"obsolete_ids": []}, {"obsolete_ids": ["12345678"]}],
              "summary": [{"summary": ""}]}
@@ -141,8 +142,9 @@ _INVALID: dict[str, list[Any]] = {
               *({"facts": [{**FACT, **change}], "summary": ""} for change in (
                   {"importance": 9}, {"importance": "4"}, {"importance": True}, {"category": "météo"},
                   {"valid_from": "mardi dernier"}, {"text": ""}, {"text": "x" * 401}, {"confidence": 0.9},
-                  {"worth_remembering": "yes"})),
+                  {"worth_remembering": "yes"}, {"about": "client"}, {"about": None})),
               {"facts": [{k: v for k, v in FACT.items() if k != "valid_from"}], "summary": ""},
+              {"facts": [{k: v for k, v in FACT.items() if k != "about"}], "summary": ""},  # version 1's shape
               {"facts": "aucun", "summary": ""}, ["not", "an", "object"], None],
     "obsolete": [{"obsolete_ids": [1, 2]}, {"obsolete_ids": ["123456789"]}, {}, {"obsolete_ids": None}],
     "summary": [{"summary": 3}, {"summary": "ok", "extra": 1}, {"summary": "x" * 1201}, {}],

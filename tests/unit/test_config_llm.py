@@ -47,7 +47,8 @@ def test_production_refuses_an_llm_over_plain_http() -> None:
 
 
 def test_build_extractor_wires_the_mistral_adapter() -> None:
-    extractor = build_extractor(Settings(extractor="mistral", llm={"base_url": "http://127.0.0.1:9", "api_key": "k"}))
+    llm = {"base_url": "http://127.0.0.1:9", "api_key": "k", "gate": False}  # the gate: tests/unit/test_llm_gate.py
+    extractor = build_extractor(Settings(extractor="mistral", llm=llm))
     try:
         assert isinstance(extractor, MistralExtractor) and extractor.name == "mistral"
     finally:

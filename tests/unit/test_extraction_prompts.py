@@ -91,11 +91,14 @@ def test_importance_maps_onto_zero_one() -> None:
 def test_answers_set_aside_what_is_not_worth_remembering() -> None:
     answer = parse(json.dumps({"facts": [
         {"text": "  Le client  habite\n<ADDRESS_1>. ", "category": "coordonnees", "importance": 4,
-         "valid_from": "2025-05-01", "worth_remembering": True},
-        {"text": "Il pleut.", "category": "autre", "importance": 1, "valid_from": None, "worth_remembering": False},
+         "valid_from": "2025-05-01", "worth_remembering": True, "about": "membre"},
+        {"text": "Il pleut.", "category": "autre", "importance": 1, "valid_from": None, "worth_remembering": False,
+         "about": "membre"},
+        {"text": "Sa fille a changé d'employeur.", "category": "situation", "importance": 2, "valid_from": None,
+         "worth_remembering": True, "about": "proche"},
     ], "summary": ""}), FactsAnswer)
-    kept, set_aside = facts(answer)
-    assert set_aside == 1 and kept[0].text == "Le client habite <ADDRESS_1>."
+    kept, set_aside, not_member = facts(answer)
+    assert (set_aside, not_member, len(kept)) == (1, 1, 1) and kept[0].text == "Le client habite <ADDRESS_1>."
     assert kept[0].valid_from == datetime(2025, 5, 1, tzinfo=UTC)
 
 

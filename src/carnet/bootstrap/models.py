@@ -120,13 +120,21 @@ def _presidio(language: str, model: str | None, threshold: float) -> PiiDetector
 
 
 def build_extractor(settings: Settings) -> Extractor:
-    """The rules with the learned turn filter (the embedded default), or Mistral on vLLM (``CARNET_EXTRACTOR=mistral``).
+    """The rules with the learned turn filter (the embedded default), or Mistral on vLLM (``CARNET_EXTRACTOR=mistral``)
+    behind the same filter, which decides which calls need it (``CARNET_LLM__GATE``, on by default).
     Never one in place of the other: when the LLM fails, intakes are retried, then dead-lettered."""
-    if settings.extractor is ExtractorKind.MISTRAL:
-        return _mistral(settings)
-    from carnet.adapters.extractors.rules import RuleExtractor
     from carnet.adapters.local.turn_file import TURN_FILE, load_turn_filter
     from carnet.bootstrap.wiring import CALIBRATION_DIR
+
+    if settings.extractor is ExtractorKind.MISTRAL:
+        llm = _mistral(settings)
+        if not settings.llm.gate:
+            return llm
+        from carnet.adapters.extractors.gated import GatedExtractor
+
+        turns = load_turn_filter(settings.turn_filter_path or CALIBRATION_DIR / TURN_FILE)
+        return GatedExtractor(llm, turns, stats=llm.stats)
+    from carnet.adapters.extractors.rules import RuleExtractor
 
     return RuleExtractor(load_turn_filter(settings.turn_filter_path or CALIBRATION_DIR / TURN_FILE))
 

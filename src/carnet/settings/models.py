@@ -37,6 +37,9 @@ class LlmSettings(BaseModel):
     max_tokens: int = Field(1024, ge=64, le=32768)  # per answer; a cut-off answer fails as "truncated"
     max_retries: int = Field(2, ge=0, le=10)  # attempts after the first on 429, 5xx, timeouts, connection errors
     transcript_chars: int = Field(12000, ge=1000)  # above this, older messages are summarized first
+    # Calls of a dialogue in which the learned turn filter keeps no turn are not sent (nothing is extracted
+    # from them); false: every call is sent (adapters/extractors/gated.py).
+    gate: bool = True
 
     @field_validator("base_url")
     @classmethod

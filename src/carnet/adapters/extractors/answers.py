@@ -19,7 +19,7 @@ from typing import TypeVar
 from pydantic import BaseModel, ValidationError
 
 from carnet.domain.extraction.model import ExtractedFact
-from carnet.domain.extraction.schemas import FactsAnswer, importance_score
+from carnet.domain.extraction.schemas import MEMBER, FactsAnswer, importance_score
 
 _M = TypeVar("_M", bound=BaseModel)
 
@@ -45,13 +45,15 @@ def parse(content: str, model: type[_M]) -> _M:
         raise AnswerRejected("schema_violation") from None
 
 
-def facts(answer: FactsAnswer) -> tuple[list[ExtractedFact], int]:
-    """The facts worth remembering, and how many the model itself set aside (``worth_remembering``
-    false): they are counted, not stored."""
+def facts(answer: FactsAnswer) -> tuple[list[ExtractedFact], int, int]:
+    """The facts worth remembering about the member; how many the model itself set aside
+    (``worth_remembering`` false) and how many it said are about someone else (``about`` not
+    ``membre``): both counted, not stored."""
     kept = [ExtractedFact(text=" ".join(f.text.split()), category=f.category,
                           importance=importance_score(f.importance), valid_from=_day(f.valid_from))
-            for f in answer.facts if f.worth_remembering and f.text.strip()]
-    return kept, len(answer.facts) - len(kept)
+            for f in answer.facts if f.worth_remembering and f.about == MEMBER and f.text.strip()]
+    not_member = sum(1 for f in answer.facts if f.worth_remembering and f.about != MEMBER)
+    return kept, len(answer.facts) - len(kept) - not_member, not_member
 
 
 def _day(value: str | None) -> datetime | None:

@@ -21,7 +21,8 @@ place (mem0 dropped facts silently on such answers). It is not asked again: at t
 guided decoding the same prompt gives the same answer, so a bad answer means a server without a
 structured-output backend or a cut-off answer, which the intake's retries with backoff and then its
 dead letter make visible. Facts the model flagged ``worth_remembering: false`` are counted
-(``stats.set_aside``), not stored.
+(``stats.set_aside``), not stored; so are those it said are about someone other than the member
+(``about``, ``stats.not_member``).
 
 Logs carry counts and reason codes, never a message, a fact or an answer.
 """
@@ -92,12 +93,12 @@ class MistralExtractor:
             done = self._ask("summary", summary_prompt(chunk, locale=locale, earlier=earlier), SummaryAnswer, spent)
             earlier = done.summary.strip() or earlier
         answer = self._ask("facts", facts_prompt(parts.recent, locale=locale, earlier=earlier), FactsAnswer, spent)
-        kept, set_aside = facts(answer)
+        kept, set_aside, not_member = facts(answer)
         self._check_placeholders(kept, [m.content for m in messages])
-        self.stats.add(set_aside=set_aside)
+        self.stats.add(set_aside=set_aside, not_member=not_member)
         summary = answer.summary.strip()
-        log.info("llm_extracted", facts=len(kept), set_aside=set_aside, summarized_chunks=len(parts.older),
-                 tokens_in=spent[0], tokens_out=spent[1])
+        log.info("llm_extracted", facts=len(kept), set_aside=set_aside, not_member=not_member,
+                 summarized_chunks=len(parts.older), tokens_in=spent[0], tokens_out=spent[1])
         return Extraction(facts=tuple(kept), episode=summary if session_id is not None and summary else None,
                           tokens_in=spent[0], tokens_out=spent[1])
 

@@ -67,6 +67,9 @@ class LlmStats:
     last_seconds: float = 0.0
     failure_reasons: dict[str, int] = field(default_factory=dict)
     set_aside: int = 0  # facts the model flagged not worth remembering
+    not_member: int = 0  # facts the model said are about someone other than the member (a relative, a guardian…)
+    extractions_sent: int = 0  # calls the turn filter sent to the LLM (``adapters.extractors.gated``)
+    extractions_skipped: int = 0  # calls it did not send: no turn it keeps
     foreign_ids: int = 0  # obsolete ids the model gave that were not among those it was shown
     made_up_placeholders: int = 0  # placeholders in facts that no message had
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)

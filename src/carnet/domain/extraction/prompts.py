@@ -31,6 +31,16 @@ les prochains contacts avec ce client, et tu résumes l'échange.
 Règles :
 - Un fait est une phrase courte, autonome, compréhensible sans l'échange, à la troisième personne \
 (« Le client… »), en français.
+- Un fait par sujet : quand un même sujet (un contrat, un sinistre, un prêt, une adresse…) est donné en \
+plusieurs morceaux au fil des tours (le contrat dans un tour, son montant dans le suivant, une date plus \
+loin), réunis-les en un seul fait (« Le client a le contrat Habitation Confort, 38,90 € par mois, depuis \
+le 1er mars 2025. »). Une correction (« non pardon, le 14 ») remplace la valeur corrigée ; une valeur \
+relue et confirmée n'est pas un second fait.
+- Les faits portent sur le client, le titulaire du dossier. La personne au téléphone peut être un \
+proche, un tuteur ou un opérateur relais (interprète, langue des signes) : ce qu'elle dit du client, de \
+ses contrats ou de son rôle auprès du client (« sa fille appelle en son nom ») est un fait sur le client \
+(about = membre) ; ce qui ne concerne qu'elle-même (ses propres contrats, sa santé, sa journée) reçoit \
+about = proche, tuteur ou relais, et ce qui ne concerne qu'un tiers about = autre.
 - Retiens ce qui sert à suivre le client : contrats et garanties, sinistres, paiements, coordonnées, situation \
 familiale ou professionnelle, préférences de contact, demandes en cours, décisions et engagements (qui, quoi, \
 pour quand).
@@ -48,7 +58,8 @@ Réponse : un objet JSON, rien d'autre.
   - category : contrat, sinistre, paiement, coordonnees, situation, preference, demande, decision ou autre ;
   - importance : de 1 (anecdotique) à 5 (essentiel : litige, sinistre ou engagement en cours) ;
   - valid_from : la date AAAA-MM-JJ où le fait est devenu vrai si l'échange permet de la fixer, sinon null ;
-  - worth_remembering : true si le fait mérite d'être gardé.
+  - worth_remembering : true si le fait mérite d'être gardé ;
+  - about : de qui parle le fait : membre (le client), proche, tuteur, relais ou autre.
 - summary : une ou deux phrases (motif du contact, ce qui a été fait ou décidé, ce qui reste à faire) ; \
 chaîne vide si l'échange ne contient rien.""",
     "en": """You are the memory module of a bank and insurance contact center. Given a conversation between \
@@ -57,6 +68,14 @@ summarize the conversation.
 
 Rules:
 - A fact is one short, self-contained sentence in the third person ("The customer…"), in English.
+- One fact per topic: when one topic (a contract, a claim, a loan, an address…) is given in pieces across \
+turns (the contract in one turn, its amount in the next), fold them into one fact ("The customer has the \
+Home Comfort contract, 38.90 euros a month."). A correction replaces the value it corrects; a value read \
+back and confirmed is not a second fact.
+- Facts are about the customer, the holder of the account. The person on the line may be a relative, a \
+guardian or a relay operator (interpreter, sign language): what they say about the customer or their role \
+for the customer is a fact about the customer (about = membre); what concerns only themselves gets about = \
+proche, tuteur or relais, and what concerns only a third party about = autre.
 - Keep what helps serve the customer: contracts, claims, payments, contact details, personal situation, \
 contact preferences, pending requests, decisions and commitments (who, what, by when).
 - Skip small talk: greetings, courtesy, weather, waiting, identity checks. Doubtful or anecdotal statements get \
@@ -70,7 +89,8 @@ name, number, amount or date.
 Answer with a JSON object only.
 - facts: at most 20, each with text; category (contrat, sinistre, paiement, coordonnees, situation, preference, \
 demande, decision or autre); importance from 1 (anecdotal) to 5 (essential); valid_from, the YYYY-MM-DD date \
-the fact became true if the conversation gives it, else null; worth_remembering.
+the fact became true if the conversation gives it, else null; worth_remembering; about, whom the fact is \
+about: membre (the customer), proche (a relative), tuteur (a guardian), relais (a relay operator) or autre.
 - summary: one or two sentences (why they called, what was done or decided, what is left to do); empty string \
 if there is nothing.""",
 }
@@ -126,9 +146,10 @@ _WORDS = {
 }
 
 
-def _fact(text: str, category: str, importance: int, valid_from: str | None, keep: bool = True) -> dict[str, Any]:
+def _fact(text: str, category: str, importance: int, valid_from: str | None, keep: bool = True,
+          about: str = "membre") -> dict[str, Any]:
     return {"text": text, "category": category, "importance": importance, "valid_from": valid_from,
-            "worth_remembering": keep}
+            "worth_remembering": keep, "about": about}
 
 
 # (conversation lines, its date, the expected answer) per locale and task.
@@ -141,9 +162,8 @@ EXAMPLES: dict[str, dict[str, list[tuple[list[str], str | None, dict[str, Any]]]
               "Conseiller : Envoyez-le par courriel, je le transmets à l'expert sous 48 heures."],
              "2025-03-14",
              {"facts": [
-                 _fact("Le client a subi un dégât des eaux le 11 mars 2025 (dossier <CLAIM_1>).", "sinistre", 4,
-                       "2025-03-11"),
-                 _fact("Le devis du plombier pour le dégât des eaux s'élève à 1 200 euros.", "sinistre", 3, None),
+                 _fact("Le client a subi un dégât des eaux le 11 mars 2025 (dossier <CLAIM_1>) ; le devis du "
+                       "plombier s'élève à 1 200 euros.", "sinistre", 4, "2025-03-11"),
                  _fact("Le conseiller transmettra le devis à l'expert sous 48 heures après l'avoir reçu par "
                        "courriel.", "decision", 4, "2025-03-14")],
               "summary": "Appel sur le dégât des eaux du 11 mars 2025 (<CLAIM_1>) : devis de 1 200 euros, à envoyer "
@@ -160,6 +180,23 @@ EXAMPLES: dict[str, dict[str, list[tuple[list[str], str | None, dict[str, Any]]]
                  _fact("Le client a trouvé l'attente longue.", "autre", 1, None, keep=False)],
               "summary": "Mise à jour de l'adresse après un déménagement en mai 2025 et de la préférence de "
                          "contact (SMS au <PHONE_1>, pas le matin)."}),
+            (["Client : Bonjour, je suis <PERSON_2>, la fille de <PERSON_1>, j'appelle pour ma mère.",
+              "Conseiller : Très bien. De quel contrat s'agit-il ?",
+              "Client : Son assurance habitation, la formule Confort.",
+              "Conseiller : Je la vois. Elle paie 38,90 € par mois, c'est bien cela ?",
+              "Client : Oui. Elle part en maison de retraite le 1er octobre, il faut résilier.",
+              "Client : Moi aussi je devrais changer d'assurance auto d'ailleurs.",
+              "Conseiller : Je lance la résiliation au 1er octobre."],
+             "2025-09-03",
+             {"facts": [
+                 _fact("Sa fille <PERSON_2> appelle au nom de la cliente.", "situation", 3, None),
+                 _fact("La cliente a l'assurance habitation formule Confort, 38,90 € par mois ; elle part en "
+                       "maison de retraite le 1er octobre 2025 et le contrat est résilié à cette date.", "contrat",
+                       5, "2025-10-01"),
+                 _fact("La fille de la cliente envisage de changer d'assurance auto.", "autre", 1, None,
+                       about="proche")],
+              "summary": "Appel de la fille de la cliente : résiliation de l'assurance habitation Confort au "
+                         "1er octobre 2025 (entrée en maison de retraite)."}),
         ],
         "obsolete": [
             (["Le client habite désormais au <ADDRESS_2>.", "Le client habite au <ADDRESS_1>.",
@@ -174,10 +211,9 @@ EXAMPLES: dict[str, dict[str, list[tuple[list[str], str | None, dict[str, Any]]]
               "Customer: Great, thanks. Lovely weather today!"],
              "2025-09-10",
              {"facts": [
-                 _fact("The customer's card <CARD_1> was declined on 9 September 2025 (weekly limit reached).",
-                       "paiement", 3, "2025-09-09"),
-                 _fact("The advisor raised the weekly limit of card <CARD_1> to 800 euros until 12 September "
-                       "2025.", "decision", 4, "2025-09-10")],
+                 _fact("The customer's card <CARD_1> was declined on 9 September 2025 (weekly limit reached); "
+                       "the advisor raised its weekly limit to 800 euros until 12 September 2025.", "paiement", 4,
+                       "2025-09-09")],
               "summary": "Declined card <CARD_1>: weekly limit raised to 800 euros until 12 September 2025."}),
         ],
         "obsolete": [

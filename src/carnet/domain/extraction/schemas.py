@@ -5,7 +5,8 @@ what the model is told and what Carnet accepts cannot drift apart.
 
 Three tasks, one answer each:
 
-- ``FactsAnswer``: the facts worth remembering in a stretch of conversation, and a summary of it;
+- ``FactsAnswer``: the facts worth remembering in a stretch of conversation (one statement per topic,
+  each saying whom it is about), and a summary of it;
 - ``ObsoleteAnswer``: which known facts a new fact makes obsolete (reconcile's contradiction judgment);
 - ``SummaryAnswer``: a summary of the older part of a long session (summarize-then-forget).
 
@@ -41,6 +42,19 @@ Category = Literal[
 ]
 CATEGORIES: tuple[str, ...] = get_args(Category)
 
+# Whom a fact is about: the member (the subject the memories are kept for), or someone on the line for
+# them or beside them. Only ``membre`` facts are stored; the others are counted (``LlmStats.not_member``).
+# A relative's or a guardian's words that concern the member's contract are a fact about the member.
+About = Literal[
+    "membre",  # the member: their contracts, claims, payments, situation, preferences, requests
+    "proche",  # a relative's own affairs (a spouse, a child, a parent), not the member's
+    "tuteur",  # a guardian or curator acting for the member, about themselves
+    "relais",  # a relay operator (sign language, interpreter) or another intermediary, about themselves
+    "autre",  # anyone else (the advisor, a third party)
+]
+ABOUT: tuple[str, ...] = get_args(About)
+MEMBER: str = "membre"
+
 MAX_FACTS = 20
 MAX_FACT_CHARS = 400
 MAX_SUMMARY_CHARS = 1200
@@ -73,6 +87,7 @@ class FactAnswer(_Strict):
     importance: Importance
     valid_from: Annotated[str, Field(pattern=DATE_PATTERN)] | None
     worth_remembering: bool
+    about: About
 
     @field_validator("valid_from")
     @classmethod
@@ -96,7 +111,9 @@ class SummaryAnswer(_Strict):
 
 
 # Per task: the ``name`` vLLM and the OpenAI shape want beside the schema, and the answer's model.
-SCHEMA_NAMES = {"facts": "carnet_facts", "obsolete": "carnet_obsolete", "summary": "carnet_summary"}
+# ``carnet_facts_v2``: version 1 (``carnet_facts``) had no ``about``; an answer is read with the model its
+# request's schema was generated from, so a version-1 answer is refused (``schema_violation``), never guessed.
+SCHEMA_NAMES = {"facts": "carnet_facts_v2", "obsolete": "carnet_obsolete", "summary": "carnet_summary"}
 ANSWERS: dict[str, type[BaseModel]] = {"facts": FactsAnswer, "obsolete": ObsoleteAnswer, "summary": SummaryAnswer}
 
 
