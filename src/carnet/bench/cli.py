@@ -179,6 +179,10 @@ class ScenarioSource(StrEnum):
     CALLS = "calls"
 
 
+class ScenarioLlm(StrEnum):
+    LABELS = "labels"
+
+
 @bench_app.command("scenarios")
 def scenarios(
     data: Annotated[list[Path], typer.Option("--data", exists=True, help="Scenario JSON file or directory "
@@ -201,12 +205,26 @@ def scenarios(
         "--turn-filter/--no-turn-filter", help="From calls, several files: the rule extractor reads only the "
                                                "turns a filter keeps (with --leave-one-out one fitted without "
                                                "the file, else the configured one), or every turn.")] = True,
+    llm: Annotated[ScenarioLlm | None, typer.Option(
+        "--llm", help="From calls: the LLM path as served with Mistral configured (the turn filter deciding which "
+                      "calls are sent, the Mistral adapter over HTTP), against a stand-in answering from the labels "
+                      "(labels: the facts said in each call; a bound, not a model's figures).")] = None,
 ) -> None:
     """French call-center scenarios through the REST API of a temporary embedded server: recall@3 (overall
     and per query kind), superseded facts hidden (from searches and from status), stale answers, false
     supersessions, and with --from calls facts per call and extraction noise."""
     files = _files(data)
     src: Literal["facts", "calls"] = "calls" if source is ScenarioSource.CALLS else "facts"
+    if llm is not None:
+        if src != "calls":
+            raise typer.BadParameter("--llm needs --from calls", param_hint="--llm")
+        from carnet.bench.scenarios_llm import EXTRACTION, labelled_folds
+        from carnet.bench.scenarios_loo import run as run_llm
+
+        with labelled_folds(files, leave_one_out=leave_one_out) as fold:
+            run_llm(data=files, source=src, leave_one_out=leave_one_out, judge_dir=judge_dir, judge_path=judge_file,
+                    extractor_for=fold, json_out=json_out, extraction=EXTRACTION)
+        return
     if len(files) == 1 and not leave_one_out:
         from carnet.bench.scenarios import run
 

@@ -7,7 +7,8 @@ without ``--judge-dir`` the shipped judge is used, which saw every file: the rep
 
 Per file, from calls: records per call against the file's facts per call (and their ratio), noise,
 recall@3 on what is said (``said_any`` when the file has it: ``said_basis``), superseded hidden (from
-searches), false closures (superseded records that carry no labelled old fact).
+searches), false closures (superseded records that carry no labelled old fact). With the LLM path
+(``scenarios_llm``), the share of calls the turn filter sent to the LLM (``llm_share``).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ ExtractorFor = Callable[[Sequence[Path]], Extractor | None]
 # For each figure: whether the worst file is the lowest (True) or the highest (False).
 LOWER_IS_WORSE = {"recall_at_3": True, "recall_at_3_said": True, "superseded_hidden": True,
                   "superseded_hidden_of_all": True, "noise": False,
-                  "records_ratio": False, "false_superseded": False, "stale": False}
+                  "records_ratio": False, "false_superseded": False, "stale": False, "llm_share": False}
 _KEPT = ("recall_at_3", "recall_at_3_said", "said_basis", "expected_said", "superseded_hidden",
          "superseded_hidden_count", "superseded_checked", "superseded_total", "false_superseded",
          "false_superseded_kept", "stale", "records", "episodes", "calls", "facts_per_call", "file_facts_per_call",
@@ -66,8 +67,10 @@ def run(*, data: Sequence[Path], source: Source, leave_one_out: bool, judge_dir:
             raise FileNotFoundError(f"no fold judge {judge} (write them with carnet judge train --keep-held-out)")
         extractor = extractor_for(others) if extractor_for is not None and source == "calls" else None
         progress(f"scenarios: {path.name} (judge {judge.name if judge else 'shipped'})")
-        rows.append(file_figures(path.stem, summary(measure(data=path, source=source, judge_path=judge,
-                                                            extractor=extractor))))
+        row = file_figures(path.stem, summary(measure(data=path, source=source, judge_path=judge,
+                                                      extractor=extractor)))
+        figures = getattr(extractor, "figures", None)  # the LLM path's (``scenarios_llm.LabelledFold``)
+        rows.append({**row, **figures()} if callable(figures) else row)
     result = {"mode": "leave-one-out" if leave_one_out else "fixed", "from": source,
               "judge": "fold judges" if judge_dir is not None and leave_one_out else
               (str(judge_path) if judge_path else "shipped (fitted on every file)"),
@@ -91,7 +94,8 @@ def _show(result: dict[str, Any]) -> None:
               f"{r['expected_said']})  recall@3 {_fmt(r['recall_at_3'])}  hidden {r['superseded_hidden_count']}/"
               f"{r['superseded_checked']} of {r['superseded_total']}  false {r['false_superseded']}  records/call "
               f"{_fmt(r['facts_per_call'])} (file {_fmt(r['file_facts_per_call'])}, x{_fmt(r['records_ratio'])})  "
-              f"noise {_fmt(r['noise'])}")
+              f"noise {_fmt(r['noise'])}" + (f"  to the LLM {r['llm_sent']}/{r['llm_sent'] + r['llm_skipped']}"
+                                              if "llm_sent" in r else ""))
     for key in LOWER_IS_WORSE:
         if key in result:
             print(f"  {key:20s} mean {result[key]['mean']:.3f}  worst {result[key]['worst']:.3f}")

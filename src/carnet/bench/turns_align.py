@@ -76,26 +76,37 @@ def label_subject(sdata: dict[str, Any], weights: Weights,
     calls = sdata.get("calls", [])
     labels = [[False] * len(c["messages"]) for c in calls]
     per_call = [0] * len(calls)
-    unaligned = 0
+    placed = placements(sdata["facts"], calls, weights, nearest)
+    for (k, turns), _ in placed:
+        if k < 0:
+            continue
+        for i in turns:
+            labels[k][i] = True
+        per_call[k] += 1
+    return labels, per_call, sum(1 for _, by_words in placed if not by_words)
+
+
+def placements(facts: Sequence[dict[str, Any]], calls: Sequence[dict[str, Any]], weights: Weights,
+               nearest: Nearest | None = None) -> list[tuple[tuple[int, tuple[int, ...]], bool]]:
+    """Per fact: (its call's index, the turns of that call that carry it), or ``(-1, ())`` when none does,
+    and whether it was placed by words (False: by meaning, or not at all)."""
     turn_words = [[words(m["content"]) for m in c["messages"]] for c in calls]
-    for fact in sdata["facts"]:
+    out: list[tuple[tuple[int, tuple[int, ...]], bool]] = []
+    for fact in facts:
         fw = words(fact["text"])
         started = [k for k, c in enumerate(calls) if _at(c["at"]) <= _at(fact["at"])]
-        found = False
+        place: tuple[int, tuple[int, ...]] = (-1, ())
         for k in sorted(started, reverse=True):
-            hits = [i for i, tw in enumerate(turn_words[k]) if share(tw, fw, weights) >= MIN_SHARE]
+            hits = tuple(i for i, tw in enumerate(turn_words[k]) if share(tw, fw, weights) >= MIN_SHARE)
             if hits:
-                for i in hits:
-                    labels[k][i] = True
-                per_call[k] += 1
-                found = True
+                place = (k, hits)
                 break
+        found = place[0] >= 0
         if not found and nearest is not None and started:
             k = max(started)
-            labels[k][nearest(fact["text"], [m["content"] for m in calls[k]["messages"]])] = True
-            per_call[k] += 1
-        unaligned += not found
-    return labels, per_call, unaligned
+            place = (k, (nearest(fact["text"], [m["content"] for m in calls[k]["messages"]]),))
+        out.append((place, found))
+    return out
 
 
 def align(path: Path, pseudonymise: Pseudonymise, new_map: Callable[[], Any],
