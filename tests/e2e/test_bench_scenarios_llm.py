@@ -49,5 +49,6 @@ def test_the_llm_path_sends_only_the_calls_the_filter_keeps_and_stores_what_the_
     [row] = result["files"]
     assert (row["llm_sent"], row["llm_skipped"], row["llm_share"], row["llm_failures"]) == (1, 1, 0.5, 0)
     assert row["llm_labels"]["facts_requests"] == 1 and row["llm_labels"]["facts_answered"] == 2
+    assert row["llm_labels"]["facts_not_sent"] == 0  # the call kept back says none of the facts
     assert (row["calls"], row["records"], row["noise"], row["dead_intakes"]) == (2, 2, 0.0, 0)
     assert row["recall_at_3_said"] == 1.0 and result["extraction"] == EXTRACTION

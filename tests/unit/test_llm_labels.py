@@ -63,6 +63,8 @@ def test_each_call_gets_the_facts_said_in_it_and_each_part_those_its_turns_say()
         "Nouvelle adresse : Brest, quai Tabarly.", "Le véhicule a changé de conducteur principal."]
     assert labels.by_call == 1
     assert (labels.tally.facts_requests, labels.tally.facts_answered, labels.tally.unmatched) == (3, 5, 0)
+    labels.not_sent("\n".join(m["content"] for m in MOVE["messages"]))  # a call the turn filter kept back
+    assert (labels.tally.facts_not_sent, labels.tally.facts_answered) == (2, 5)
 
 
 def test_obsolete_names_what_the_labels_say_the_new_fact_makes_untrue() -> None:

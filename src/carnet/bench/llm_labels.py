@@ -72,6 +72,7 @@ class Tally:
     facts_answered: int = 0
     facts_cut: int = 0  # placed in one part beyond the answer's MAX_FACTS
     named: int = 0  # known facts named obsolete
+    facts_not_sent: int = 0  # facts said in calls the turn filter did not send (``not_sent``)
     unmatched: int = 0  # requests no labelled call or fact matched (answered with nothing)
 
 
@@ -128,6 +129,11 @@ class Labels:
                 return {"summary": " ; ".join(self._said(user, count=False))[:MAX_SUMMARY_CHARS]}
             self.tally.obsolete_requests += 1
             return {"obsolete_ids": self._obsolete(user)}
+
+    def not_sent(self, transcript: str) -> None:
+        """A call the turn filter kept from the LLM: count the labelled facts said in it (lost to the gate)."""
+        with self._lock:
+            self.tally.facts_not_sent += len(self._said(transcript, count=False))
 
     def _said(self, user: str, *, count: bool = True) -> list[str]:
         """The facts placed in the request's call whose turns the request holds (or whose text it

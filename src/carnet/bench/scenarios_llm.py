@@ -10,7 +10,8 @@ and the stand-in answers only from that file's labels; else the shipped filter a
 The judge's uncertain band goes to the same stand-in (``obsolete``), answered by the labels too.
 
 Per file it adds to the report: ``llm_share`` (the calls sent to the LLM, of those the workers
-extracted), ``llm_sent`` / ``llm_skipped``, and what the stand-in was asked (``llm_labels``).
+extracted), ``llm_sent`` / ``llm_skipped``, and what the stand-in was asked (``llm_labels``, with
+``facts_not_sent``: the labelled facts said in the calls the filter did not send, lost to the gate).
 """
 
 from __future__ import annotations
@@ -21,12 +22,14 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from carnet.adapters.extractors.gated import GatedExtractor
+from carnet.adapters.extractors.gated import GatedExtractor, needs_llm
 from carnet.adapters.extractors.mistral import MistralExtractor
 from carnet.bench.llm_labels import Labels, Tally
 from carnet.bench.llm_standin import MODEL, serving
 from carnet.bench.scenarios_loo import ExtractorFor
+from carnet.domain.extraction.model import Extraction
 from carnet.domain.extraction.turn_model import TurnModel
+from carnet.domain.intake import Message
 from carnet.ports.llm import Extractor
 
 EXTRACTION = "Mistral adapter behind the turn filter, answered by the labels over HTTP (a bound)"
@@ -39,6 +42,11 @@ class LabelledFold(GatedExtractor):
         super().__init__(llm, turns, stats=llm.stats)
         self._labels = labels
         labels.tally = Tally()
+
+    def extract(self, messages: Sequence[Message], *, session_id: str | None, locale: str) -> Extraction:
+        if not needs_llm(self._turns, messages):
+            self._labels.not_sent("\n".join(m.content for m in messages))
+        return super().extract(messages, session_id=session_id, locale=locale)
 
     def figures(self) -> dict[str, Any]:
         sent, skipped = self.stats.extractions_sent, self.stats.extractions_skipped
