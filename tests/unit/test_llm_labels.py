@@ -62,9 +62,12 @@ def test_each_call_gets_the_facts_said_in_it_and_each_part_those_its_turns_say()
     assert _texts(labels.answer("facts", _request(AGAIN))) == [
         "Nouvelle adresse : Brest, quai Tabarly.", "Le véhicule a changé de conducteur principal."]
     assert labels.by_call == 1
-    assert (labels.tally.facts_requests, labels.tally.facts_answered, labels.tally.unmatched) == (3, 5, 0)
+    pseudonymised = {**MOVE, "messages": [dict(m) for m in MOVE["messages"]]}
+    pseudonymised["messages"][1]["content"] = "J'ai déménagé, j'habite au <ADDRESS_1>."  # its words now a placeholder
+    assert len(_texts(labels.answer("facts", _request(pseudonymised)))) == 2  # inside the stretch the request holds
+    assert (labels.tally.facts_requests, labels.tally.facts_answered, labels.tally.unmatched) == (4, 7, 0)
     labels.not_sent("\n".join(m["content"] for m in MOVE["messages"]))  # a call the turn filter kept back
-    assert (labels.tally.facts_not_sent, labels.tally.facts_answered) == (2, 5)
+    assert (labels.tally.facts_not_sent, labels.tally.facts_answered) == (2, 7)
 
 
 def test_obsolete_names_what_the_labels_say_the_new_fact_makes_untrue() -> None:
@@ -87,3 +90,12 @@ def test_focus_keeps_each_file_to_its_own_calls() -> None:
     assert _texts(labels.answer("facts", _request(MOVE))) == [] and labels.tally.unmatched == 1  # none of b's
     labels.focus(None)
     assert _texts(labels.answer("facts", _request(MOVE)))[0] == "Déménagement à Rennes, 4 rue des Tilleuls."
+
+
+def test_notes_without_calls_are_told_as_the_members_turns_and_answered_whole() -> None:
+    labels = Labels()
+    labels.add("notes", {"tenants": {"assur": {"subjects": {"M-3": {"facts": [
+        {"at": "2025-01-05T10:00:00+01:00", "text": "Nouvelle adresse : 4 rue des Lilas, Colmar."}]}}}}})
+    told = [Message("user", "Nouvelle adresse : <ADDRESS_1>.", datetime.fromisoformat("2025-01-05T10:00:00+01:00"))]
+    asked = facts_prompt(transcript.lines(told, "fr"), locale="fr").user  # most of its words are a placeholder now
+    assert _texts(labels.answer("facts", asked)) == ["Nouvelle adresse : 4 rue des Lilas, Colmar."]

@@ -7,8 +7,10 @@ right would:
 
 - ``facts``: the request's call is the labelled call whose content words the transcript shares most
   (Jaccard; the transcript is pseudonymised, its content words mostly are not); the answer is the facts
-  placed in that call whose turns the transcript holds (a call posted in several parts gets each fact
-  once, with the part that says it), as the file writes them, ``about: membre``, dated by the call
+  placed in that call whose turns lie within the stretch of the call the transcript holds (as many
+  turns as it has lines, around those most of whose words it holds: a turn whose values became
+  placeholders holds few of its words; a call posted in several parts gets each fact once, with the
+  part that says it), as the file writes them, ``about: membre``, dated by the call
   (``valid_from`` null), and no summary (no episode). A fact no turn holds the words of is placed in
   the latest call started at or before its time, as a whole (``by_call``);
 - ``obsolete``: the new fact and each known one are matched to the subject's facts by words
@@ -41,6 +43,7 @@ from carnet.bench.turns_align import placements
 from carnet.domain.extraction.schemas import MAX_FACT_CHARS, MAX_FACTS, MAX_SUMMARY_CHARS, MEMBER
 
 TURN_PRESENT = 0.5  # share of a turn's content words the transcript must hold for the turn to be in it
+_SPEAKER_CHARS = 20  # a transcript line's speaker label is shorter than this
 MIN_CALL_MATCH = 0.2  # the least Jaccard of content words between a request and its labelled call
 _NUMBERED = re.compile(r"^(\d+)\.\s?(.*)$")
 
@@ -138,14 +141,16 @@ class Labels:
     def _said(self, user: str, *, count: bool = True) -> list[str]:
         """The facts placed in the request's call whose turns the request holds (or whose text it
         quotes: an earlier part's summary)."""
-        seen = words(user)
+        spoken = _spoken(user)
+        seen = words(spoken)
         call = self._call(seen)
         if call is None:
             self.tally.unmatched += 1
             return []
         subject = self.subjects[call.subject]
+        span = _span(call.turns, seen, len(spoken.splitlines()))
         texts = [subject.facts[i] for i, turns in call.facts
-                 if not turns or subject.facts[i] in user or any(_present(call.turns[t], seen) for t in turns)]
+                 if not turns or subject.facts[i] in user or any(t in span for t in turns)]
         texts = list(dict.fromkeys(t[:MAX_FACT_CHARS] for t in texts))
         if count:
             self.tally.facts_answered += min(len(texts), MAX_FACTS)
@@ -203,6 +208,29 @@ def _in_call(place: tuple[int, tuple[int, ...]], fact: dict[str, Any],
     is said at or before its time, so in the latest call started by then, as a whole (no turn named)."""
     started = [k for k, c in enumerate(calls) if datetime.fromisoformat(c["at"]) <= datetime.fromisoformat(fact["at"])]
     return (max(started), ()) if started else place
+
+
+def _spoken(user: str) -> str:
+    """What the transcript's speakers said: without the prompt's headings ("Échange du … :") and each
+    line's speaker ("Client : "), whose words no call holds (``prompts._conversation``, ``transcript.lines``)."""
+    said = []
+    for line in user.splitlines():
+        line = line.strip()
+        if not line or line.endswith(":"):
+            continue
+        head, sep, rest = line.partition(":")
+        said.append(rest if sep and len(head) <= _SPEAKER_CHARS else line)
+    return "\n".join(said)
+
+
+def _span(turns: Sequence[frozenset[str]], seen: frozenset[str], lines: int) -> range:
+    """The turns of the call a request of ``lines`` lines holds: a window of that many turns around those
+    most of whose words it holds (a turn whose values became placeholders holds few of its words)."""
+    present = [t for t, words_of in enumerate(turns) if _present(words_of, seen)]
+    if not present or lines >= len(turns):
+        return range(len(turns))
+    start = max(0, min(present[0], len(turns) - lines))
+    return range(start, max(start + lines, present[-1] + 1))
 
 
 def _present(turn: frozenset[str], seen: frozenset[str]) -> bool:
