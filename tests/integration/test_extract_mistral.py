@@ -103,6 +103,19 @@ def test_extract_returns_the_facts_worth_remembering_and_the_episode(vllm: VllmS
     assert (stats.tokens_in, stats.tokens_out) == (812, 95)
 
 
+def test_facts_about_someone_else_on_the_line_are_counted_not_kept(vllm: VllmStandIn, make: Any) -> None:
+    extractor = make()
+    relative = {"text": "La fille de la cliente change d'employeur.", "category": "situation", "importance": 2,
+                "valid_from": None, "worth_remembering": True, "about": "proche"}
+    vllm.push(answer({**FACTS_ANSWER, "facts": [*FACTS_ANSWER["facts"], relative]}))
+    out = extractor.extract(CALL, session_id="s-1", locale="fr")
+    assert [f.text for f in out.facts] == [FACTS_ANSWER["facts"][0]["text"], FACTS_ANSWER["facts"][1]["text"]]
+    assert (extractor.stats.set_aside, extractor.stats.not_member) == (1, 1)
+    sent = vllm.requests[-1]
+    assert sent.body["response_format"]["json_schema"]["name"] == "carnet_facts_v2"
+    assert "Un fait par sujet" in sent.system and "about = membre" in sent.system
+
+
 def test_without_a_session_there_is_no_episode(vllm: VllmStandIn, make: Any) -> None:
     vllm.push(answer(FACTS_ANSWER))
     assert make().extract(CALL, session_id=None, locale="fr").episode is None
