@@ -19,6 +19,12 @@ from qdrant_edge import (
 from carnet.adapters.vectors import payload as pl
 from carnet.errors import DependencyUnavailable
 
+# The engine's search pool: one thread, so that a search runs in the calling thread. The bindings keep the
+# interpreter lock for the whole call, so a pool overlaps no Python work; the engine's default (8 threads on
+# this 2-CPU machine) spent 1.8-3.7 core-ms a request in its threads under load at 100k memories, where the
+# search in the caller costs ~0.5 (docs/benchmarks.md, "The server's own CPU per assemble", issue 49).
+SEARCH_THREADS = 1
+
 
 def config(dim: int) -> EdgeConfig:
     return EdgeConfig(
@@ -29,6 +35,7 @@ def config(dim: int) -> EdgeConfig:
         # segment of 1000+ vectors): a record deleted by retention or erasure must leave the files
         # at the next ``compact``. The engine optimises only when asked (``compact``).
         optimizers=EdgeOptimizersConfig(deleted_threshold=0.0, vacuum_min_vector_number=0),
+        max_search_threads=SEARCH_THREADS,
     )
 
 
