@@ -96,6 +96,14 @@ def test_the_cascade_bound_with_an_llm_that_is_always_right(tmp_path: Path) -> N
     asked = _carnet("bench", "judge", "--data", str(data), "--judge-file", judge, "--llm", "labels", "--json")
     [row] = asked["files"]  # type: ignore[misc]
     assert asked["llm"] == "labels" and row["hidden"] == 2 and row["false_closures"] == 0
+    assert row["false_contested"] == 0  # what the LLM kept true is no longer ranked after the note
+    alone = _carnet("bench", "judge", "--data", str(data), "--judge-file", judge, "--json")
+    [kept] = alone["files"]  # type: ignore[misc]
+    # Without an LLM nothing is closed: each labelled older fact stays active, ranked after its newer note,
+    # and so are facts the judge was unsure of that no note replaced (the look-alikes: false contests). Each
+    # note contests its most probable candidate only; the newest, contested by none, is never one.
+    assert (kept["hidden"], kept["ranked_after"], alone["shown_current_mean"]) == (0, 2, 1.0)
+    assert 0 < kept["false_contested"] < 6 and alone["false_contested_share_mean"] > 0
     assert 0 < row["llm_calls"] <= 5 and asked["llm_share"] == pytest.approx(row["llm_calls"] / 6, abs=1e-4)
     late = _carnet("bench", "judge", "--data", str(data), "--judge-file", judge, "--llm", "labels", "--late", "1.0",
                    "--json")

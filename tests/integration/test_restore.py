@@ -59,7 +59,8 @@ def _superseded(c: Container, subject: str, old: str = OLD, new: str = NEW) -> t
     scope = scope_for(c.deps, "t", subject)
     with c.deps.locks.for_scope(scope):
         [stored] = c.deps.index.get(scope, [old_id])
-        c.deps.index.replace_payload(scope, [stored.superseded(by=new_id, at=LATER)])
+        # contested first (an LLM asked about an unsure pair closed it): a restore removes that mark too
+        c.deps.index.replace_payload(scope, [stored.contested(by=new_id).superseded(by=new_id, at=LATER)])
         c.deps.catalog.append_history(scope, [HistoryEntry(old_id, LATER, "superseded", "a",
                                                            {"by": new_id, "rule": RULE})])
     return old_id, new_id
@@ -75,6 +76,7 @@ def test_restore_undoes_the_supersession_both_ways(container: Container) -> None
     assert done.newer == new_id and not done.label_kept  # the default keeps no correction
     old = _get(container, "R-1", old_id)
     assert old.status is Status.ACTIVE and old.valid_to is None and old.superseded_by is None
+    assert old.contested_by == ()  # a person said it is true: not ranked after the newer note either
     assert done.memory.status is Status.ACTIVE and done.memory.text == OLD
     assert _get(container, "R-1", new_id).status is Status.ACTIVE  # both notes are true again, side by side
     active = {m.id for m in reads.list_memories(container.deps, tenant="t", subject_id="R-1").items}

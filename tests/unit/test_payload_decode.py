@@ -66,6 +66,14 @@ def test_the_profile_flag_round_trips_and_older_payloads_are_not_profile() -> No
     assert not pl.from_payload(ID, older).profile
 
 
+def test_contesting_notes_round_trip_and_older_payloads_have_none() -> None:
+    contested = pl.from_payload(ID, {**GOOD, "contested_by": ["a", "b"]})
+    assert contested.contested_by == ("a", "b") and pl.to_payload(contested)["contested_by"] == ["a", "b"]
+    older = {k: v for k, v in GOOD.items() if k != "contested_by"}  # written before the mark existed
+    assert pl.from_payload(ID, older).contested_by == ()
+    assert pl.from_payload(ID, {**GOOD, "contested_by": [1, "a", None, {"x": 2}]}).contested_by == ("a",)
+
+
 def test_the_profile_filter_is_one_equality_on_the_indexed_flag() -> None:
     from carnet.ports import RecordFilter
 

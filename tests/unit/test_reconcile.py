@@ -74,6 +74,14 @@ def test_below_close_at_nothing_is_closed_and_the_band_is_named_uncertain() -> N
     assert decide(new, [(a, 0.9)], DEFAULTS, judge=Fixed(a=0.1)).rule is Rule.NO_MATCH
 
 
+def test_the_uncertain_band_is_named_most_probable_first_whatever_the_candidates_order() -> None:
+    """The service marks only the first as contested (``domain.contested``): it must be the likeliest."""
+    a, b, c = dated("Habite à Lyon", "a", 0), dated("Travaille à Lyon", "b", 0), dated("Né à Lyon", "c", 0)
+    new = Incoming("Habite maintenant à Nantes", "Habite maintenant à Nantes", valid_from=AT + timedelta(days=30))
+    decision = decide(new, [(a, 0.9), (b, 0.88), (c, 0.86)], DEFAULTS, judge=Fixed(a=0.55, b=0.7, c=0.6))
+    assert decision.uncertain == ("b", "c", "a")
+
+
 def test_a_late_note_is_closed_by_the_newer_record_and_judged_in_time_order() -> None:
     newer = dated("A déménagé à Grenoble", "newer", 150)
     late = Incoming("Habite à Lyon", "Habite à Lyon", id="late", valid_from=AT)

@@ -1,7 +1,7 @@
 from dataclasses import fields, replace
 from datetime import UTC, datetime, timedelta
 
-from carnet.domain.records import Kind, Memory, Scope, Source, Status
+from carnet.domain.records import MAX_CONTESTERS, Kind, Memory, Scope, Source, Status
 
 
 def test_with_texts_keeps_every_other_field() -> None:
@@ -13,9 +13,20 @@ def test_with_texts_keeps_every_other_field() -> None:
                last_accessed_at=at + timedelta(days=2), valid_to=at + timedelta(days=3),
                expires_at=at + timedelta(days=4), retention="r", status=Status.SUPERSEDED, superseded_by="j",
                sources=(Source("turn", "D1:1"),), agent_id="ag", session_id="se", blind_index=("b1",),
-               special=("health",), meta="enc1:m", profile=True)
+               special=("health",), meta="enc1:m", profile=True, contested_by=("k",))
     assert m.with_texts("A", "B") == replace(m, text="A", pseudo_text="B")
     other = (Source("api", "k", "s2", "r", "f"),)
     assert m.with_metadata(category="d", tags=("y",), session_id="s2", sources=other, meta=None) == replace(
         m, category="d", tags=("y",), session_id="s2", sources=other, meta=None)
-    assert len(fields(Memory)) == 27  # a new field must be added to with_texts and with_metadata too
+    assert len(fields(Memory)) == 28  # a new field must be added to with_texts and with_metadata too
+
+
+def test_a_record_keeps_its_newest_contesters_once_and_is_settled_one_or_all() -> None:
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    m = Memory(id="i", scope=Scope("t", "s"), kind=Kind.FACT, text="a", pseudo_text="a", recorded_at=at,
+               valid_from=at, updated_at=at)
+    for n in range(MAX_CONTESTERS + 2):
+        m = m.contested(by=f"n{n}").contested(by=f"n{n}")
+    assert m.contested_by == tuple(f"n{n}" for n in range(2, MAX_CONTESTERS + 2))
+    assert m.settled(by="n5").contested_by == tuple(c for c in m.contested_by if c != "n5")
+    assert m.settled(by="absent") is m and m.settled().contested_by == ()

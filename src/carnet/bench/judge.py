@@ -12,6 +12,10 @@ Measures, per file:
   was written (a fact merged away never reaches the judge: a miss);
 - ``late_hidden``: with ``--late``, labelled older facts written after the others that were stored closed;
 - ``uncertain``: notes whose best candidate fell in the judge's uncertain band (an LLM would be asked);
+- ``ranked_after``: labelled older facts left active but contested by their newer note (or a later
+  one), so a search finding both shows the newer first (``domain.contested``); ``shown_current``:
+  ``hidden`` plus those, as a share of the labelled; ``false_contested``: facts contested by a note no
+  label says replaces them, as a share of facts (a true fact ranked after a note that did not replace it);
 - ``llm_calls``: with ``--llm labels``, writes whose uncertain candidates went to the cascade's LLM step,
   answered by the labels (an LLM always right): its ``hidden`` is the bound the cascade can reach, its
   ``llm_calls`` what it costs (``llm_share`` of the facts written).
@@ -51,10 +55,16 @@ class FileScore:
     late_hidden: int
     uncertain: int
     llm_calls: int = 0
+    ranked_after: int = 0
+    false_contested: int = 0
 
     @property
     def hidden_share(self) -> float:
         return self.hidden / self.labelled if self.labelled else 1.0
+
+    @property
+    def shown_current(self) -> float:
+        return (self.hidden + self.ranked_after) / self.labelled if self.labelled else 1.0
 
     @property
     def false_share(self) -> float:
@@ -62,14 +72,20 @@ class FileScore:
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "hidden_share": round(self.hidden_share, 4), "false_share": round(self.false_share, 4),
+                "shown_current": round(self.shown_current, 4),
+                "false_contested_share": round(self.false_contested / self.facts, 4) if self.facts else 0.0,
                 "candidate_recall": round(self.candidate_hits / self.labelled, 4) if self.labelled else 1.0}
 
 
 def score(name: str, runs: Sequence[SubjectRun], judge: PairJudge | None) -> FileScore:
     facts = labelled = hidden = false = merges = hits = late = late_hidden = uncertain = llm_calls = 0
+    after = false_contested = 0
     for run in runs:
         labels = run.subject.labels
         closed_olds = {o for o, _ in run.closed}
+        after += len({o for o, _ in labels if o not in closed_olds
+                      and any(c == o and closes_by_label(labels, o, b) for c, b in run.contested)})
+        false_contested += len({o for o, b in run.contested if not closes_by_label(labels, o, b)})
         asked = {(a.older, a.newer) for a in run.asked}
         facts += len(run.subject.facts)
         labelled += len(labels)
@@ -82,7 +98,8 @@ def score(name: str, runs: Sequence[SubjectRun], judge: PairJudge | None) -> Fil
         llm_calls += run.llm_calls
         if judge is not None:
             uncertain += _uncertain(run, judge)
-    return FileScore(name, facts, labelled, hidden, false, merges, hits, late, late_hidden, uncertain, llm_calls)
+    return FileScore(name, facts, labelled, hidden, false, merges, hits, late, late_hidden, uncertain, llm_calls,
+                     after, false_contested)
 
 
 def _uncertain(run: SubjectRun, judge: PairJudge) -> int:
@@ -102,6 +119,10 @@ def summary(scores: Sequence[FileScore]) -> dict[str, Any]:
         "candidate_recall": round(sum(s.candidate_hits for s in scores) / labelled, 4) if labelled else 1.0,
         "merges_lost": sum(s.merges_lost for s in scores),
         "late_hidden": f"{sum(s.late_hidden for s in scores)}/{sum(s.late for s in scores)}",
+        "shown_current_mean": round(sum(s.shown_current for s in scores) / len(scores), 4) if scores else 0.0,
+        "shown_current_worst": round(min(s.shown_current for s in scores), 4) if scores else 0.0,
+        "false_contested_share_mean": round(sum(s.false_contested / s.facts for s in scores if s.facts)
+                                            / len(scores), 4) if scores else 0.0,
         "llm_share": round(sum(s.llm_calls for s in scores) / max(sum(s.facts for s in scores), 1), 4),
         "files": [s.to_dict() for s in scores],
     }
@@ -204,11 +225,14 @@ def _show(result: dict[str, Any]) -> None:
     print(f"judge ({result['mode']}): hidden mean {result['hidden_mean']:.3f}, worst {result['hidden_worst']:.3f}; "
           f"false closures {result['false_share_mean']:.3%} of facts; candidate recall "
           f"{result['candidate_recall']:.3f}; merges lost {result['merges_lost']}; late hidden {result['late_hidden']}"
-          + (f"; LLM (always right) called on {result['llm_share']:.1%} of writes" if result.get("llm") else ""))
+          + (f"; LLM (always right) called on {result['llm_share']:.1%} of writes" if result.get("llm") else "")
+          + f"\n  hidden or ranked after the newer note (contested): mean {result['shown_current_mean']:.3f}, worst "
+            f"{result['shown_current_worst']:.3f}; false contests {result['false_contested_share_mean']:.2%} of facts")
     for f in result["files"]:
         print(f"  {f['file']:30s} hidden {f['hidden']}/{f['labelled']}  false {f['false_closures']} "
               f"({f['false_share']:.1%})  merges lost {f['merges_lost']}  candidates {f['candidate_recall']:.2f}  "
-              f"late {f['late_hidden']}/{f['late']}  uncertain {f['uncertain']}  LLM calls {f['llm_calls']}")
+              f"late {f['late_hidden']}/{f['late']}  uncertain {f['uncertain']}  LLM calls {f['llm_calls']}  "
+              f"ranked after {f['ranked_after']}  false contests {f['false_contested']}")
 
 
 def correction_rows(deps: Any, pairs: Sequence[CorrectionPair]) -> list[Choice]:

@@ -82,6 +82,7 @@ class SubjectRun:
     late: frozenset[int] = frozenset()  # facts written after the others
     writing: int = -1
     llm_calls: int = 0  # writes whose uncertain candidates went to the LLM
+    contested: list[tuple[int, int]] = field(default_factory=list)  # (old, by): active, ranked after ``by``
 
 
 class Recorder:
@@ -160,6 +161,9 @@ def run_subject(deps: Any, subject: Subject, judge: PairJudge | None, *, prefix:
         run.closed.extend((ids[i], k) for i in out.superseded if i in ids)
         if out.memory.status is Status.SUPERSEDED and out.memory.superseded_by in ids:
             run.closed.append((k, ids[out.memory.superseded_by]))
+    stored = wired.index.get(scope_for(wired, subject.tenant, subject_id), list(ids))
+    run.contested = [(ids[m.id], ids[c]) for m in stored if m.status is Status.ACTIVE
+                     for c in m.contested_by if c in ids]
     return run
 
 

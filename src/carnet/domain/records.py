@@ -70,6 +70,9 @@ class RetentionClass:
         return later(start, self.days)
 
 
+MAX_CONTESTERS = 8  # the newer notes a record keeps as contesting it (a long-lived record meets many)
+
+
 @dataclass(frozen=True, slots=True)
 class Memory:
     id: str
@@ -103,6 +106,10 @@ class Memory:
     # A profile record (how to reach and treat the person, :mod:`carnet.domain.profile`): flagged at write
     # time, so ``assemble`` finds the profile by filter.
     profile: bool = False
+    # Newer notes that may have made this one untrue: the judge was unsure (its band below ``close_at``)
+    # and no LLM settled it. The record stays true; a reader that finds both ranks it after them
+    # (:mod:`carnet.domain.contested`).
+    contested_by: tuple[str, ...] = ()
 
     def with_texts(self, text: str, pseudo_text: str) -> Memory:
         """The same record with other texts (sealing and opening). Spelled out rather than
@@ -112,7 +119,7 @@ class Memory:
             self.updated_at, self.category, self.tags, self.importance, self.confidence, self.access_count,
             self.reinforcement_count, self.last_accessed_at, self.valid_to, self.expires_at, self.retention,
             self.status, self.superseded_by, self.sources, self.agent_id, self.session_id, self.blind_index,
-            self.special, self.meta, self.profile,
+            self.special, self.meta, self.profile, self.contested_by,
         )
 
     def with_metadata(self, *, category: str | None, tags: tuple[str, ...], session_id: str | None,
@@ -123,7 +130,7 @@ class Memory:
             self.updated_at, category, tags, self.importance, self.confidence, self.access_count,
             self.reinforcement_count, self.last_accessed_at, self.valid_to, self.expires_at, self.retention,
             self.status, self.superseded_by, sources, self.agent_id, session_id, self.blind_index,
-            self.special, meta, self.profile,
+            self.special, meta, self.profile, self.contested_by,
         )
 
     def reinforced(self, *, at: datetime, sources: tuple[Source, ...]) -> Memory:
@@ -140,6 +147,17 @@ class Memory:
     def superseded(self, *, by: str, at: datetime) -> Memory:
         """Stop being true at ``at``; kept for history, hidden from recall by default."""
         return replace(self, status=Status.SUPERSEDED, superseded_by=by, valid_to=at, updated_at=at)
+
+    def contested(self, *, by: str) -> Memory:
+        """``by`` (a newer note) may have made this one untrue; the newest ``MAX_CONTESTERS`` are kept."""
+        if by in self.contested_by:
+            return self
+        return replace(self, contested_by=(*self.contested_by, by)[-MAX_CONTESTERS:])
+
+    def settled(self, *, by: str | None = None) -> Memory:
+        """``by`` (every contester when None) no longer contests this record: an LLM or a person said so."""
+        kept = () if by is None else tuple(c for c in self.contested_by if c != by)
+        return self if kept == self.contested_by else replace(self, contested_by=kept)
 
     def is_live(self, now: datetime) -> bool:
         if self.status is not Status.ACTIVE:

@@ -1,13 +1,13 @@
 """The stored form of a record, shared by both Qdrant adapters.
 
-A ``Memory`` becomes a flat payload dict (``to_payload``) and back (``from_payload``). Datetimes are
-stored as float epoch seconds (UTC) so range filters are plain float ranges. A record that never
-expires stores ``NO_EXPIRY`` in ``expires_at``: "not expired at t" is then one indexed range
-(``expires_at > t``) instead of an ``is_null OR range`` disjunction.
+A ``Memory`` becomes a flat payload dict (``to_payload``) and back (``from_payload``). Datetimes are stored as
+float epoch seconds (UTC) so range filters are plain float ranges. A record that never expires stores
+``NO_EXPIRY`` in ``expires_at``: "not expired at t" is then one indexed range (``expires_at > t``) instead of
+an ``is_null OR range`` disjunction.
 
-``narrowing`` turns a ``RecordFilter`` into neutral conditions. It never carries the scope: each
-adapter writes the tenant and subject ``must`` conditions itself, in the one function that builds
-its library's filter, so the scope is visible where the query is made.
+``narrowing`` turns a ``RecordFilter`` into neutral conditions. It never carries the scope: each adapter
+writes the tenant and subject ``must`` conditions itself, in the one function that builds its library's
+filter, so the scope is visible where the query is made.
 """
 
 from __future__ import annotations
@@ -82,9 +82,7 @@ Condition = Equals | OneOf | GreaterThan | NoneOf
 
 def narrowing(where: RecordFilter) -> list[Condition]:
     """The conditions of ``where`` (kinds, statuses, category, blind token, expiry), without the scope.
-
-    ``None`` means "no condition"; an empty tuple means "nothing matches" (``OneOf`` with no value).
-    """
+    ``None`` means "no condition"; an empty tuple means "nothing matches" (``OneOf`` with no value)."""
     out: list[Condition] = []
     if where.kinds is not None:
         out.append(OneOf(KIND, tuple(k.value for k in where.kinds)))
@@ -212,7 +210,7 @@ def to_payload(memory: Memory) -> dict[str, Any]:
         BLIND_INDEX: list(memory.blind_index),
         SPECIAL: list(memory.special),
         "meta": memory.meta,
-        PROFILE: PROFILE_MARK if memory.profile else None,
+        PROFILE: PROFILE_MARK if memory.profile else None, "contested_by": list(memory.contested_by),
     }
 
 
@@ -265,6 +263,7 @@ def from_payload(point_id: str, p: Mapping[str, Any]) -> Memory:
         special=tuple(p.get(SPECIAL) or ()),
         meta=p.get("meta"),
         profile=p.get(PROFILE) == PROFILE_MARK,
+        contested_by=tuple(c for c in p.get("contested_by") or () if isinstance(c, str)),  # ids only, if damaged
     )
 
 

@@ -307,8 +307,9 @@ def _by_judge(new: _Seen, seen: Sequence[_Seen], judge: PairJudge) -> Decision |
                             superseded_by=top.id, score=p)  # fmt: skip
         return Decision(Action.SUPERSEDE, Rule.JUDGE, f"judge {p:.2f} >= {judge.close_at:.2f}",
                         superseded=(top.id,), score=p)  # fmt: skip
-    uncertain = tuple(s.id for q, was_late, s in scored if q >= judge.ask_from and not was_late)
-    later = tuple(s.id for q, was_late, s in scored if q >= judge.ask_from and was_late)
+    ordered = sorted(scored, key=lambda t: t[0], reverse=True)  # the most probable first
+    uncertain = tuple(s.id for q, was_late, s in ordered if q >= judge.ask_from and not was_late)
+    later = tuple(s.id for q, was_late, s in ordered if q >= judge.ask_from and was_late)
     if uncertain or later:
         return Decision(Action.CREATE, Rule.JUDGE, f"uncertain: judge {p:.2f} < {judge.close_at:.2f}",
                         uncertain=uncertain, uncertain_newer=later, score=p)  # fmt: skip

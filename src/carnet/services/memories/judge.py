@@ -4,7 +4,8 @@ a fact just written makes obsolete, asked only where reconcile's learned judge w
 Reconcile's judge (``domain/reconcile/judge_model``) closes what it is confident of and names, in each
 created fact's ``Outcome.uncertain``, the candidates whose probability fell in its uncertain band. When
 an LLM is configured, only those are shown to ``ContradictionJudge.obsolete`` (with the fact); those it
-names are superseded (rule ``llm``). Confident cases never call it, so most writes cost no LLM call.
+names are superseded (rule ``llm``); those it does not name are no longer ``contested_by`` the fact
+(:mod:`carnet.domain.contested`). Confident cases never call it, so most writes cost no LLM call.
 The model sees placeholders only (``pseudo_text``), and only ids it was given can come back.
 """
 
@@ -64,6 +65,9 @@ def judge_outcomes(deps: JudgeNeeds, judge: ContradictionJudge, scope: Scope, ou
         named = set(judge.obsolete(o.memory.pseudo_text, [(m.id, m.pseudo_text) for m in neighbours],
                                    locale=deps.locale)) if neighbours else set()
         gone = [m for m in neighbours if m.id in named]
+        kept = [m.settled(by=o.memory.id) for m in neighbours if m.id not in named]
+        if kept:  # the model says they stay true: no longer ranked after the note
+            deps.index.replace_payload(scope, kept)
         if not gone:
             out.append(o)
             continue
@@ -91,7 +95,10 @@ def _late(deps: JudgeNeeds, judge: ContradictionJudge, scope: Scope, o: Outcome,
             deps.catalog.append_history(scope, [HistoryEntry(record.id, now, "superseded", actor,
                                                              {"by": m.id, "rule": "llm"})])
             return replace(o, memory=record, reason=o.reason or "llm")
-    return o
+    settled = o.memory.settled()  # no newer record replaces it, the model says: no longer ranked after them
+    if settled is not o.memory:
+        deps.index.replace_payload(scope, [settled])
+    return replace(o, memory=settled)
 
 
 def supersede_obsolete(deps: JudgeNeeds, judge: ContradictionJudge, scope: Scope, outcomes: Sequence[Outcome], *,

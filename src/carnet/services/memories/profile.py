@@ -9,7 +9,8 @@ missed), newest first, packed into the tier's budget. Superseded facts never com
 consent is not shown beside the new one. A flagged record the classifier no longer reads as a profile
 fact once opened is left to the ranked facts: the flag was set by the version that wrote it, and one
 that entered by typing the prompt's own label ("(consentement)") before 2026-12-06 does not stay in
-every context (SECURITY.md, "Stored text is data").
+every context (SECURITY.md, "Stored text is data"). A profile fact a newer one may have made untrue
+(``contested_by``) comes after the others (:mod:`carnet.domain.contested`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from carnet.domain.budget import TierBudget, pack
+from carnet.domain.contested import contested_last
 from carnet.domain.profile import is_profile
 from carnet.domain.records import Kind, Memory, Scope, Status
 from carnet.domain.text import estimate_tokens
@@ -49,7 +51,7 @@ def profile_tier(
         profile_only=True,
     )
     found = deps.index.newest(scope, where=where, limit=CANDIDATES, reveal=False, skipped=skipped)
-    newest = sorted(found, key=lambda m: (m.valid_from, m.recorded_at), reverse=True)
+    newest = contested_last(sorted(found, key=lambda m: (m.valid_from, m.recorded_at), reverse=True), lambda m: m)
 
     def opened(chunk: Sequence[Memory]) -> list[Memory]:  # only records the packing may take are decrypted
         return [m for m in deps.index.reveal(scope, chunk, skipped=skipped) if is_profile(m.text)]

@@ -12,6 +12,7 @@ from datetime import datetime
 import numpy as np
 
 from carnet.domain.answer_type import Answer, asked, gives
+from carnet.domain.contested import contested_last
 from carnet.domain.embedding_text import query_text
 from carnet.domain.linking import bring_linked_up, references
 from carnet.domain.profile import CONSENT, asks_consent, profile_kinds
@@ -147,7 +148,7 @@ def rank(deps: RecallNeeds, scope: Scope, query: Query, qvec: Vector, now: datet
         consent = [r for r in consent if r.memory.id not in first]  # the records named by reference stay first
         shown = first | {r.memory.id for r in consent}
         top = [r for r in top if r.memory.id in first] + consent + [r for r in top if r.memory.id not in shown]
-    top = top[: query.k]
+    top = contested_last(top, lambda r: r.memory)[: query.k]
     return reveal_ranked(deps, scope, top, skipped) if reveal else top
 
 

@@ -122,7 +122,8 @@ def _summaries(deps: RestoreNeeds, scope: Scope, old: Memory) -> list[Memory]:
 
 
 def _reopened(m: Memory, now: datetime) -> Memory:
-    return replace(m, status=Status.ACTIVE, superseded_by=None, valid_to=None, updated_at=now)
+    # A person said it is true: nothing contests it any more (``domain.contested``).
+    return replace(m, status=Status.ACTIVE, superseded_by=None, valid_to=None, updated_at=now, contested_by=())
 
 
 def _drop_rest(deps: RestoreNeeds, scope: Scope, old: Memory) -> str | None:

@@ -121,7 +121,9 @@ def _corrected(deps: RectifyNeeds, old: Memory, c: Correction, now: datetime, su
     )
     if c.text is not None:
         prepared = pii.for_write(deps.pii, old.scope, [c.text])[0]
+        # A person wrote what is true: no newer note contests it any more (``domain.contested``).
         new = replace(new, text=c.text, pseudo_text=prepared.pseudo_text, special=special_categories(c.text),
+                      contested_by=(),
                       profile=old.kind is Kind.FACT and is_profile(c.text),
                       blind_index=deps.hasher.blind_tokens(old.scope.tenant,
                                                            [*linking_references(c.text, subject_id),
