@@ -29,5 +29,6 @@ def contested_last(items: Sequence[T], memory: Callable[[T], Memory]) -> list[T]
     if not any(memory(i).contested_by for i in items):
         return list(items)
     present = {memory(i).id for i in items}
-    moved = [i for i in items if present.intersection(memory(i).contested_by)]
-    return [i for i in items if not any(i is m for m in moved)] + moved
+    moved = [i for i in items if not present.isdisjoint(memory(i).contested_by)]
+    gone = {memory(i).id for i in moved}
+    return [i for i in items if memory(i).id not in gone] + moved
