@@ -44,6 +44,7 @@ class Entry:
     anchor: str
     replaced_by: Memory | None = None  # the record that superseded this one
     replaces: list[Memory] = field(default_factory=list)  # the records this one superseded
+    contested_by: list[Memory] = field(default_factory=list)  # newer notes that may have made it untrue
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,14 +60,16 @@ def anchor(memory_id: str) -> str:
 
 
 def timeline(items: Sequence[Memory], *, more: bool) -> Timeline:
-    """Records newest first (by when they became true) per kind, each linked to what superseded it
-    and to what it superseded."""
+    """Records newest first (by when they became true) per kind, each linked to what superseded it, to
+    what it superseded, and (active) to the newer notes that may have made it untrue (``contested_by``)."""
     by_id = {m.id: m for m in items}
     entries = {m.id: Entry(m, anchor(m.id)) for m in items}
     for m in items:
         if m.superseded_by and m.superseded_by in entries:
             entries[m.id].replaced_by = by_id[m.superseded_by]
             entries[m.superseded_by].replaces.append(m)
+        if m.status is Status.ACTIVE:
+            entries[m.id].contested_by = [by_id[c] for c in m.contested_by if c in by_id]
     by_kind: dict[str, list[Entry]] = {k.value: [] for k in KINDS}
     for e in sorted(entries.values(), key=lambda e: (e.memory.valid_from, e.memory.recorded_at), reverse=True):
         by_kind.setdefault(e.memory.kind.value, []).append(e)
