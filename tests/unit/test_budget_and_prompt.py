@@ -79,3 +79,15 @@ def test_profile_section_follows_the_procedures_and_keeps_the_stable_part(locale
     assert "] « note »" in out  # a record without a kind gets no label
     off = render(facts=[_m("s", "habite à Lyon", 1)], episodes=[], procedures=[], locale=locale)
     assert "rofil" not in off  # no tier, no section
+
+
+def test_a_contested_fact_names_the_newer_note_of_the_block_outside_its_quote() -> None:
+    new = _m("s", "a déménagé à Grenoble", 20)
+    old = replace(_m("s", "habite à Lyon", 1), contested_by=(new.id, "not-in-the-block"))
+    out = render(facts=[new, old], episodes=[], procedures=[], locale="fr")
+    assert "- [1 mars 2025] (peut-être remplacé par la note du 20 mars 2025) « habite à Lyon »" in out
+    assert "- [20 mars 2025] « a déménagé à Grenoble »" in out
+    alone = render(facts=[old], episodes=[], procedures=[], locale="en")  # its newer note not in the block
+    assert "- [1 March 2025] « habite à Lyon »" in alone and "replaced" not in alone
+    profile = render(facts=[new], episodes=[], procedures=[], locale="en", profile=[(old, ())])
+    assert "(may be replaced by the note of 20 March 2025) « habite à Lyon »" in profile
