@@ -20,9 +20,7 @@ messages are instructions, never facts):
    only the corrected value (``corrections``); a verbless piece that continues the sentence before
    it ("J'ai signé un CDI. Cariste, à Yutz.") is joined to that fact (``fragments``); a fact whose
    words another fact of the call holds entirely is dropped (``repeats``);
-8. what a speaker says in one message is one record (``turns``), the introduction apart;
-9. records of one call that carry the same value (a reference, an amount: a topic told in pieces, a
-   value read back) are one record (``topics``).
+8. what a speaker says in one message is one record (``turns``), the introduction apart.
 
 For a session, the episode summary (``episode``) is built from the member's topics and the
 advisor's decisions. Everything is pure Python regular expressions, a fraction of a millisecond
@@ -37,7 +35,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from carnet.domain.extraction.model import ExtractedFact, Extraction
-from carnet.domain.extraction.rules import answers, cases, corrections, episode, fragments, proxy, topics, turns
+from carnet.domain.extraction.rules import answers, cases, corrections, episode, fragments, proxy, turns
 from carnet.domain.extraction.rules.classify import category, importance
 from carnet.domain.extraction.rules.dates import valid_from
 from carnet.domain.extraction.rules.elision import restore_apostrophes
@@ -220,8 +218,7 @@ def extract(messages: Sequence[Message], *, session_id: str | None, locale: str,
             _read(call, sentence, speaker, message.at, asked, continues=n > 0)
         question = _last_question(sentences) if speaker == ADVISOR else None
         asked_by_member = _last_question(sentences) if speaker == MEMBER and _ASKS.search(message.content) else None
-    return Extraction(facts=topics.fold(turns.by_turn(call.facts, call.turns)),
-                      episode=_episode(call, messages, session_id))
+    return Extraction(facts=turns.by_turn(call.facts, call.turns), episode=_episode(call, messages, session_id))
 
 
 def _context_only(call: _Call, sentences: Sequence[str], speaker: str, question: str | None) -> None:

@@ -35,22 +35,22 @@ def by_turn(facts: Sequence[ExtractedFact], turns: Sequence[int]) -> tuple[Extra
     last: int | None = None
     for i in repeats.kept(facts):
         fact, turn = facts[i], turns[i]
-        if groups and turn != ALONE and turn == last and len(joined_text(groups[-1] + [fact])) <= MAX_CHARS:
+        if groups and turn != ALONE and turn == last and len(_text(groups[-1] + [fact])) <= MAX_CHARS:
             groups[-1].append(fact)
         else:
             groups.append([fact])
         last = turn
-    return tuple(merged(group) for group in groups)
+    return tuple(_one(group) for group in groups)
 
 
-def joined_text(group: Sequence[ExtractedFact]) -> str:
+def _text(group: Sequence[ExtractedFact]) -> str:
     return reduce(fragments.joined, (f.text for f in group[1:]), group[0].text)
 
 
-def merged(group: Sequence[ExtractedFact]) -> ExtractedFact:
+def _one(group: Sequence[ExtractedFact]) -> ExtractedFact:
     if len(group) == 1:
         return group[0]
     lead = max(group, key=lambda f: f.importance)
     dates = [f.valid_from for f in group if f.valid_from is not None]
-    return ExtractedFact(text=joined_text(group), category=lead.category, importance=lead.importance,
+    return ExtractedFact(text=_text(group), category=lead.category, importance=lead.importance,
                          valid_from=min(dates) if dates else None, kind=lead.kind)  # fmt: skip
