@@ -42,8 +42,8 @@ AT = datetime(2025, 3, 1, 10, 0, tzinfo=UTC)
 SIGNALS = Signals(0.812345, 0.7, 0.65, 0.1, 0.5, 0.33333, 0.2, 0.7)
 MEMORY_KEYS = ["id", "kind", "text", "status", "category", "tags", "importance", "confidence", "access_count",
                "reinforcement_count", "occurred_at", "valid_from", "valid_to", "recorded_at", "updated_at",
-               "last_accessed_at", "expires_at", "retention", "superseded_by", "contested_by", "sources", "session_id",
-               "agent_id", "special_categories"]
+               "last_accessed_at", "expires_at", "retention", "superseded_by", "sources", "session_id", "agent_id",
+               "special_categories"]
 
 
 def _memory(n: int = 1) -> Memory:

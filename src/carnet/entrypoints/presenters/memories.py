@@ -38,9 +38,6 @@ class MemoryOut(BaseModel):
     expires_at: str | None
     retention: str
     superseded_by: str | None
-    contested_by: list[str] = Field(default_factory=list, description=(
-        "Newer memories that may have made this one untrue (the judge was unsure, no LLM settled it): "
-        "it stays active, and comes after them when both are found."))
     sources: list[SourceOut]
     session_id: str | None
     agent_id: str | None
@@ -81,7 +78,7 @@ def memory_out(m: Memory) -> MemoryOut:
         reinforcement_count=m.reinforcement_count, occurred_at=iso(m.valid_from), valid_from=iso(m.valid_from),
         valid_to=iso(m.valid_to), recorded_at=iso(m.recorded_at), updated_at=iso(m.updated_at),
         last_accessed_at=iso(m.last_accessed_at), expires_at=iso(m.expires_at), retention=m.retention,
-        superseded_by=m.superseded_by, contested_by=list(m.contested_by),
+        superseded_by=m.superseded_by,
         sources=[SourceOut(kind=s.kind, ref=s.ref, session_id=s.session_id) for s in m.sources],
         session_id=m.session_id, agent_id=m.agent_id, special_categories=list(m.special))
 
