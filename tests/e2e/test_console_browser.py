@@ -221,13 +221,15 @@ def test_special_categories_are_flagged_and_shown_as_the_tenants_policy_allows(
         tab: Tab, site: tuple[str, dict[str, str]]) -> None:
     tab.login(_keys(site)["agent"])
     tab.open_member(MEMBER)
-    flagged = tab.page.locator("li.memory", has_text="malvoyant")
+    # the card whose own text says it (another card's chain line may quote it)
+    flagged = tab.page.locator("li.memory", has=tab.page.locator("p.text", has_text="malvoyant"))
     assert "Catégorie particulière : handicap" in flagged.inner_text()
     assert "syndical" not in tab.text()  # union membership: hidden from agents by the default policy
     tab.submit("header form[action$='/logout'] button")
     tab.login(_keys(site)["dpo"])
     tab.open_member(MEMBER, section="dpo")
-    assert "Catégorie particulière : syndicat" in tab.page.locator("li.memory", has_text="syndical").inner_text()
+    card = tab.page.locator("li.memory", has=tab.page.locator("p.text", has_text="syndical"))
+    assert "Catégorie particulière : syndicat" in card.inner_text()
 
 
 def test_search_and_assemble_preview_show_the_score_signals(tab: Tab, site: tuple[str, dict[str, str]]) -> None:

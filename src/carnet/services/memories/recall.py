@@ -142,13 +142,14 @@ def rank(deps: RecallNeeds, scope: Scope, query: Query, qvec: Vector, now: datet
                               limit=max(query.k, EXACT_LOOKUP), skipped=skipped, weights=weights)
         first = {r.memory.id for r in exact}
         top = exact + [r for r in top if r.memory.id not in first]
+    top = contested_last(top, lambda r: r.memory)  # the consent statements below stay first whatever contests them
     if asks_consent(query.text) and Kind.FACT in (query.kinds or (Kind.FACT,)):
         consent = consent_records(deps, scope, where, {r.memory.id: r for r in ranked}, now, weights=weights,
                                   skipped=skipped)
         consent = [r for r in consent if r.memory.id not in first]  # the records named by reference stay first
         shown = first | {r.memory.id for r in consent}
         top = [r for r in top if r.memory.id in first] + consent + [r for r in top if r.memory.id not in shown]
-    top = contested_last(top, lambda r: r.memory)[: query.k]
+    top = top[: query.k]
     return reveal_ranked(deps, scope, top, skipped) if reveal else top
 
 
