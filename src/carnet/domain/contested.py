@@ -1,12 +1,12 @@
 """Records a newer note may have made untrue come after it in what a reader is shown. Pure.
 
 Reconcile's judge closes an older record only when it is confident (``close_at``). In its uncertain band
-(``[ask_from, close_at)``) it names the candidate, and the service marks the older record
-``contested_by`` the newer note, unless an LLM settles the pair (it closes the record, or the mark is
-removed: ``services.memories.judge``). The mark changes no status: the record stays true, findable and
-listed. When one answer holds both the record and a note contesting it, the record goes after every
-record nobody contests (in its order): a question about the current state gets the current answer first,
-and the older record is still found by a question the newer note does not answer.
+(``[ask_from, close_at)``) it names the candidates, most probable first, and the service marks the first (the
+older of the pair) ``contested_by`` the newer note, unless an LLM settles the pair (it closes the record, or
+the mark is removed: ``services.memories.judge``). The mark changes no status: the record stays true, findable
+and listed. When one answer holds both the record and a note contesting it, the record goes after every record
+nobody contests (in its order): a question about the current state gets the current answer first, and the
+older record is still found by a question the newer note does not answer.
 
 Why ranking and not closing: in that band about one pair in three is a real replacement (the band's
 precision, chosen at training). Closing them all would hide a true fact two times in three; leaving them
