@@ -65,8 +65,9 @@ def judge_outcomes(deps: JudgeNeeds, judge: ContradictionJudge, scope: Scope, ou
         named = set(judge.obsolete(o.memory.pseudo_text, [(m.id, m.pseudo_text) for m in neighbours],
                                    locale=deps.locale)) if neighbours else set()
         gone = [m for m in neighbours if m.id in named]
-        kept = [m.settled(by=o.memory.id) for m in neighbours if m.id not in named]
-        if kept:  # the model says they stay true: no longer ranked after the note
+        unnamed = [m for m in neighbours if m.id not in named]
+        kept = [s for m, s in ((m, m.settled(by=o.memory.id)) for m in unnamed) if s is not m]
+        if kept:  # the model says they stay true: no longer ranked after the note (only those it had marked)
             deps.index.replace_payload(scope, kept)
         if not gone:
             out.append(o)
