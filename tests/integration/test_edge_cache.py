@@ -256,10 +256,9 @@ def test_a_search_keeps_its_records_at_once_and_a_lookup_by_id_at_its_second_rea
     index.close()
 
 
-def test_access_statistics_reach_the_kept_records_without_reading_them_again(tmp_path: Path) -> None:
-    """Counting the records a search showed sets the same count and time on the kept records as the
-    engine stores (read back by a shard that keeps nothing), and they stay kept: the next read of them
-    asks the engine for nothing."""
+def _kept_and_plain(tmp_path: Path) -> tuple[EdgeVectorIndex, EdgeVectorIndex, Scope, list[str]]:
+    """A shard that keeps records and one that keeps none, holding the same three records, each read twice
+    (so the first shard keeps them)."""
     cached = EdgeVectorIndex(tmp_path / "cached", DIM, cached=100)
     plain = EdgeVectorIndex(tmp_path / "plain", DIM, cached=0)
     scope = SCOPES[0]
@@ -269,6 +268,15 @@ def test_access_statistics_reach_the_kept_records_without_reading_them_again(tmp
         index.upsert(scope, [indexed(m, i) for i, m in enumerate(shown)])
         for _ in range(2):
             index.get(scope, ids)
+    return cached, plain, scope, ids
+
+
+def test_access_statistics_reach_the_kept_records_without_reading_them_again(tmp_path: Path) -> None:
+    """Counting the records a search showed sets the same count and time on the kept records as the
+    engine stores (read back by a shard that keeps nothing), and they stay kept: the next read of them
+    asks the engine for nothing."""
+    cached, plain, scope, ids = _kept_and_plain(tmp_path)
+    for index in (cached, plain):
         index.record_access(scope, [AccessUpdate(i, 2, NOW + timedelta(seconds=7)) for i in ids[:2]])
         index.record_access(scope, [AccessUpdate(ids[0], 1, NOW + timedelta(seconds=30.25))])
     assert len(cached._cache) == 3
@@ -286,15 +294,7 @@ def test_counting_kept_records_reads_none_of_them_and_an_earlier_time_reads_it(t
     a flush counting kept records reads nothing from the engine; one whose update is not after its kept
     time (the clock went back) is read, so its stored time never moves back. The stored figures are a
     shard's that keeps nothing, given the same calls."""
-    cached = EdgeVectorIndex(tmp_path / "cached", DIM, cached=100)
-    plain = EdgeVectorIndex(tmp_path / "plain", DIM, cached=0)
-    scope = SCOPES[0]
-    shown = [record(scope, k, 1, i) for i, k in enumerate(KEYS[:3])]
-    ids = [m.id for m in shown]
-    for index in (cached, plain):
-        index.upsert(scope, [indexed(m, i) for i, m in enumerate(shown)])
-        for _ in range(2):
-            index.get(scope, ids)
+    cached, plain, scope, ids = _kept_and_plain(tmp_path)
     reads = counted_reads(cached)
     steps = [[AccessUpdate(i, 1, NOW + timedelta(seconds=10)) for i in ids[:2]],
              [AccessUpdate(ids[0], 2, NOW + timedelta(seconds=20.5)), AccessUpdate(ids[2], 1, NOW)],
