@@ -81,6 +81,9 @@ def _answer(conn: socket.socket) -> tuple[int, dict[str, str], bytes]:
 
 
 def test_slow_bodies_hold_no_slot_and_get_408(served: Served) -> None:
+    # A first write warms what a process loads once (run alone, it took ~1.1 s, past the slow bodies'
+    # 1 s deadline, so the third body below found their reads already ended): the clock starts warm.
+    served.other.post("/api/v1/subjects/ADH-0003/memories", json={"text": "Le membre a un contrat auto."})
     slow = [_open(served, _head(served, length=200)), _open(served, _head(served, length=None))]
     slow[0].sendall(b'{"te')
     slow[1].sendall(b"4\r\n{\"te\r\n")
