@@ -71,7 +71,7 @@ class BodyLimit:
         except CarnetError as exc:  # 413 or 408
             await refuse(send, exc)
             return
-        await self.app(scope, replay({"type": "http.request", "body": body, "more_body": False}, receive), send)
+        await self.app(scope, _replay(body, receive), send)
 
     async def _read_in_time(self, scope: Scope, receive: Receive, key: str | None) -> bytes:
         """The whole body within the deadline (``RequestTimeout`` past it), counted against ``key``'s
@@ -116,15 +116,14 @@ async def refuse(send: Send, exc: CarnetError) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-def replay(message: Message, receive: Receive) -> Receive:
-    """``receive`` that first hands ``message`` (a request already read) back, then defers to ``receive``."""
+def _replay(body: bytes, receive: Receive) -> Receive:
     sent = False
 
     async def replayed() -> Message:
         nonlocal sent
         if not sent:
             sent = True
-            return message
+            return {"type": "http.request", "body": body, "more_body": False}
         return await receive()
 
     return replayed
