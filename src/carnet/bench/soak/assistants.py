@@ -218,8 +218,10 @@ class Assistant(threading.Thread):
         self.subjects[self.subjects.index(s)] = self._new_subject()
 
     def _cross(self, s: Subject) -> bool:
-        """This tenant's agent key on a subject of the other tenant: 404, nothing shown."""
-        theirs = self.ledger.live_subjects(self.other)
+        """This tenant's agent key on a subject of the other tenant: 404, nothing shown. One with a live memory
+        when there is one; otherwise any the other tenant's assistants named (they may all have been erased,
+        or not written yet, when this one reaches its owed work: the key must see nothing there either)."""
+        theirs = self.ledger.live_subjects(self.other) or self.ledger.subjects_of(self.other)
         if not theirs:
             return False
         target = self._rng.choice(theirs)

@@ -66,6 +66,11 @@ class Ledger:
         with self._lock:
             return [s for (t, _), s in self.subjects.items() if t == tenant and not s.erased and s.memories]
 
+    def subjects_of(self, tenant: str) -> list[Subject]:
+        """Every subject of ``tenant`` the soak has named, erased or not yet written to included."""
+        with self._lock:
+            return [s for (t, _), s in self.subjects.items() if t == tenant]
+
     def owns(self, tenant: str, subject_id: str, *names: str) -> None:
         with self._lock:
             for name in names:
