@@ -31,6 +31,7 @@ from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from carnet.entrypoints.http import errors
+from carnet.entrypoints.http.body_limit import replay
 from carnet.entrypoints.http.routes_context import PATH, answer
 from carnet.entrypoints.http.schemas import AssembleBody
 from carnet.entrypoints.mcp.auth import STATE_KEY
@@ -51,7 +52,7 @@ class AssemblePath:
         body = _valid(scope, message)
         who = scope.get("state", {}).get(STATE_KEY)
         if body is None or not isinstance(who, Principal):
-            await self.app(scope, _replay(message, receive), send)
+            await self.app(scope, replay(message, receive), send)
             return
         scope["route"] = self._route
         try:
@@ -78,19 +79,6 @@ def _json(scope: Scope) -> bool:
             kind = bytes(value).split(b";", 1)[0].strip().lower()
             return kind == b"application/json" or (kind.startswith(b"application/") and kind.endswith(b"+json"))
     return False
-
-
-def _replay(message: Message, receive: Receive) -> Receive:
-    sent = False
-
-    async def replayed() -> Message:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return message
-        return await receive()
-
-    return replayed
 
 
 def route_of(router: APIRouter) -> BaseRoute:

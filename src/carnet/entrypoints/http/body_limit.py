@@ -71,7 +71,7 @@ class BodyLimit:
         except CarnetError as exc:  # 413 or 408
             await refuse(send, exc)
             return
-        await self.app(scope, _replay(body, receive), send)
+        await self.app(scope, replay({"type": "http.request", "body": body, "more_body": False}, receive), send)
 
     async def _read_in_time(self, scope: Scope, receive: Receive, key: str | None) -> bytes:
         """The whole body within the deadline (``RequestTimeout`` past it), counted against ``key``'s
@@ -116,14 +116,15 @@ async def refuse(send: Send, exc: CarnetError) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-def _replay(body: bytes, receive: Receive) -> Receive:
+def replay(message: Message, receive: Receive) -> Receive:
+    """``receive`` that first hands ``message`` (a request already read) back, then defers to ``receive``."""
     sent = False
 
     async def replayed() -> Message:
         nonlocal sent
         if not sent:
             sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
+            return message
         return await receive()
 
     return replayed
