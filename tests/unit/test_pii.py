@@ -75,6 +75,15 @@ def test_numbers_that_fail_their_check_or_lack_context_are_not_personal_data() -
 def test_a_mistyped_identifier_named_by_its_context_is_still_personal_data() -> None:
     assert found("carte 4970 1012 3456 7894 refusée") == [("CARD", "4970 1012 3456 7894")]
     assert found("sécurité sociale 2 80 05 69 123 456 23") == [("NIR", "2 80 05 69 123 456 23")]
+    assert found("son compte FR76 3000 6000 0112 3456 7890 180 (erreur de frappe)") == [
+        ("IBAN", "FR76 3000 6000 0112 3456 7890 180")]
+
+
+def test_words_near_a_context_word_are_no_mistyped_iban() -> None:
+    """The loose grouping of an IBAN fits a run of words and numbers ("du 10/10/2025. Budget serr…"); with
+    "compte" (or "à compter") before it, it was kept as a mistyped IBAN and the sentence lost its words."""
+    assert found("Versement ramené à 100 € à compter du 10/10/2025. Budget serré depuis la séparation.") == []
+    assert found("Le solde du compte de Mme pour une facture de 312 euros. Refus, aucune info.") == []
 
 
 def test_addresses_names_and_dates_of_birth() -> None:

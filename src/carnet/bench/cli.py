@@ -291,11 +291,25 @@ def pii(
     data: Annotated[Path | None, typer.Option(
         "--data", help="An outside corpus instead: a JSON list of {\"text\", \"values\": [...], \"type\"?}; "
                        "reports which values survive the write path's pseudonymisation.")] = None,
+    notes: Annotated[list[Path] | None, typer.Option(
+        "--notes", help="Labelled scenario files (or directories of them, repeat): their facts and calls "
+                        "through the write path per subject; reports labelled values still readable "
+                        "(survived) and placeholders over text no labelled value covers (over_masked).")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print a JSON summary as the last line.")] = False,
 ) -> None:
     """PII detection on the project's French corpus: recall and precision per type (write and read
     paths), leaked characters, and the cost of pseudonymising one text and a batch. With --data: the
-    values of an outside corpus that survive in the text that is embedded (survived, values, by_type)."""
+    values of an outside corpus that survive in the text that is embedded (survived, values, by_type).
+    With --notes: the same on labelled notes and calls, and what is masked that is no personal data."""
+    if notes:
+        from carnet.bench.pii import run_notes
+        from carnet.bench.pii_survival import BadCorpus
+
+        try:
+            run_notes(paths=notes, json_out=json_out)
+        except BadCorpus as exc:
+            raise typer.BadParameter(str(exc), param_hint="--notes") from exc
+        return
     if data is None:
         from carnet.bench.pii import run
 

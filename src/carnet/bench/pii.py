@@ -72,6 +72,33 @@ def run_data(*, data: Path, json_out: bool) -> None:
         emit_json(summary)
 
 
+def run_notes(*, paths: Sequence[Path], json_out: bool) -> None:
+    """``BadCorpus`` if a path is not a scenario file (or a directory of them)."""
+    from carnet.bench.pii_notes import measure as measure_notes
+    from carnet.bench.pii_notes import subjects
+    from carnet.bench.pii_survival import MemoryMaps
+    from carnet.bootstrap.models import write_detector
+    from carnet.services.pii import Pii
+    from carnet.settings.pii import PiiSettings
+
+    items = list(subjects(paths))
+    settings = PiiSettings()
+    progress(f"loading the write-path detector ({settings.engine}); {len(items)} subjects")
+    pii = Pii(detector=write_detector(settings), query_detector=PatternDetector(threshold=settings.threshold),
+              maps=MemoryMaps(), threshold=settings.threshold)
+    summary: dict[str, Any] = {"machine": machine(), "data": [str(p) for p in paths], **measure_notes(pii, items)}
+    console = Console()
+    console.print(f"machine: {summary['machine']}; {summary['subjects']} subjects, {summary['texts']} texts")
+    console.print(f"labelled values readable after pseudonymisation: {summary['survived']} of "
+                  f"{summary['values_present']} occurrences ({summary['survived_by_file']})")
+    console.print(f"placeholders over text no labelled value covers: {summary['over_masked']} of "
+                  f"{summary['placeholders']} ({summary['over_masked_by_type']})")
+    for e in summary["over_masked_examples"][:15]:
+        console.print(f"  {e['file']}: {e['kind']} over {e['text']!r}")
+    if json_out:
+        emit_json(summary)
+
+
 def _print_survival(s: dict[str, Any]) -> None:
     console = Console()
     console.print(f"machine: {s['machine']}; {s['texts']} texts, {s['values']} values; {s['survived']} survived "

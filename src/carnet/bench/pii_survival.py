@@ -33,7 +33,10 @@ from carnet.services.pii import Pii, Prepared, for_write
 
 UNTYPED = "untyped"
 # Words of names and addresses that say nothing of a person (French and English grammar words).
-_GRAMMAR = frozenset("de du des la le les van von ben bin el al et the and of rue avenue bis ter".split())
+# Words of a value that say nothing of the person when they alone survive: particles, street words, titles
+# ("monsieur Pellissier" with the surname replaced), the spelled e-mail's markers and its example domain.
+_GRAMMAR = frozenset("de du des la le les van von ben bin el al et the and of rue avenue bis ter monsieur madame "
+                     "mademoiselle maître maitre mme mlle point arobase example".split())
 
 
 class BadCorpus(ValueError):

@@ -83,6 +83,9 @@ class MemoDetector:
             self.misses += len(new)
         return [list(self._memo[t]) for t in texts]
 
+    def is_word(self, word: str) -> bool:
+        return self._inner.is_word(word)
+
 
 def pool_items(size: int) -> list[Any]:
     """``size`` distinct synthetic facts, each with its own date (as ``served.ingest`` draws them)."""

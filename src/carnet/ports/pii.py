@@ -17,6 +17,11 @@ class PiiDetector(Protocol):
 
     def detect_batch(self, texts: Sequence[str]) -> list[list[Span]]: ...
 
+    def is_word(self, word: str) -> bool:
+        """``word`` (lower case) is a word of the texts' language (False without a lexicon): a name the
+        subject's map knows is not looked for where the text uses it as an ordinary word."""
+        ...
+
 
 class PseudonymMaps(Protocol):
     """Each subject's pseudonym map, stored sealed under the subject's data key."""

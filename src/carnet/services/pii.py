@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import structlog
 
 from carnet.domain.pii.canonical import canonical
-from carnet.domain.pii.detector import find_all
+from carnet.domain.pii.detector import answered_birthdates, find_all
 from carnet.domain.pii.normalise import views
 from carnet.domain.pii.patterns import Recognizer
 from carnet.domain.pii.pseudonyms import PLACEHOLDER, Pseudonymized, PseudonymMap, find_known_names, pseudonymize
@@ -77,7 +77,7 @@ def for_write(pii: Pii, scope: Scope, texts: Sequence[str]) -> list[Prepared]:
     out = []
     for text, spans in zip(texts, pii.detector.detect_batch(texts), strict=True):
         out.append(_prepared(pseudonymize(text, _with(text, spans, extra, pii.threshold), pmap,
-                                          known=find_known_names(text, pmap))))
+                                          known=find_known_names(text, pmap, pii.detector.is_word))))
     if pmap.changed:
         pii.maps.save(scope, pmap)
     return out
@@ -97,8 +97,11 @@ def for_extraction(pii: Pii, scope: Scope, texts: Sequence[str]) -> Extracting:
     pseudo: list[str] = []
     back: dict[str, str] = {}
     found: list[tuple[str, str]] = []
-    for text, spans in zip(texts, pii.detector.detect_batch(texts), strict=True):
-        done = pseudonymize(text, _with(text, spans, extra, pii.threshold), pmap, known=find_known_names(text, pmap))
+    for i, (text, spans) in enumerate(zip(texts, pii.detector.detect_batch(texts), strict=True)):
+        known = find_known_names(text, pmap, pii.detector.is_word)
+        if i:  # a date of birth asked in the turn before and answered alone in this one
+            spans = [*spans, *answered_birthdates(texts[i - 1], text)]
+        done = pseudonymize(text, _with(text, spans, extra, pii.threshold), pmap, known=known)
         pseudo.append(done.text)
         found.extend(done.found)
         for kind, value in done.found:
@@ -131,7 +134,7 @@ def for_query(pii: Pii, scope: Scope, text: str) -> Prepared:
         return Prepared(text)
     pmap = _readable_map(pii, scope)
     return _prepared(pseudonymize(text, _patterns(pii, scope.tenant, text), pmap,
-                                  known=find_known_names(text, pmap), create=False))
+                                  known=find_known_names(text, pmap, pii.detector.is_word), create=False))
 
 
 def _readable_map(pii: Pii, scope: Scope) -> PseudonymMap:

@@ -26,6 +26,7 @@ write. Only spaCy's entity recognizer runs.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -37,7 +38,7 @@ from carnet.adapters.pii.unimported import without
 from carnet.domain.pii.common_words import NOT_A_NAME
 from carnet.domain.pii.detector import PatternDetector, find_all, view_spans
 from carnet.domain.pii.lower_names import unknown_pairs, with_lower_surname
-from carnet.domain.pii.name_shape import FUNCTION_WORDS, TITLES, after_cue, grow, runs
+from carnet.domain.pii.name_shape import FUNCTION_WORDS, TITLES, after_cue, grow, is_language_word, runs
 from carnet.domain.pii.names import is_given_name
 from carnet.domain.pii.normalise import Normalised, views
 from carnet.domain.pii.patterns import Recognizer
@@ -92,13 +93,16 @@ class PresidioDetector:
     def detect(self, text: str) -> list[Span]:
         return self.detect_batch([text])[0]
 
+    def is_word(self, word: str) -> bool:
+        return is_language_word(word, self._lexicon.is_word)
+
     def detect_batch(self, texts: Sequence[str]) -> list[list[Span]]:
         """One pass of spaCy's ``pipe`` over the normalised views of the batch."""
         seen = [views(t) for t in texts]
         artifacts = self._nlp.process_batch([v[0].text for v in seen], self._language, batch_size=64)
-        return [self._spans(v, item[1].tokens) for v, item in zip(seen, artifacts, strict=True)]
+        return [self._spans(t, v, item[1].tokens) for t, v, item in zip(texts, seen, artifacts, strict=True)]
 
-    def _spans(self, seen: list[Normalised], doc: Any) -> list[Span]:
+    def _spans(self, text: str, seen: list[Normalised], doc: Any) -> list[Span]:
         """The model's people on the first view; the patterns on each (two readings of spelled numbers)."""
         view, recognizers = seen[0], self._patterns.recognizers()
         names = [n for ent in doc.ents for n in self._people(view.text, ent.start_char, ent.end_char, ent.label_)]
@@ -109,7 +113,19 @@ class PresidioDetector:
         grown = grow(view.text, [*names, *view_spans(recognizers, view)], not_a_name)
         found = [view.back(s) for s in with_lower_surname(view.text, grown, self._lexicon.is_word)]
         found += [s for other in seen[1:] for s in find_all(recognizers, other)]
-        return settle(found, threshold=self._threshold)
+        return settle([s for s in found if not self._label(text, s)], threshold=self._threshold)
+
+    def _label(self, text: str, span: Span) -> bool:
+        """"Volontés : inhumation…", "Domicile : 3 rue…": a line's first word followed by a colon is a
+        field's label, not a speaker, when it is a word of the language and no given name (the speaker
+        rule of ``patterns`` cannot tell them apart without the lexicon)."""
+        word = text[span.start : span.end]
+        if span.kind != PERSON or not word.isalpha() or is_given_name(word):
+            return False
+        line_start = text.rfind("\n", 0, span.start) + 1
+        if text[line_start : span.start].strip() or not re.match(r"[ \t]*:", text[span.end :]):
+            return False
+        return self._lexicon.is_word(word.lower())
 
     def _people(self, text: str, start: int, end: int, label: str) -> list[Span]:
         out = []

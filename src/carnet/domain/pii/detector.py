@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from carnet.domain.pii.names import NAME_RECOGNIZERS
 from carnet.domain.pii.normalise import Normalised, views
-from carnet.domain.pii.patterns import RECOGNIZERS, Recognizer
+from carnet.domain.pii.patterns import ANSWERED_BIRTHDATE, BIRTH_QUESTION, RECOGNIZERS, Recognizer
 from carnet.domain.pii.spans import Span, settle
 
 DEFAULT_RECOGNIZERS: tuple[Recognizer, ...] = (*RECOGNIZERS, *NAME_RECOGNIZERS)
@@ -33,6 +33,9 @@ class PatternDetector:
     def detect_batch(self, texts: Sequence[str]) -> list[list[Span]]:
         return [self.detect(t) for t in texts]
 
+    def is_word(self, word: str) -> bool:
+        return False  # no lexicon: every known name is looked for everywhere
+
 
 def view_spans(recognizers: Sequence[Recognizer], view: Normalised) -> list[Span]:
     """Every recognizer's spans on the normalised view (positions in ``view.text``)."""
@@ -42,3 +45,10 @@ def view_spans(recognizers: Sequence[Recognizer], view: Normalised) -> list[Span
 def find_all(recognizers: Sequence[Recognizer], view: Normalised) -> list[Span]:
     """Every recognizer's spans on the normalised view, as spans of the original text."""
     return [view.back(s) for s in view_spans(recognizers, view)]
+
+
+def answered_birthdates(question: str, answer: str) -> list[Span]:
+    """The dates of ``answer`` when ``question`` (the turn before it in a call) asks for a date of birth."""
+    if not BIRTH_QUESTION.search(question):
+        return []
+    return [s for view in views(answer) for s in find_all((ANSWERED_BIRTHDATE,), view)]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
-from carnet.domain.pii.name_shape import FUNCTION_WORDS, PARTICLES
+from carnet.domain.pii.name_shape import PARTICLES, is_language_word
 from carnet.domain.pii.spans import PERSON, Span
 
 # Words of one language only ("a" and "on" are both French and English).
@@ -62,6 +62,6 @@ def with_lower_surname(text: str, spans: Iterable[Span], is_word: Callable[[str]
 
 def _unknown(word: str, is_word: Callable[[str], bool]) -> bool:
     bare = re.sub(r"^[dln]['’]", "", word)
-    if len(bare) < _MIN or word in FUNCTION_WORDS or word in PARTICLES:
+    if len(bare) < _MIN or word in PARTICLES or is_language_word(word, is_word):
         return False
     return not any(is_word(w) for w in {word, bare, *re.split(r"['’-]", word)} if len(w) >= _MIN)

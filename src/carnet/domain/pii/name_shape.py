@@ -32,14 +32,26 @@ _CUE = re.compile(r"(?i)\b(?:(?:r?appels?|messages?|mails?|courriels?|courriers?
                   r"\s+(?:de|d['’])|(?:calls?|messages?|e-?mails?|texts?|letters?|visit)\s+from|"
                   r"(?:spoke|spoken|talked|talking|speaking|met)\s+(?:with|to)|on\s+behalf\s+of|"
                   r"(?:m\.|mme|mlle|mr\.?|mrs\.?|ms\.?|monsieur|madame|mademoiselle))\s+")
-# French and English function words, which end a name typed in lower case.
+# French and English function words, which end a name typed in lower case. The French closed classes
+# (determiners, pronouns, prepositions, conjunctions: grammar) are listed whole, because the lexicon
+# (the lemmatizer's tables of open-class words) lacks some of them ("chaque", "plusieurs", "lui-même").
 FUNCTION_WORDS = frozenset("""a à au aux avec ce ces cette chez dans de des du elle en est et il ils je la le les
 leur lui mais me mon ne ni nous on ou où par pas pour qu que qui sa se ses si son sur ta te tes ton tu un une vous
 y ce cet hier demain ce matin soir aujourd the a an and is are was were to of in on for that this with you i my it
 we they he she her his him have has had be been do did not but or so what how about at by from as today tomorrow
-yesterday who which""".split())
+yesterday who which
+chaque plusieurs quelques quelque aucun aucune nul nulle certain certaine certains certaines tout toute tous
+toutes autre autres même mêmes tel telle tels telles maint mainte quel quelle quels quelles lequel laquelle
+lesquels lesquelles auquel auxquels auxquelles duquel desquels desquelles dont quoi celui celle ceux celles
+ceci cela ça moi toi soi eux mien tien sien nôtre vôtre leurs nos vos notre votre mes ma
+moi-même toi-même lui-même elle-même soi-même nous-mêmes vous-mêmes eux-mêmes elles-mêmes
+sans sous vers entre depuis pendant selon malgré avant après contre parmi dès durant envers hors outre
+sauf via jusque jusqu lorsque puisque quoique quand comme car or donc puis ensuite aussi ainsi""".split())
+# Elided forms: "n'était", "l'étude", "jusqu'au", "lorsqu'il" are the word after the apostrophe (grammar).
+ELISION = re.compile(r"^(?:[cdjlmnst]|qu|jusqu|lorsqu|puisqu|quoiqu|presqu)['’]", re.IGNORECASE)
 _WORD = re.compile(r"[^\s,;:!?()\[\]{}«»\"]+")
 _END = frozenset(",;:!?)]}»\"")
+_OPEN = frozenset("([{«")
 _MAX_WORDS = 6
 
 Stop = Callable[[str], bool]  # a word (folded) that never makes a name
@@ -53,6 +65,9 @@ def runs(text: str, start: int, end: int, stop: Stop) -> list[tuple[int, int, in
     for m in _WORD.finditer(text, start, end):
         word = m.group().rstrip(".")
         a, b = m.start(), m.start() + len(word)
+        if current and any(c in _OPEN for c in text[current[-1][1] : a]):  # "Dénia (Espagne)": two runs
+            out.extend(_close(text, current, stop))
+            current = []
         if _capitalised(word):
             current.append((a, b, True))
         elif current and word.lower() in PARTICLES:
@@ -82,8 +97,9 @@ def _word(text: str, w: tuple[int, int, bool]) -> str:
 
 
 def _capitalised(word: str) -> bool:
-    """"Nguyen", "Diallo-Keita", "d'Alembert", "McLeod"; not "IBAN" (acronyms), not "J." (initials)."""
-    word = re.sub(r"^[dDlL]['’]", "", word)
+    """"Nguyen", "Diallo-Keita", "d'Alembert", "N'Diaye", "McLeod"; not "IBAN" (acronyms), not "J."
+    (initials), not "C'est" or "Qu'il" (an elided word opening a sentence)."""
+    word = ELISION.sub("", word)
     return len(word) > 1 and word[0].isupper() and any(c.islower() for c in word[1:])
 
 
@@ -133,7 +149,7 @@ def after_cue(text: str, is_word: Callable[[str], bool], score: float = 0.75) ->
             if not word.isalpha() and not re.fullmatch(r"[^\W\d_]+(?:[-'’][^\W\d_]+)*", word):
                 break
             particle = folded in PARTICLES and bool(words)
-            if word != folded or (not particle and (folded in FUNCTION_WORDS or is_word(folded))):
+            if word != folded or (not particle and is_language_word(folded, is_word)):
                 break
             words.append((m.start(), m.start() + len(word)))
             if len(word) < len(m.group()):
@@ -143,3 +159,15 @@ def after_cue(text: str, is_word: Callable[[str], bool], score: float = 0.75) ->
         if words:
             spans.append(Span(words[0][0], words[-1][1], PERSON, score))
     return spans
+
+
+def is_language_word(word: str, is_word: Callable[[str], bool]) -> bool:
+    """``word`` (lower case) is a function word or a word of the language, elided ("n'était") or
+    hyphenated ("peut-être", "lui-même") forms included."""
+    if word in FUNCTION_WORDS or is_word(word):
+        return True
+    bare = ELISION.sub("", word)
+    if bare != word and (bare in FUNCTION_WORDS or is_word(bare)):
+        return True
+    parts = [p for p in re.split(r"[-'’]", bare) if p]
+    return len(parts) > 1 and all(p in FUNCTION_WORDS or is_word(p) for p in parts)

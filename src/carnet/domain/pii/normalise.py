@@ -33,6 +33,12 @@ _SPACES = re.compile(r"[^\S\n]{2,}|[^\S\n ]")
 _AT = re.compile(r" ?[(\[{<] ?(?:at|arobase|arrobase|a|@) ?[)\]}>] ?", re.IGNORECASE)
 _DOT = re.compile(r" ?[(\[{<] ?(?:dot|point|\.) ?[)\]}>] ?", re.IGNORECASE)
 
+# A dictated number's groups written with the pauses between them: "FR76, 1348, 5008…", "FR76… 1741…
+# 8000…", "087… 89", "087, clé 89". Between a digit and a digit, a comma followed by a space (never a
+# decimal comma: "212,40"), an ellipsis or the word for a NIR's or a RIB's check digits ("clé") is one
+# space, as the patterns expect between groups.
+_PAUSE = re.compile(r"(?<=\d)(?:,[ ]+|[ ]*(?:…|\.{2,})[ ]*|,?[ ]*\bcl[ée][ ]+)(?=\d)", re.IGNORECASE)
+
 Piece = tuple[str, int, int]  # replacement text, and the view positions it stands for
 
 
@@ -57,12 +63,18 @@ def normalise(text: str, *, strict: bool = True) -> Normalised:
 
 
 def views(text: str) -> list[Normalised]:
-    """The strict view, and the loose one when spelled-out numbers read otherwise in it."""
+    """The strict view, the loose one when spelled-out numbers read otherwise in it, and the dictated
+    one when the text has a dictation's pauses between numbers (a separate reading: "au 06 12 34 56 78,
+    2 fois par jour" must not become one longer number)."""
     base = _written(text)
     strict = spelled_numbers(base.text)
     loose = spelled_numbers(base.text, strict=False) if strict else strict
-    first = _apply(base, strict)
-    return [first] if loose == strict else [first, _apply(base, loose)]
+    out = [_apply(base, strict)] if loose == strict else [_apply(base, strict), _apply(base, loose)]
+    paused = _sub(base, _PAUSE, lambda m: " ")
+    dictated = spelled_numbers(paused.text, pauses=True)
+    if paused.text != base.text or dictated != strict:
+        out.append(_apply(paused, dictated))
+    return out
 
 
 def _written(text: str) -> Normalised:

@@ -31,7 +31,13 @@ _NOT_ALONE = frozenset({"un", "neuf", "cent", "mille"})
 
 _WORDS = sorted([*UNITS, *TEENS, *TENS, *HUNDRED, THOUSAND, "zéro"], key=len, reverse=True)
 _WORD = rf"(?:{'|'.join(_WORDS)})"
+# Between two number words: spaces or hyphens, or the pause of a dictation written as a comma or an
+# ellipsis ("zéro six, soixante-douze, dix-neuf…"), or the word for the check digits of a NIR or a
+# RIB ("…zéro cinquante-trois, clé quatre-vingt-un"): the groups are said apart.
+_GAP = r"(?:[ -]+|[ ]*(?:,|…|\.{2,})[ ]*|,?[ ]*\bcl[ée][ ]+)"
 _RUN = re.compile(rf"(?<![\w-]){_WORD}(?:[ -]+(?:et[ -]+)?{_WORD})*(?![\w-])", re.IGNORECASE)
+_DICTATED_RUN = re.compile(rf"(?<![\w-]){_WORD}(?:{_GAP}(?:et[ -]+)?{_WORD})*(?![\w-])", re.IGNORECASE)
+_APART = re.compile(r",?[ ]*\bcl[ée][ ]+|[ ]*(?:,|…|\.{2,})[ ]*|[ ]+", re.IGNORECASE)
 # A day before its month is a number ("neuf février"), even a word that alone would not be one.
 _MONTH = re.compile(r" (?:janvier|f[ée]vrier|mars|avril|mai|juin|juillet|ao[uû]t|septembre|octobre|novembre|"
                     r"d[ée]cembre)\b", re.IGNORECASE)
@@ -39,11 +45,13 @@ _MONTH = re.compile(r" (?:janvier|f[ée]vrier|mars|avril|mai|juin|juillet|ao[uû
 Piece = tuple[str, int, int]
 
 
-def spelled_numbers(text: str, *, strict: bool = True) -> list[Piece]:
-    """Each run of French number words in ``text``: its digits and where it is."""
+def spelled_numbers(text: str, *, strict: bool = True, pauses: bool = False) -> list[Piece]:
+    """Each run of French number words in ``text``: its digits and where it is; with ``pauses``, a
+    run goes on across the commas and ellipses of a dictation (another reading: in a sentence, "six,
+    deux fois" are two numbers)."""
     pieces: list[Piece] = []
-    for m in _RUN.finditer(text):
-        groups = [[_fold(t) for t in g.split("-") if t] for g in m.group().split()]
+    for m in (_DICTATED_RUN if pauses else _RUN).finditer(text):
+        groups = [[_fold(t) for t in g.split("-") if t] for g in _APART.split(m.group()) if g]
         words = [t for g in groups for t in g if t != "et"]
         if len(words) == 1 and words[0] in _NOT_ALONE and not _MONTH.match(text, m.end()):
             continue

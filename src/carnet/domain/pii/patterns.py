@@ -28,6 +28,9 @@ class Recognizer:
     valid_score: float = 0.95
     context: tuple[str, ...] = ()
     group: int = 0  # the regex group that is the personal data (0: the whole match)
+    # What a value that fails its check digits must still look like to be kept for its context word
+    # (a mistyped identifier), so a sentence near "compte" is not read as one.
+    plausible: Callable[[str], bool] | None = None
 
     def find(self, text: str) -> Iterable[Span]:
         """A match that passes its check digits scores ``valid_score``. One that fails is dropped,
@@ -45,7 +48,8 @@ class Recognizer:
             if self.context and not valid:
                 lowered = lowered if lowered is not None else text.lower()
                 before = lowered[max(0, m.start() - CONTEXT_WINDOW) : m.start()]
-                if any(word in before for word in self.context):
+                if any(word in before for word in self.context) and (
+                        valid or self.plausible is None or self.plausible(text[start:end])):
                     score = min(1.0, score + CONTEXT_BOOST)
                 elif self.validate is not None:
                     continue
@@ -148,6 +152,11 @@ _EMAIL_SAID = re.compile(rf"(?<![\w.+\-])[\w+\-]+(?:{_LOCAL_SEP}[\w+\-]+)*\s+(?:
 
 # Numbers, in any grouping (``_S`` between any two characters), validated by their check digits.
 _IBAN = re.compile(rf"(?<![\w])[A-Z]{_S}[A-Z]{_S}\d{_S}\d(?:{_S}[A-Z0-9]){{11,30}}", _I)
+# Every country's IBAN is mostly digits (ISO 13616: the check digits and a BBAN of at least 11 characters,
+# most of them digits; the Dutch, with four letters, still has 12 digits). A run of words such as "du
+# 10/10/2025. Budget serré" fits the loose grouping of ``_IBAN`` and fails the check digits; with fewer
+# than ten digits it is not kept as a mistyped IBAN either.
+_IBAN_MIN_DIGITS = 10
 _RIB = re.compile(rf"(?<![\w])\d(?:{_S}\d){{9}}(?:{_S}[A-Z0-9]){{11}}{_S}\d{_S}\d(?![\w])", _I)
 _NIR = re.compile(rf"(?<![\w])[1-478](?:{_S}\d){{4}}{_S}(?:\d{_S}\d|2{_S}[AB])(?:{_S}\d){{8}}(?!\d)", _I)
 _CARD = re.compile(rf"(?<![\w])[2-6](?:{_S}\d){{12,18}}(?!\d)")
@@ -168,7 +177,8 @@ _PLATE_CONTEXT = ("immatricul", "plaque", "véhicule", "vehicule", "voiture", "p
 RECOGNIZERS: tuple[Recognizer, ...] = (
     Recognizer(EMAIL, _EMAIL_WRITTEN, 0.9),
     Recognizer(EMAIL, _EMAIL_SAID, 0.85),
-    Recognizer(IBAN, _IBAN, 0.3, validate=checksums.iban_valid, context=("iban", "rib", "compte")),
+    Recognizer(IBAN, _IBAN, 0.3, validate=checksums.iban_valid, context=("iban", "rib", "compte"),
+               plausible=lambda v: sum(c.isdigit() for c in v) >= _IBAN_MIN_DIGITS),
     Recognizer(IBAN, _RIB, 0.3, validate=checksums.rib_valid, context=("iban", "rib", "compte")),
     Recognizer(NIR, _NIR, 0.3, validate=checksums.nir_valid,
                context=("sécurité sociale", "securite sociale", "sécu", "secu", "nir", "insee", "social security")),
@@ -193,10 +203,19 @@ RECOGNIZERS: tuple[Recognizer, ...] = (
     Recognizer(PERSON, re.compile(rf"\b{_TITLE}\s+({_FULL_NAME})"), 0.8, group=1),
     # The speaker of a transcript line: "Gina: I lost my job", "Jean Dupont : d'accord" (roles are not names).
     Recognizer(PERSON, re.compile(rf"(?m)^[ \t]*((?!{_ROLES}\b){_NAME}(?:[ \t]+{_NAME})?)[ \t]*:(?!//)"), 0.7, group=1),
+    # A word spelled letter by letter, as a name or an address is spelled on the phone: "B-A-R-R-È-R-E",
+    # "A, U, B, R, Y", "J-P-B-O-N-N-A-R-D-5-0" (four characters or more, capitals or digits, one apart).
+    Recognizer(PERSON, re.compile(r"(?<![\w-])[A-ZÀ-ÖØ-Þ](?:(?:-|,? )[A-ZÀ-ÖØ-Þ0-9]){3,}(?![\w-])"), 0.7),
     # Surname in capitals then given name, as forms write it: "VASSEUR Aymeric", "LE BIHAN Thuy".
     Recognizer(PERSON, re.compile(rf"\b((?!{_CAPS_WORDS}\b)[A-ZÀ-ÖØ-Þ]{{2,}}(?:[ \-'’][A-ZÀ-ÖØ-Þ]{{2,}})*\s+{_NAME})"),
                0.75, group=1),
 )
+
+
+# A date of birth asked in one turn of a call and answered alone in the next ("22/09/2003.", "Quatorze mars
+# soixante-douze."): the question carries the context word the answer lacks (``detector.answered_birthdates``).
+BIRTH_QUESTION = re.compile(r"\b(?:naissance|née?s?|born|birth|dob|birthday|ddn)\b", _I)
+ANSWERED_BIRTHDATE = Recognizer(BIRTHDATE, re.compile(rf"(?<![\d/.\-])({_DATE})", _I), 0.85, group=1)
 
 
 def tenant_recognizer(kind: str, regex: str, score: float = 0.9) -> Recognizer:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from carnet.domain.pii.common_words import NOT_A_NAME, all_common
@@ -99,9 +99,12 @@ def _name_parts(name: str) -> list[str]:
     return parts if len(parts) > 1 else []
 
 
-def find_known_names(text: str, pmap: PseudonymMap) -> list[Span]:
+def find_known_names(text: str, pmap: PseudonymMap, is_word: Callable[[str], bool] = lambda _: False) -> list[Span]:
     """Spans of ``text`` that are names the map already knows: a dictionary match on folded words
-    (case and accents ignored), whole words only."""
+    (case and accents ignored), whole words only. A one-word name (or part: "Plus" of "Séniors Plus",
+    a surname such as "Boulanger") is not looked for where the text writes it in lower case as a word of
+    the language (``is_word``) and no title comes before it: "ne … plus", "le boulanger du quartier",
+    but "m. boulanger"."""
     names = pmap.known_names()
     if not names:
         return []
@@ -110,8 +113,18 @@ def find_known_names(text: str, pmap: PseudonymMap) -> list[Span]:
     spans = []
     for name in names:
         for m in re.finditer(rf"(?<!\w){re.escape(name)}(?!\w)", folded):
-            spans.append(view.back(Span(offsets[m.start()], offsets[m.end() - 1] + 1, PERSON, 0.9)))
+            a, b = offsets[m.start()], offsets[m.end() - 1] + 1
+            written = view.text[a:b]
+            if " " not in name and written.islower() and is_word(written) and not _after_title(view.text, a):
+                continue
+            spans.append(view.back(Span(a, b, PERSON, 0.9)))
     return spans
+
+
+def _after_title(text: str, at: int) -> bool:
+    """A title right before ``at``: "m. boulanger" is the surname even in lower case."""
+    m = re.search(r"(\w+)\.?\s+$", text[max(0, at - 20) : at])
+    return m is not None and fold(m.group(1)) in _TITLES
 
 
 def _fold_with_offsets(text: str) -> tuple[str, list[int]]:
