@@ -79,6 +79,13 @@ def test_a_mistyped_identifier_named_by_its_context_is_still_personal_data() -> 
         ("IBAN", "FR76 3000 6000 0112 3456 7890 180")]
 
 
+def test_a_valid_identifier_after_words_the_loose_grouping_takes_in_is_found() -> None:
+    """"le 28 vers son compte belge BE47…" fits the IBAN's loose grouping from "le 28"; that match fails its
+    check digits, and the valid IBAN inside it must still be found."""
+    text = "Virement mensuel de 900 € le 28 vers son compte belge BE47 0634 5187 9080 (premier le 28/12)."
+    assert found(text) == [("IBAN", "BE47 0634 5187 9080")]
+
+
 def test_words_near_a_context_word_are_no_mistyped_iban() -> None:
     """The loose grouping of an IBAN fits a run of words and numbers ("du 10/10/2025. Budget serr…"); with
     "compte" (or "à compter") before it, it was kept as a mistyped IBAN and the sentence lost its words."""

@@ -35,27 +35,37 @@ class Recognizer:
     def find(self, text: str) -> Iterable[Span]:
         """A match that passes its check digits scores ``valid_score``. One that fails is dropped,
         unless a context word says what it is ("sécurité sociale …"): then it is a mistyped
-        identifier, still personal data, and scores as a bare match with context."""
-        lowered: str | None = None
-        for m in self.pattern.finditer(text):
-            start, end = m.span(self.group)
-            score = self.score
-            valid = False
-            if self.validate is not None:
-                valid_end = _valid_end(text, start, end, self.validate)
-                if valid_end is not None:
-                    end, score, valid = valid_end, self.valid_score, True
-            if self.context and not valid:
-                lowered = lowered if lowered is not None else text.lower()
-                before = lowered[max(0, m.start() - CONTEXT_WINDOW) : m.start()]
-                if any(word in before for word in self.context) and (
-                        valid or self.plausible is None or self.plausible(text[start:end])):
-                    score = min(1.0, score + CONTEXT_BOOST)
-                elif self.validate is not None:
-                    continue
-            elif self.validate is not None and not valid:
+        identifier, still personal data, and scores as a bare match with context. A dropped match is
+        searched again from its next character: the loose grouping of a number may start on the words
+        before a value ("le 28 vers son compte BE47 0634…") and must not hide it."""
+        lowered = text.lower() if self.context else ""
+        at = 0
+        while (m := self.pattern.search(text, at)) is not None:
+            span = self._kept(m, text, lowered)
+            if span is None:
+                at = m.start() + 1
                 continue
-            yield Span(start, end, self.kind, score)
+            yield span
+            at = max(m.end(), m.start() + 1)
+
+    def _kept(self, m: re.Match[str], text: str, lowered: str) -> Span | None:
+        start, end = m.span(self.group)
+        score = self.score
+        valid = False
+        if self.validate is not None:
+            valid_end = _valid_end(text, start, end, self.validate)
+            if valid_end is not None:
+                end, score, valid = valid_end, self.valid_score, True
+        if self.context and not valid:
+            before = lowered[max(0, m.start() - CONTEXT_WINDOW) : m.start()]
+            if any(word in before for word in self.context) and (
+                    self.plausible is None or self.plausible(text[start:end])):
+                score = min(1.0, score + CONTEXT_BOOST)
+            elif self.validate is not None:
+                return None
+        elif self.validate is not None and not valid:
+            return None
+        return Span(start, end, self.kind, score)
 
 
 def _valid_end(text: str, start: int, end: int, validate: Callable[[str], bool]) -> int | None:
