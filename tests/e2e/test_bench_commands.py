@@ -189,9 +189,12 @@ def test_bench_load_json_counts_refusals_by_code(tmp_path: Path, monkeypatch: py
     # is far over what one slot serves, so some requests are refused, 503 overloaded, and none waits.
     monkeypatch.setenv("CARNET_API__MAX_CONCURRENCY", "1")
     monkeypatch.setenv("CARNET_API__MAX_QUEUE", "0")
+    # The client waits up to a minute: on a CI machine running three test workers beside the server, the
+    # one request the slot admits once took more than the default 10 s (1 timeout of 200, fast rate); a
+    # request hung for a minute still fails the test.
     result = runner.invoke(app, ["bench", "load", "--rate", "4,100", "--seconds", "2", "--subjects", "3",
                                  "--memories", "30", "--write-share", "0.3", "--store", str(tmp_path / "s"),
-                                 "--recovery", "2", "--turns", "2", "--json"])
+                                 "--recovery", "2", "--turns", "2", "--timeout", "60", "--json"])
     assert result.exit_code == 0, result.output
     s = _last_json(result.stdout)
     assert s["machine"] and len(s["load_average"]) == 3
