@@ -50,9 +50,16 @@ def test_values_readable_and_placeholders_over_unlabelled_text_are_counted(tmp_p
     assert out["over_masked"] == 1 and out["over_masked_examples"][0]["kind"] == "IBAN"
 
 
-def test_a_file_that_is_no_scenario_file_is_refused(tmp_path: Path) -> None:
+@pytest.mark.parametrize("spec", [
+    [{"text": "x"}],  # not an object of tenants
+    {"tenants": {"t": {"subjects": ["S-1"]}}},  # subjects not an object
+    {"tenants": {"t": {"subjects": {"S-1": {"facts": [{"at": "2025-01-01"}]}}}}},  # a fact without its text
+    {"tenants": {"t": {"subjects": {"S-1": {"calls": [{"messages": [{"role": "user"}]}]}}}}},  # no content
+    {"tenants": {"t": {"subjects": {"S-1": {"pii": [7]}}}}},  # a value group that is a number
+])  # fmt: skip
+def test_a_file_that_is_no_scenario_file_is_refused(tmp_path: Path, spec: object) -> None:
     bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps([{"text": "x"}]), encoding="utf-8")
+    bad.write_text(json.dumps(spec), encoding="utf-8")
     with pytest.raises(BadCorpus):
         list(subjects([bad]))
     result = CliRunner().invoke(app, ["bench", "pii", "--notes", str(bad)])

@@ -41,23 +41,25 @@ class Subject:
 
 
 def subjects(paths: Sequence[Path]) -> Iterator[Subject]:
-    """``BadCorpus`` for a file that is not a scenario file with ``tenants`` → ``subjects``."""
+    """``BadCorpus`` for a file that is not a scenario file (``tenants`` → ``subjects`` → ``facts``,
+    ``calls`` with ``messages``, ``pii``), whatever part of it is malformed."""
     for path in paths:
-        files = sorted(path.glob("*.json")) if path.is_dir() else [path]
-        for file in files:
+        for file in sorted(path.glob("*.json")) if path.is_dir() else [path]:
             try:
-                spec = json.loads(file.read_text(encoding="utf-8"))
-                tenants = spec["tenants"].items()
+                yield from list(_file_subjects(file))
             except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-                raise BadCorpus(f"{file}: not a scenario file with tenants and subjects ({exc})") from exc
-            for tenant, tdata in sorted(tenants):
-                for sid, sub in sorted(tdata["subjects"].items()):
-                    facts = [f["text"] if isinstance(f, dict) else str(f) for f in sub.get("facts", [])]
-                    calls = tuple(tuple(m["content"] for m in call.get("messages", []))
-                                  for call in sub.get("calls", []))
-                    groups = [[g] if isinstance(g, str) else g for g in sub.get("pii", [])]  # flat in fr-dev*
-                    values = [v for group in groups for v in group if isinstance(v, str) and v.strip()]
-                    yield Subject(file.stem, Scope(tenant, sid), tuple(facts), calls, tuple(values))
+                raise BadCorpus(f"{file}: not a scenario file with tenants and subjects ({exc!r})") from exc
+
+
+def _file_subjects(file: Path) -> Iterator[Subject]:
+    spec = json.loads(file.read_text(encoding="utf-8"))
+    for tenant, tdata in sorted(spec["tenants"].items()):
+        for sid, sub in sorted(tdata["subjects"].items()):
+            facts = tuple(f["text"] if isinstance(f, dict) else str(f) for f in sub.get("facts", []))
+            calls = tuple(tuple(str(m["content"]) for m in call.get("messages", [])) for call in sub.get("calls", []))
+            groups = [[g] if isinstance(g, str) else list(g) for g in sub.get("pii", [])]  # flat in fr-dev*
+            values = tuple(v for group in groups for v in group if isinstance(v, str) and v.strip())
+            yield Subject(file.stem, Scope(str(tenant), str(sid)), facts, calls, values)
 
 
 def _pseudonymised(pii: Pii, item: Subject) -> Iterator[tuple[str, str]]:
