@@ -71,6 +71,8 @@ def views(text: str) -> list[Normalised]:
     loose = spelled_numbers(base.text, strict=False) if strict else strict
     out = [_apply(base, strict)] if loose == strict else [_apply(base, strict), _apply(base, loose)]
     paused = _sub(base, _PAUSE, lambda m: " ")
+    if not strict and paused.text == base.text:
+        return out  # no number read and no pause: no dictated reading to add (most texts and questions)
     dictated = spelled_numbers(paused.text, pauses=True)
     if paused.text != base.text or dictated != strict:
         out.append(_apply(paused, dictated))

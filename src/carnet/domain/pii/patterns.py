@@ -38,10 +38,12 @@ class Recognizer:
         identifier, still personal data, and scores as a bare match with context. A dropped match is
         searched again from its next character: the loose grouping of a number may start on the words
         before a value ("le 28 vers son compte BE47 0634…") and must not hide it."""
-        lowered = text.lower() if self.context else ""
+        lowered: str | None = None  # only for a match that needs its context word
         at = 0
         while (m := self.pattern.search(text, at)) is not None:
-            span = self._kept(m, text, lowered)
+            if lowered is None and self.context:
+                lowered = text.lower()
+            span = self._kept(m, text, lowered or "")
             if span is None:
                 at = m.start() + 1
                 continue
