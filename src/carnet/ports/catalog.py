@@ -4,7 +4,7 @@ sealed pseudonym maps and people's corrections (``ports.corrections``). Each con
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
@@ -41,6 +41,13 @@ class ApiKeys(Protocol):
                     rate_limit: str | None = None, name: str | None = None) -> ApiKeyRecord: ...
 
     def find_api_key(self, key_hash: str) -> ApiKeyRecord | None: ...
+
+    def api_keys_version(self) -> Hashable | None:
+        """A value that changes whenever a key may have been added, revoked or changed, by this process or
+        another, read without waiting (no lock held by someone else, no round trip to a server); ``None``
+        when it cannot be read so (then every request looks its key up). ``services.apikeys.KeyCache``
+        keeps the keys it verified for as long as it stays the same."""
+        ...
 
     def api_keys(self, tenant: str | None = None) -> list[ApiKeyRecord]:
         """Every key (of ``tenant`` when given), revoked ones included, oldest first."""

@@ -6,7 +6,8 @@ import hashlib
 import hmac
 import re
 import secrets
-from collections.abc import Sequence
+import threading
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 from carnet.errors import Forbidden, InvalidInput, NotFound, Unauthenticated
@@ -122,13 +123,60 @@ def key_id_of(key: str | None) -> str | None:
     return found.group(1) if found else None
 
 
-def authenticate(catalog: ApiKeys, pepper: bytes, key: str | None) -> Principal:
+def authenticate(catalog: ApiKeys, pepper: bytes, key: str | None, cache: KeyCache | None = None) -> Principal:
+    """The principal of ``key``, looked up in ``catalog``; with ``cache``, kept there for ``cached``."""
     if not key or not well_formed(key):
         raise Unauthenticated("missing or malformed API key")
-    record = catalog.find_api_key(hash_key(pepper, key))
+    version = catalog.api_keys_version() if cache is not None else None  # read before the lookup (``KeyCache``)
+    key_hash = hash_key(pepper, key)
+    record = catalog.find_api_key(key_hash)
     if record is None or record.revoked:
         raise Unauthenticated(UNKNOWN_KEY)
-    return Principal(record.key_id, record.tenant, record.roles, record.rate_limit)
+    principal = Principal(record.key_id, record.tenant, record.roles, record.rate_limit)
+    if cache is not None and version is not None:
+        cache.keep(version, key_hash, principal)
+    return principal
+
+
+class KeyCache:
+    """Keys verified by ``authenticate``, answered again without a lookup while the catalog's
+    ``api_keys_version`` stays what it was when they were looked up. A revocation, by this process or
+    another (``carnet apikey revoke`` beside the server), changes the version: every key is looked up
+    again from the next request on, as without the cache. Only valid keys are kept (an unknown key
+    always costs a lookup) and at most ``size`` of them (all are dropped past it). A catalog with no
+    cheap version (PostgreSQL: several nodes share it) keeps nothing here. Thread-safe: the event loop
+    reads, worker threads fill."""
+
+    def __init__(self, size: int = 10_000) -> None:
+        self._size = size
+        self._lock = threading.Lock()
+        self._version: Hashable | None = None
+        self._keys: dict[str, Principal] = {}
+
+    def cached(self, catalog: ApiKeys, pepper: bytes, key: str | None) -> Principal | None:
+        """The principal of ``key`` if it was verified at the catalog's current version; ``None`` means
+        "look it up" (never "refused")."""
+        if not key or not well_formed(key):
+            return None
+        version = catalog.api_keys_version()
+        if version is None:
+            return None
+        with self._lock:
+            if version != self._version:
+                self._version, self._keys = version, {}
+                return None
+            return self._keys.get(hash_key(pepper, key))
+
+    def keep(self, version: Hashable, key_hash: str, principal: Principal) -> None:
+        """Keep what a lookup begun at ``version`` found, unless the version has moved on since."""
+        with self._lock:
+            if version != self._version:
+                if self._keys:  # a newer version was seen: what this lookup read may be older
+                    return
+                self._version = version
+            if len(self._keys) >= self._size:
+                self._keys = {}
+            self._keys[key_hash] = principal
 
 
 def authenticate_hash(catalog: ApiKeys, key_hash: str) -> Principal:

@@ -67,6 +67,7 @@ class Facade(ProcedureUseCases):
         self.door = Door(audit)
         self.admin = Admin(self.door, deps.catalog, pepper)
         self._pepper = pepper
+        self._keys = apikeys.KeyCache()
         self.wait_max_seconds = 10.0  # seconds a `wait=true` status request may hold
         self._observe: Observe = observe or (lambda tenant, operation, scores: None)
         self.store_backup = store_backup
@@ -75,7 +76,12 @@ class Facade(ProcedureUseCases):
     def authenticate(self, key: str | None) -> Principal:
         """Who holds ``key``: every entrypoint's first step (``Unauthenticated`` for a malformed,
         unknown or revoked key). The tenant comes from here and nowhere else."""
-        return apikeys.authenticate(self.deps.catalog, self._pepper, key)
+        return apikeys.authenticate(self.deps.catalog, self._pepper, key, self._keys)
+
+    def verified(self, key: str | None) -> Principal | None:
+        """Who holds ``key`` when it was verified since the last change to any key (``apikeys.KeyCache``):
+        no lookup, nothing that waits, fit for the event loop. ``None``: call ``authenticate``."""
+        return self._keys.cached(self.deps.catalog, self._pepper, key)
 
     def authenticate_session(self, key_hash: str) -> Principal:
         """Who holds the key of a console session (which keeps the key's keyed hash, never the key),

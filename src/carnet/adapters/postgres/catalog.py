@@ -70,6 +70,11 @@ class PostgresCatalog:
                              (key_hash,)).fetchone()
         return None if row is None else _api_key(row)
 
+    def api_keys_version(self) -> None:
+        """None: several nodes share the database and nothing local tells that another revoked a key
+        without a round trip, so every request looks its key up."""
+        return None
+
     def api_keys(self, tenant: str | None = None) -> list[ApiKeyRecord]:
         with self._conn() as db:
             rows = db.execute(f"SELECT {_KEY_COLUMNS} FROM carnet.api_keys"

@@ -122,6 +122,7 @@ class SqliteCatalog:
     def __init__(self, path: Path) -> None:
         self._db = open_db(path, schema=_SCHEMA, synchronous="NORMAL")
         self._lock = threading.Lock()
+        self._key_writes = 0  # this connection's writes to api_keys: SQLite's data_version does not count them
         _add_missing_columns(self._db, "api_keys", {"rate_limit": "TEXT", "name": "TEXT"})
 
     def add_api_key(self, *, key_id: str, key_hash: str, tenant: str, roles: Sequence[str],
@@ -134,6 +135,7 @@ class SqliteCatalog:
                     " VALUES (?,?,?,?,?,?,?)",
                     (key_id, key_hash, tenant, json.dumps(list(roles)), _ts(now), rate_limit, name),
                 )
+                self._key_writes += 1
         except sqlite3.IntegrityError as exc:
             raise Conflict("an API key with this id already exists") from exc
         return ApiKeyRecord(key_id=key_id, tenant=tenant, roles=tuple(roles), created_at=now,
@@ -144,6 +146,19 @@ class SqliteCatalog:
             row = self._db.execute(f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE key_hash = ?",
                                    (key_hash,)).fetchone()
         return None if row is None else _api_key(row)
+
+    def api_keys_version(self) -> tuple[int, int] | None:
+        """SQLite's ``data_version`` (it changes when another connection, in this process or another,
+        commits to the file: ``carnet apikey revoke`` beside the server) with this connection's own key
+        writes; ``None`` when another thread holds the connection (the caller looks the key up instead
+        of waiting). A read of the WAL index in shared memory: microseconds."""
+        if not self._lock.acquire(blocking=False):
+            return None
+        try:
+            row = self._db.execute("PRAGMA data_version").fetchone()
+            return int(row[0]), self._key_writes
+        finally:
+            self._lock.release()
 
     def api_keys(self, tenant: str | None = None) -> list[ApiKeyRecord]:
         with self._lock:
@@ -156,6 +171,7 @@ class SqliteCatalog:
         with self._lock:
             cur = self._db.execute("UPDATE api_keys SET revoked = 1 WHERE key_id = ? AND (? IS NULL OR tenant = ?)",
                                    (key_id, tenant, tenant))
+            self._key_writes += 1
         return cur.rowcount == 1
 
     def append_history(self, scope: Scope, entries: Sequence[HistoryEntry]) -> None:

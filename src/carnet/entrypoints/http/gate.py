@@ -4,9 +4,10 @@ For every request under those paths, before the app (and before the body limit, 
 chunked bodies) gets it:
 
 1. ``Authorization: Bearer <key>`` is checked (a malformed key costs no lookup; a well-formed one
-   costs one catalog lookup, in a worker thread). The principal goes into the request's ASGI state
-   (``carnet_principal``, with ``key_id`` and ``tenant``), where the REST dependency and the MCP
-   endpoint read it: no route authenticates a second time.
+   costs one catalog lookup, in a worker thread, unless it was verified since the last change to any
+   key: ``services.apikeys.KeyCache``, which a revocation by any process empties at once). The
+   principal goes into the request's ASGI state (``carnet_principal``, with ``key_id`` and ``tenant``),
+   where the REST dependency and the MCP endpoint read it: no route authenticates a second time.
 2. Without a valid key, the client's address spends one request of its own budget
    (``CARNET_API__UNAUTHENTICATED_RATE_LIMIT``; the address as ``carnet.entrypoints.http.client_address`` reads
    it) and gets 401, or 429 ``rate_limited`` with ``Retry-After`` once that budget is spent. A valid
@@ -113,6 +114,9 @@ class AuthGate:
         if not well_formed(key):
             raise Unauthenticated("missing or malformed API key")
         c = self._c
+        known = c.facade.verified(key)  # verified since the last change to any key: no hop, no lookup
+        if known is not None:
+            return known
         with anyio.move_on_after(time_left(scope, self._deadline)):
             return await anyio.to_thread.run_sync(c.facade.authenticate, key, limiter=self._lookups)
         raise Overloaded(retry_after=max(1, math.ceil(self._deadline)))
