@@ -186,9 +186,9 @@ def test_corrections_never_raise_nor_invent_placeholders(words: list[str]) -> No
 # --- read-backs, small talk --------------------------------------------------------------------
 
 
-def test_a_yes_confirms_the_advisors_read_back() -> None:
+def test_a_yes_to_the_advisors_read_back_keeps_the_question() -> None:
     facts = _call(("advisor", "Toujours au <ADDRESS_1> ?"), ("user", "Oui, toujours.")).facts
-    assert [f.text for f in facts] == ["Le membre confirme : toujours au <ADDRESS_1>."]
+    assert [f.text for f in facts] == ["Toujours (en réponse à « Toujours au <ADDRESS_1> ? »)."]
     assert facts[0].category == "adresse"
 
 
@@ -312,9 +312,9 @@ def test_what_a_member_says_in_one_message_is_one_record() -> None:
     assert "classe 2" in facts[0] and "3 760 euros" in facts[0] and "banque" in facts[1]
 
 
-def test_the_introduction_stays_a_record_of_its_own() -> None:
+def test_a_greeting_with_a_name_is_no_record() -> None:
     facts = _texts(("user", "Bonjour, <PERSON_1>. J'ai une question sur mon contrat auto."))
-    assert facts == ["Le membre s'appelle <PERSON_1>.", "Le membre a une question sur son contrat auto."]
+    assert facts == ["Le membre a une question sur son contrat auto."]
 
 
 def test_a_turn_record_takes_its_most_important_part_and_earliest_date() -> None:

@@ -15,15 +15,17 @@ from __future__ import annotations
 
 import re
 
-from carnet.domain.extraction.rules.cases import without_file
 from carnet.domain.text import fold
 
 _SPACE = re.compile(r"\s+")
+# A status note of a file the call named, as earlier versions labelled it ("… (dossier SIN-2025-0042)."):
+# the summary quotes the decision without that label.
+_FILE_LABEL = re.compile(r" \(dossier [^()]+\)")
 _MIN_CHARS = 20  # "Oui." or "C'est fait." in a summary restates nothing
 
 
 def restates(summary: str, decision: str) -> bool:
-    said = _plain(without_file(decision))
+    said = _plain(_FILE_LABEL.sub("", decision))
     return len(said) >= _MIN_CHARS and said in _plain(summary)
 
 

@@ -5,22 +5,26 @@ messages are instructions, never facts):
 
 1. put back the apostrophes a transcript left out (``elision``), split it into sentences and drop
    opening fillers (``sentences``);
-2. a member's first sentence right after an advisor's question is read with it (``answers``);
+2. a member's first sentence right after an advisor's question keeps that question when it is too
+   short to mean anything alone ("Non, je préfère le 10.");
 3. questions are no facts (the member's still name the call's topic, and a request is kept:
-   ``requests``); the member's name is read from a greeting; ritual clauses go, and what is left
-   must carry information (``smalltalk``);
+   ``requests``); ritual clauses go, and what is left must carry information (``smalltalk``);
 4. the statement is rewritten in the third person (``rewrite_fr``/``rewrite_en``), given a
    category and importance (``classify``) and a ``valid_from`` (``dates``); a French date said
    without its year ("le 22 avril", "vendredi, le 9", "hier") is written out in full (``years``);
-5. a note saying where a file stands without naming it gets the file the call last named
-   (``cases``), and stays a record of its own after the file's opening;
-6. a call made for the member (a guardian, a relative: ``proxy``) has the caller's "je" written
-   "l'appelant", and its opening name is the caller's;
-7. the same fact said twice in a call is kept once; a correction ("non pardon, c'est le 12") keeps
+5. a call made for the member (a guardian, a relative: ``proxy``) has the caller's "je" written
+   "l'appelant";
+6. the same fact said twice in a call is kept once; a correction ("non pardon, c'est le 12") keeps
    only the corrected value (``corrections``); a verbless piece that continues the sentence before
    it ("J'ai signé un CDI. Cariste, à Yutz.") is joined to that fact (``fragments``); a fact whose
    words another fact of the call holds entirely is dropped (``repeats``);
-8. what a speaker says in one message is one record (``turns``), the introduction apart.
+7. what a speaker says in one message is one record (``turns``).
+
+Deleted after measuring each rule leave-one-writer-out on the calls of seven writers
+(docs/benchmarks.md, "Each extraction rule, measured"): a short answer rewritten into the advisor's
+question, the member's name read from a greeting, the file a call named given to a status note, and
+the member's "attendez…" awaited before an answer. Each was neutral or costly on writers it was not
+written from.
 
 For a session, the episode summary (``episode``) is built from the member's topics and the
 advisor's decisions. Everything is pure Python regular expressions, a fraction of a millisecond
@@ -35,11 +39,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from carnet.domain.extraction.model import ExtractedFact, Extraction
-from carnet.domain.extraction.rules import answers, cases, corrections, episode, fragments, proxy, turns
+from carnet.domain.extraction.rules import corrections, episode, fragments, proxy, turns
 from carnet.domain.extraction.rules.classify import category, importance
 from carnet.domain.extraction.rules.dates import valid_from
 from carnet.domain.extraction.rules.elision import restore_apostrophes
-from carnet.domain.extraction.rules.requests import introduction, request
+from carnet.domain.extraction.rules.requests import request
 from carnet.domain.extraction.rules.rewrite_en import rewrite_en
 from carnet.domain.extraction.rules.rewrite_fr import rewrite_fr
 from carnet.domain.extraction.rules.sentences import is_question, split_sentences, strip_fillers
@@ -55,15 +59,6 @@ _LONG = 300  # a sentence longer than this is cut at its semicolons (dictated no
 _PLACEHOLDER = re.compile(r"<[A-Z][A-Z0-9_]*_\d+>")
 _SHORT_ANSWER = 5  # content words: an answer this short is read with the question it answers
 _ASKS = re.compile(r"\?\s*$")  # a member's question is asked out loud: "Quand j'ai les mains prises…" is not one
-# A member who asks to wait ("Oui, attendez…", "Un instant, je regarde.") has not answered yet; a
-# sentence with more words than that says something of its own ("Attendez, j'ai le devis sous les yeux").
-_HOLD_ON_WORDS = 2
-_HOLD_ON = re.compile(
-    r"^(?:(?:oui|ouais|alors|euh|bah|ben|bon|yes|ok|okay)[\s,.…]*)*(?:attendez|attends|un instant|une seconde|"
-    r"un moment|deux secondes|voyons|je regarde|je cherche|hold on|wait|let me see|one moment|one second)\b"
-    r"[^?]*$",
-    re.IGNORECASE,
-)
 _ELLIPTIC = 1  # content words: a question this short is about the sentence before it ("De combien ?")
 
 
@@ -78,7 +73,6 @@ class _Call:
     message_start: int = 0  # index in ``facts`` of the current message's first fact
     turn: int = 0  # the current message's number
     turns: list[int] = field(default_factory=list)  # per fact: its message's number (``turns``)
-    file: str | None = None  # the file the call last named (``cases``)
     proxy: bool = False  # the member's side is someone calling for the member (``proxy``)
     weight: float | None = None  # the turn filter's probability for the current message (``extract``'s ``weights``)
     # speaker → (statement, question, voice, index in ``facts``) of their last fact
@@ -123,8 +117,6 @@ class _Call:
             return False
         if not content_tokens(_PLACEHOLDER.sub(" ", statement)) and not _PLACEHOLDER.search(statement):
             return False
-        if cases.is_status(statement) and cases.is_opening(self.facts[last[3]].text):
-            return False  # a file's status after its opening: a record of its own (``add``)
         voice = last[2] or speaker
         text = rewrite_en(statement, voice) if self.english else rewrite_fr(statement, voice, proxy=self.proxy)
         self._extend(last[3], self.dated(text, at), speaker)
@@ -139,7 +131,7 @@ class _Call:
         return text if self.english else with_years(text, at)
 
     def add(self, statement: str, speaker: str, at: datetime | None, question: str | None = None,
-            voice: str | None = None, *, alone: bool = False) -> None:
+            voice: str | None = None) -> None:
         """``speaker`` said it (it decides the category); ``voice`` is whose words they are (it
         decides who "je" and "vous" are): the advisor's for a question confirmed by the member."""
         voice = voice or (ADVISOR if speaker == MEMBER and _relayed(statement) else speaker)
@@ -147,17 +139,13 @@ class _Call:
         text = self.dated(said, at)
         if question is not None and len(content_tokens(text)) <= _SHORT_ANSWER:
             text = _with_question(text, question, english=self.english)
-        this_message = [f.text for f in self.facts[self.message_start:]]
-        if cases.is_status(text) and any(cases.is_opening(t) for t in this_message):
-            alone = True  # "Je déclare le sinistre … Un expert passera le 22.": the status is replaced, not the opening
-        text = cases.with_file(text, self.file, before=() if alone else this_message)
         key = exact_key(text)
         if key in self.seen:
             return
         self.seen.add(key)
         self.said[speaker] = (statement, question, voice, len(self.facts))
         cat = category(text, advisor=speaker == ADVISOR)
-        self.turns.append(turns.ALONE if alone else self.turn)
+        self.turns.append(self.turn)
         self.facts.append(ExtractedFact(text=text, category=cat, importance=self.weighed(importance(cat, text)),
                                         valid_from=valid_from(statement, at)))
         if cat == "decision" and speaker == ADVISOR:
@@ -189,48 +177,25 @@ def extract(messages: Sequence[Message], *, session_id: str | None, locale: str,
         if not (join_runs and kept and index > 0 and keep is not None and keep[index - 1]):
             call.turn += 1
         if not kept:
-            _context_only(call, sentences, speaker, question)
             question = _last_question(sentences) if speaker == ADVISOR else None
             asked_by_member = (_last_question(sentences) if speaker == MEMBER and _ASKS.search(message.content)
                                else None)
             continue
         waiting = question if speaker == MEMBER else None  # until the member's answer begins
         for n, said in enumerate(sentences):
-            before = sentences[n - 1] if n > 0 else question if speaker == MEMBER else None
-            call.file = cases.named(said, before) or call.file
             sentence = corrections.within(said)
             fix = corrections.opening(sentence)
             if fix is not None and call.correct(fix, speaker, message.at):
                 continue
             asked = None
-            if waiting is not None and _holds_on(said):
-                continue  # "Oui, attendez…" then "057-2025-00841.": the answer is still to come
-            if waiting is not None:
-                question, waiting = waiting, None
-                statement, rest = answers.answered(question, sentence)
-                if statement is not None:  # the member's answer, in the advisor's words
-                    _keep(call, statement, MEMBER, message.at, voice=ADVISOR)
-                elif rest == sentence:
-                    asked = question  # "Non, je préfère le 10." needs its question to mean anything
-                sentence = rest
+            if waiting is not None:  # "Non, je préfère le 10." needs its question to mean anything
+                asked, waiting = waiting, None
             elif speaker == ADVISOR and n == 0 and asked_by_member is not None:
                 asked = asked_by_member  # "On paie combien ?" — "212,40 euros par mois exactement."
             _read(call, sentence, speaker, message.at, asked, continues=n > 0)
         question = _last_question(sentences) if speaker == ADVISOR else None
         asked_by_member = _last_question(sentences) if speaker == MEMBER and _ASKS.search(message.content) else None
     return Extraction(facts=turns.by_turn(call.facts, call.turns), episode=_episode(call, messages, session_id))
-
-
-def _context_only(call: _Call, sentences: Sequence[str], speaker: str, question: str | None) -> None:
-    """A message the turn filter leaves out: only the file it names is kept (``cases``)."""
-    for n, said in enumerate(sentences):
-        before = sentences[n - 1] if n > 0 else question if speaker == MEMBER else None
-        call.file = cases.named(said, before) or call.file
-
-
-def _holds_on(sentence: str) -> bool:
-    """The member asks to wait, and says nothing else ("Oui, attendez…", "Un instant, je regarde.")."""
-    return _HOLD_ON.match(sentence) is not None and len(content_tokens(sentence)) <= _HOLD_ON_WORDS
 
 
 def _sentences(content: str) -> list[str]:
@@ -260,18 +225,12 @@ def _read(call: _Call, sentence: str, speaker: str, at: datetime | None, questio
 
 def _keep(call: _Call, statement: str, speaker: str, at: datetime | None, question: str | None = None,
           voice: str | None = None, *, continues: bool = False) -> None:
-    clean = strip_fillers(statement)
-    named = (introduction(clean, english=call.english, caller=call.proxy)
-             if speaker == MEMBER and voice is None else None)
-    if named is not None:  # "<PERSON_1>, j'ai un contrat…": the name, then the rest
-        call.add(named[0], MEMBER, at, alone=True)
-        clean = named[1]
-    clean = strip_fillers(without_ritual(clean))
+    clean = strip_fillers(without_ritual(strip_fillers(statement)))
     if not clean:
         return
     if continues and call.continues(clean, speaker, at):  # "…acheté une maison. À Annecy.": one fact
         return
-    answer = question is not None and _PLACEHOLDER.search(clean) is not None  # "<ADDRESS_1>." answers "et l'adresse ?"
+    answer = question is not None and _answers(clean)  # "À Valence." answers "Vous habitez où ?"
     if not (answer or carries_information(clean, advisor=speaker == ADVISOR)):
         return
     if speaker == MEMBER and voice is None:  # the call's topics are what the member brought up
@@ -293,6 +252,13 @@ _THIRD_MEMBER = re.compile(
 
 def _relayed(statement: str) -> bool:
     return not _FIRST_SINGULAR.search(statement) and _THIRD_MEMBER.search(statement) is not None
+
+
+def _answers(clean: str) -> bool:
+    """What is said right after a question answers it, and is kept with it (``_with_question``) however
+    little it says alone, if it says anything: a value ("<ADDRESS_1>.") or a word ("À Valence."). A bare
+    "oui" or "d'accord" carries no content word (keeping those changed no figure: docs/benchmarks.md)."""
+    return _PLACEHOLDER.search(clean) is not None or bool(content_tokens(clean))
 
 
 def _with_question(text: str, question: str, *, english: bool) -> str:
@@ -330,5 +296,4 @@ def _episode(call: _Call, messages: Sequence[Message], session_id: str | None) -
         return None
     at = next((m.at for m in messages if m.at is not None), None)
     named = episode.topics(call.member_said, english=call.english)
-    decisions = [cases.without_file(d) for d in call.decisions]
-    return episode.summary(at=at, topics=named, decisions=decisions, english=call.english)
+    return episode.summary(at=at, topics=named, decisions=call.decisions, english=call.english)

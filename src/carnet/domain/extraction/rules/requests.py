@@ -1,12 +1,9 @@
-"""Requests and introductions: a member's question that asks for something, imperatives of either
-side, and the member saying who they are.
+"""Requests: a member's question that asks for something, and imperatives of either side.
 
 "Est-ce que je peux décaler ma première échéance ?" is a question in form and a request in
 substance, the kind of thing the next advisor must know ("Demande du membre : décaler sa première
 échéance"). "Rappelez-moi plutôt l'après-midi" (member) and "Envoyez-nous les photos" (advisor)
-have no subject pronoun for the rewriting to turn: they are turned here, before it. "Bonjour,
-<PERSON_1>, j'ai un contrat…" names the member; alone the placeholder carries no word, which the
-filter would drop.
+have no subject pronoun for the rewriting to turn: they are turned here, before it.
 """
 
 from __future__ import annotations
@@ -40,34 +37,6 @@ _INFINITIVE = {
 }  # fmt: skip
 _PARTICIPLE = {"prévenez": "prévenu", "prevenez": "prévenu", "tenez": "tenu", "joignez": "joint", "recevez": "reçu"}
 _INDIRECT_STEMS = ("envo", "transm", "adress", "fai", "di", "écri", "ecri", "donn", "confirm", "indiqu", "communiqu")
-
-
-_INTRODUCTION = re.compile(
-    r"^(?:(?P<fr>je suis|je m'appelle|ici|moi c'est|c'est|mon nom est|mon nom c'est)\s+|"
-    r"(?P<en>this is|i'm|i am|my name is|it's)\s+)?(?:(?:madame|monsieur|mademoiselle|m\.|mme|mr\.?|mrs\.?|ms\.?)\s+)?"
-    r"(?P<who><PERSON_\d+>)(?:\s+(?:à l'appareil|a l'appareil|au téléphone|speaking))?(?=\s*(?:[,.;:!]|$))",
-    re.IGNORECASE,
-)
-
-
-_SPEAKING = re.compile(r"(?:je|j'|j’|i|i'm)\b", re.IGNORECASE)
-
-
-def introduction(sentence: str, *, english: bool, caller: bool = False) -> tuple[str, str] | None:
-    """("Le membre s'appelle <PERSON_1>.", the rest of the sentence) when the member opens with
-    their name, else None. ``caller``: someone calling for the member ("L'appelant s'appelle …")."""
-    m = _INTRODUCTION.match(sentence.strip())
-    if m is None:
-        return None
-    rest = sentence.strip()[m.end():].lstrip(" ,.;:!")
-    if not (m.group("fr") or m.group("en")) and rest and not _SPEAKING.match(rest):
-        return None  # "M. <PERSON_1>, artisan plombier, a un compte…": a note about them, not a greeting
-    who = m.group("who")
-    if caller:
-        fact = f"The caller's name is {who}." if english else f"L'appelant s'appelle {who}."
-    else:
-        fact = f"The member's name is {who}." if english else f"Le membre s'appelle {who}."
-    return fact, rest
 
 
 def request(question: str) -> str | None:

@@ -6,7 +6,6 @@ price is a record that does not say of what, and four records compete for a top-
 answer "combien ont coûté ses audioprothèses ?". So the facts read from one message of one speaker
 are joined, in order, into one record ("…maintenant ; le 2 juin 2025 ; … 3 760 au lieu de 3 900."):
 
-- the speaker's introduction ("Le membre s'appelle <PERSON_1>.") stays a record of its own;
 - a record stops growing at ``MAX_CHARS`` (a long dictated note goes into several);
 - its category and importance are those of its most important part (a decision stays a decision),
   and it became true at the earliest date its parts give.
@@ -25,17 +24,16 @@ from carnet.domain.extraction.model import ExtractedFact
 from carnet.domain.extraction.rules import fragments, repeats
 
 MAX_CHARS = 400
-ALONE = -1  # the turn number of a fact that is never joined
 
 
 def by_turn(facts: Sequence[ExtractedFact], turns: Sequence[int]) -> tuple[ExtractedFact, ...]:
-    """``facts`` (``turns[i]``: the message fact ``i`` was read from, or ``ALONE``) without repeats
+    """``facts`` (``turns[i]``: the message fact ``i`` was read from) without repeats
     (``repeats``), each message's run of facts joined into one."""
     groups: list[list[ExtractedFact]] = []
     last: int | None = None
     for i in repeats.kept(facts):
         fact, turn = facts[i], turns[i]
-        if groups and turn != ALONE and turn == last and len(_text(groups[-1] + [fact])) <= MAX_CHARS:
+        if groups and turn == last and len(_text(groups[-1] + [fact])) <= MAX_CHARS:
             groups[-1].append(fact)
         else:
             groups.append([fact])
