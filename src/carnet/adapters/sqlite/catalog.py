@@ -151,7 +151,8 @@ class SqliteCatalog:
         """SQLite's ``data_version`` (it changes when another connection, in this process or another,
         commits to the file: ``carnet apikey revoke`` beside the server) with this connection's own key
         writes; ``None`` when another thread holds the connection (the caller looks the key up instead
-        of waiting). A read of the WAL index in shared memory: microseconds."""
+        of waiting): the gate reads it on the event loop. Normally a read of the WAL index in shared
+        memory, microseconds (measured in docs/benchmarks.md, "The sequential gap, decomposed")."""
         if not self._lock.acquire(blocking=False):
             return None
         try:

@@ -133,7 +133,8 @@ class _Call:
     def add(self, statement: str, speaker: str, at: datetime | None, question: str | None = None,
             voice: str | None = None) -> None:
         """``speaker`` said it (it decides the category); ``voice`` is whose words they are (it
-        decides who "je" and "vous" are): the advisor's for a question confirmed by the member."""
+        decides who "je" and "vous" are): the speaker's, or the advisor's for a "user" message that
+        relays the member (``_relayed``); a correction keeps the voice of what it corrects."""
         voice = voice or (ADVISOR if speaker == MEMBER and _relayed(statement) else speaker)
         said = rewrite_en(statement, voice) if self.english else rewrite_fr(statement, voice, proxy=self.proxy)
         text = self.dated(said, at)
