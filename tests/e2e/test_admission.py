@@ -162,6 +162,7 @@ def test_a_key_lookup_that_cannot_get_a_thread_in_time_is_refused_at_the_door(
         return find(key_hash)
 
     monkeypatch.setattr(catalog, "find_api_key", held_lookup)
+    create_key(catalog, container.pepper, tenant="other", roles=["agent"])  # a key changed: every key is looked up
     with ThreadPoolExecutor(LOOKUP_THREADS) as pool:
         held = [pool.submit(api.get, f"/api/v1/subjects/{SUBJECT}/memories") for _ in range(LOOKUP_THREADS)]
         for _ in range(LOOKUP_THREADS):  # every lookup thread is taken

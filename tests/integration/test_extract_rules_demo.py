@@ -93,6 +93,9 @@ def test_the_demo_story_works_from_raw_calls(container: Container) -> None:
     everything = container.facade.list_memories(WHO, subject_id=MEMBER, status=None, limit=100).items
     episodes = [m.text for m in everything if m.kind is Kind.EPISODE]
     assert any(e.startswith("Appel du 4 mars 2024 : dégât des eaux") for e in episodes)
-    assert any("Jean-Baptiste Lefèvre" in m.text for m in everything)  # the name is back in the memory…
-    assert not any("Lefèvre" in s for s in extractor.seen)  # …but the extractor never saw it
+    # The greeting that names the member is no record (measured: docs/benchmarks.md, "Each extraction rule,
+    # measured"); the name was in the calls, the extractor never saw it, and no placeholder reaches a reader.
+    assert any("Lefèvre" in turn for _, _, turns in CALLS for _, turn in turns)
+    assert not any("Lefèvre" in s for s in extractor.seen)
+    assert not any("<PERSON_" in m.text for m in everything)
     assert not any("Bonjour" in m.text or "bonne journée" in m.text.lower() for m in everything)

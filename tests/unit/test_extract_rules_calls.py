@@ -186,9 +186,9 @@ def test_corrections_never_raise_nor_invent_placeholders(words: list[str]) -> No
 # --- read-backs, small talk --------------------------------------------------------------------
 
 
-def test_a_yes_to_the_advisors_read_back_keeps_the_question() -> None:
+def test_a_yes_confirms_the_advisors_read_back() -> None:
     facts = _call(("advisor", "Toujours au <ADDRESS_1> ?"), ("user", "Oui, toujours.")).facts
-    assert [f.text for f in facts] == ["Toujours (en réponse à « Toujours au <ADDRESS_1> ? »)."]
+    assert [f.text for f in facts] == ["Le membre confirme : toujours au <ADDRESS_1>."]
     assert facts[0].category == "adresse"
 
 

@@ -8,11 +8,12 @@ I/O, no clock, no model. ``carnet.adapters.extractors.rules.RuleExtractor`` puts
 ``Extractor`` port.
 
 Modules, in the order a sentence goes through them: ``elision`` (apostrophes a transcript left out),
-``sentences`` (splitting, fillers), ``corrections`` (only the corrected value), ``smalltalk`` (the
-"worth remembering" filter), ``requests`` (requests, imperatives), ``rewrite_fr`` (with ``walk``, ``verbs``,
+``sentences`` (splitting, fillers), ``corrections`` (only the corrected value), ``answers`` (a short
+answer read with the advisor's question), ``smalltalk`` (the "worth remembering" filter),
+``requests`` (requests, imperatives), ``rewrite_fr`` (with ``walk``, ``verbs``,
 ``possessives``, ``french_words``) and ``rewrite_en`` (third person), ``fragments`` (a verbless
 piece joins the fact before it), ``classify`` (category, importance), ``dates`` (valid_from),
-``episode`` (the summary); ``pipeline`` runs them (a short answer keeps its question quoted).
+``episode`` (the summary); ``pipeline`` runs them.
 """
 
 from carnet.domain.extraction.rules.classify import CATEGORIES

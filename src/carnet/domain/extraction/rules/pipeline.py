@@ -5,8 +5,7 @@ messages are instructions, never facts):
 
 1. put back the apostrophes a transcript left out (``elision``), split it into sentences and drop
    opening fillers (``sentences``);
-2. a member's first sentence right after an advisor's question keeps that question when it is too
-   short to mean anything alone ("Non, je préfère le 10.");
+2. a member's first sentence right after an advisor's question is read with it (``answers``);
 3. questions are no facts (the member's still name the call's topic, and a request is kept:
    ``requests``); ritual clauses go, and what is left must carry information (``smalltalk``);
 4. the statement is rewritten in the third person (``rewrite_fr``/``rewrite_en``), given a
@@ -21,10 +20,9 @@ messages are instructions, never facts):
 7. what a speaker says in one message is one record (``turns``).
 
 Deleted after measuring each rule leave-one-writer-out on the calls of seven writers
-(docs/benchmarks.md, "Each extraction rule, measured"): a short answer rewritten into the advisor's
-question, the member's name read from a greeting, the file a call named given to a status note, and
-the member's "attendez…" awaited before an answer. Each was neutral or costly on writers it was not
-written from.
+(docs/benchmarks.md, "Each extraction rule, measured"): the member's name read from a greeting (a
+record of its own), and the file a call named given to a status note. Both were neutral or costly on
+writers they were not written from.
 
 For a session, the episode summary (``episode``) is built from the member's topics and the
 advisor's decisions. Everything is pure Python regular expressions, a fraction of a millisecond
@@ -39,7 +37,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from carnet.domain.extraction.model import ExtractedFact, Extraction
-from carnet.domain.extraction.rules import corrections, episode, fragments, proxy, turns
+from carnet.domain.extraction.rules import answers, corrections, episode, fragments, proxy, turns
 from carnet.domain.extraction.rules.classify import category, importance
 from carnet.domain.extraction.rules.dates import valid_from
 from carnet.domain.extraction.rules.elision import restore_apostrophes
@@ -59,6 +57,15 @@ _LONG = 300  # a sentence longer than this is cut at its semicolons (dictated no
 _PLACEHOLDER = re.compile(r"<[A-Z][A-Z0-9_]*_\d+>")
 _SHORT_ANSWER = 5  # content words: an answer this short is read with the question it answers
 _ASKS = re.compile(r"\?\s*$")  # a member's question is asked out loud: "Quand j'ai les mains prises…" is not one
+# A member who asks to wait ("Oui, attendez…", "Un instant, je regarde.") has not answered yet; a
+# sentence with more words than that says something of its own ("Attendez, j'ai le devis sous les yeux").
+_HOLD_ON_WORDS = 2
+_HOLD_ON = re.compile(
+    r"^(?:(?:oui|ouais|alors|euh|bah|ben|bon|yes|ok|okay)[\s,.…]*)*(?:attendez|attends|un instant|une seconde|"
+    r"un moment|deux secondes|voyons|je regarde|je cherche|hold on|wait|let me see|one moment|one second)\b"
+    r"[^?]*$",
+    re.IGNORECASE,
+)
 _ELLIPTIC = 1  # content words: a question this short is about the sentence before it ("De combien ?")
 
 
@@ -133,8 +140,7 @@ class _Call:
     def add(self, statement: str, speaker: str, at: datetime | None, question: str | None = None,
             voice: str | None = None) -> None:
         """``speaker`` said it (it decides the category); ``voice`` is whose words they are (it
-        decides who "je" and "vous" are): the speaker's, or the advisor's for a "user" message that
-        relays the member (``_relayed``); a correction keeps the voice of what it corrects."""
+        decides who "je" and "vous" are): the advisor's for a question confirmed by the member."""
         voice = voice or (ADVISOR if speaker == MEMBER and _relayed(statement) else speaker)
         said = rewrite_en(statement, voice) if self.english else rewrite_fr(statement, voice, proxy=self.proxy)
         text = self.dated(said, at)
@@ -189,14 +195,27 @@ def extract(messages: Sequence[Message], *, session_id: str | None, locale: str,
             if fix is not None and call.correct(fix, speaker, message.at):
                 continue
             asked = None
-            if waiting is not None:  # "Non, je préfère le 10." needs its question to mean anything
-                asked, waiting = waiting, None
+            if waiting is not None and _holds_on(said):
+                continue  # "Oui, attendez…" then "057-2025-00841.": the answer is still to come
+            if waiting is not None:
+                question, waiting = waiting, None
+                statement, rest = answers.answered(question, sentence)
+                if statement is not None:  # the member's answer, in the advisor's words
+                    _keep(call, statement, MEMBER, message.at, voice=ADVISOR)
+                elif rest == sentence:
+                    asked = question  # "Non, je préfère le 10." needs its question to mean anything
+                sentence = rest
             elif speaker == ADVISOR and n == 0 and asked_by_member is not None:
                 asked = asked_by_member  # "On paie combien ?" — "212,40 euros par mois exactement."
             _read(call, sentence, speaker, message.at, asked, continues=n > 0)
         question = _last_question(sentences) if speaker == ADVISOR else None
         asked_by_member = _last_question(sentences) if speaker == MEMBER and _ASKS.search(message.content) else None
     return Extraction(facts=turns.by_turn(call.facts, call.turns), episode=_episode(call, messages, session_id))
+
+
+def _holds_on(sentence: str) -> bool:
+    """The member asks to wait, and says nothing else ("Oui, attendez…", "Un instant, je regarde.")."""
+    return _HOLD_ON.match(sentence) is not None and len(content_tokens(sentence)) <= _HOLD_ON_WORDS
 
 
 def _sentences(content: str) -> list[str]:
@@ -231,7 +250,7 @@ def _keep(call: _Call, statement: str, speaker: str, at: datetime | None, questi
         return
     if continues and call.continues(clean, speaker, at):  # "…acheté une maison. À Annecy.": one fact
         return
-    answer = question is not None and _answers(clean)  # "À Valence." answers "Vous habitez où ?"
+    answer = question is not None and _PLACEHOLDER.search(clean) is not None  # "<ADDRESS_1>." answers "et l'adresse ?"
     if not (answer or carries_information(clean, advisor=speaker == ADVISOR)):
         return
     if speaker == MEMBER and voice is None:  # the call's topics are what the member brought up
@@ -253,13 +272,6 @@ _THIRD_MEMBER = re.compile(
 
 def _relayed(statement: str) -> bool:
     return not _FIRST_SINGULAR.search(statement) and _THIRD_MEMBER.search(statement) is not None
-
-
-def _answers(clean: str) -> bool:
-    """What is said right after a question answers it, and is kept with it (``_with_question``) however
-    little it says alone, if it says anything: a value ("<ADDRESS_1>.") or a word ("À Valence."). A bare
-    "oui" or "d'accord" carries no content word (keeping those changed no figure: docs/benchmarks.md)."""
-    return _PLACEHOLDER.search(clean) is not None or bool(content_tokens(clean))
 
 
 def _with_question(text: str, question: str, *, english: bool) -> str:
