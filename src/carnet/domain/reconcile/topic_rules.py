@@ -216,9 +216,6 @@ CASE_STATUS = _c(
     r"|\bil (?:faudra|faut|manque) (?:\S+ ){0,2}(?:[ld]')?(?:actes?|justificatifs?|certificats?|attestations?|pieces?|"
     r"documents?|avis|rapports?|factures?|releves?)\b"
 )
-# A payment made on a file moves it on ("l'allocation a été versée le 10 juillet"): it closes the file's
-# earlier status, but a payment is an event and no later note closes it (a second payment is another).
-CASE_PAID = _c(r"\b(?:versee?s?|verse|payee?s?|indemnisee?s?|remboursee?s?|vire|viree?s?|paid|refunded)\b")
 # A note about a file: its references are the file's, and so are its amounts.
 CASE_NOUNS = _c(r"\b(?:dossiers?|sinistres?|reclamations?|plaintes?|litiges?|contestations?|declar\w*|claims?|"
                 r"complaints?|tickets?|files?)\b")
@@ -238,8 +235,3 @@ CASE_KINDS: tuple[tuple[str, Pattern], ...] = (
     ("arrêt de travail", _c(r"\b(?:arrets? (?:de travail|maladie)|indemnites journalieres|sick leave)\b")),
     ("réclamation", _c(r"\b(?:reclamations?|contestations?|complaints?)\b")),
 )  # fmt: skip
-# The note tells how the file was opened (an event: it stays true).
-CASE_OPENING = _c(
-    r"\b(?:(?:declare|depose|enregistre|ouvert|signale|survenu)e?s? le|a (?:depose|declare|signale|ouvert)|"
-    r"conteste\w*|porte plainte|declared on|filed on|opened on|reported on)\b"
-)
