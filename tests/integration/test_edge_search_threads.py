@@ -78,6 +78,10 @@ c = config(DIM)
 before = search_threads()
 shard = EdgeShard.create(str(path), type(c)(vectors=c.vectors, sparse_vectors=c.sparse_vectors,
                                             hnsw_config=c.hnsw_config, optimizers=c.optimizers))
+import time
+deadline = time.monotonic() + 10  # the engine starts its pool's threads on its own: on a busy machine, later
+while len(search_threads() - before) <= 1 and time.monotonic() < deadline:
+    time.sleep(0.05)
 default = len(search_threads() - before)
 shard.close()
 before = search_threads()
