@@ -11,6 +11,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from carnet.adapters.sqlite.catalog import SqliteCatalog
 from carnet.bootstrap.container import Container
@@ -113,6 +115,21 @@ def test_unknown_malformed_and_unversioned_keys_are_never_kept(catalog: Counting
     shared = Unversioned(tmp_path / "catalog.sqlite3")
     authenticate(shared, PEPPER, key, cache)
     assert cache.cached(shared, PEPPER, key) is None
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.one_of(st.none(), st.text(max_size=80),
+                 st.from_regex(r"crn_[0-9a-f]{12}_[A-Za-z0-9_-]{20,64}", fullmatch=True)))
+def test_any_key_never_verified_is_never_answered_from_memory(catalog: Counting, key: str | None) -> None:
+    cache = KeyCache()
+    valid, _ = create_key(catalog, PEPPER, tenant="t1", roles=["agent"])
+    authenticate(catalog, PEPPER, valid, cache)
+    if key != valid:
+        assert cache.cached(catalog, PEPPER, key) is None
+        with pytest.raises(Unauthenticated):
+            authenticate(catalog, PEPPER, key, cache)
+        assert cache.cached(catalog, PEPPER, key) is None
+    assert cache.cached(catalog, PEPPER, valid) is not None
 
 
 def test_a_lookup_begun_before_a_newer_version_was_seen_is_not_kept() -> None:

@@ -161,11 +161,12 @@ class KeyCache:
         version = catalog.api_keys_version()
         if version is None:
             return None
+        key_hash = hash_key(pepper, key)  # outside the lock: the worker threads' ``keep`` waits on it
         with self._lock:
             if version != self._version:
                 self._version, self._keys = version, {}
                 return None
-            return self._keys.get(hash_key(pepper, key))
+            return self._keys.get(key_hash)
 
     def keep(self, version: Hashable, key_hash: str, principal: Principal) -> None:
         """Keep what a lookup begun at ``version`` found, unless the version has moved on since."""
