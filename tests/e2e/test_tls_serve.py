@@ -43,7 +43,9 @@ def test_https_with_client_certificates_and_the_api_key_still_required(tmp_path:
     trusted = _client(files, (files.client_cert, files.client_key))
     with serve_process(tmp_path, env, tls=trusted) as (base, _):
         assert base.startswith("https://")
-        with httpx.Client(base_url=base, verify=trusted, timeout=10) as client:
+        # 60 s: the first write waits on the model's first forward, which a busy 2-core machine may take
+        # more than 10 s to give (a flake seen with other jobs running); the test is about TLS, not speed.
+        with httpx.Client(base_url=base, verify=trusted, timeout=60) as client:
             memory = {"text": "Le membre habite à Lille.", "occurred_at": "2026-11-29T09:00:00+01:00"}
             r = client.post("/api/v1/subjects/c-1/memories", json=memory, headers={"Authorization": f"Bearer {key}"})
             assert r.status_code == 201, r.text

@@ -52,3 +52,24 @@ def test_time_negation_reference_and_rank_are_read() -> None:
 
 def test_ranks_share_the_better_place_on_ties() -> None:
     assert ranks([0.5, 0.9, 0.9, 0.1]) == [3, 1, 1, 4]
+
+
+def test_topic_relatives_and_duration_are_read() -> None:
+    def pair(old: str, new: str) -> dict[str, float]:
+        return dict(zip(FEATURES, features(side(old), side(new, 30), cosine=0.9, rank=1, best=0.9), strict=True))
+
+    moved = pair("Le membre habite à Lyon 7e.", "Le membre a déménagé : il réside désormais à Grenoble.")
+    assert moved["same_topic"] == 1.0 and moved["other_topics"] == 0.0
+    assert moved["relative_differs"] == 0.0 and moved["temporary_new"] == 0.0
+    apart = pair("Portable : <PHONE_1>.", "Prime mensuelle de 42 € prélevée le 5.")
+    assert apart["same_topic"] == 0.0 and apart["other_topics"] == 1.0
+    relative = pair("Portable : <PHONE_1>.", "Son fils est joignable au <PHONE_2>.")
+    assert relative["relative_differs"] == 1.0 and relative["relative_shared"] == 0.0
+    both = pair("Sa fille a procuration.", "Sa fille a un nouveau portable : <PHONE_2>.")
+    assert both["relative_shared"] == 1.0 and both["relative_differs"] == 0.0
+    stay = pair("Adresse : <ADDRESS_1>.", "Hébergé chez sa sœur jusqu'au 31/08, le temps des travaux.")
+    assert stay["temporary_new"] == 1.0 and stay["temporary_old"] == 0.0
+
+
+def test_the_possessive_son_is_not_read_as_a_relative() -> None:
+    assert read("Son contrat auto est résilié.").relatives == frozenset()

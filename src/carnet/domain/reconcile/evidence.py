@@ -18,6 +18,12 @@ for one file's sentence; where a feature rests on French grammar, the comment sa
 | ``log_days`` / ``same_day`` | the time between them (notes of one call rarely undo each other) |
 | ``shared_reference`` | a blind-index token in common (a file number, a phone, an IBAN) |
 | ``inverse_rank`` / ``margin`` | where the record stands among the note's candidates, and its cosine below the best |
+| ``same_topic`` / ``other_topics`` | both about one attribute held one value at a time (``topics``); each about such |
+| | attributes, none in common (an address, a phone, a premium) |
+| ``relative_shared`` / ``relative_differs`` | the relatives each names (a son, a spouse, a guardian): one in common; |
+| | not the same ones (a relative's phone is not the member's) |
+| ``temporary_new`` / ``temporary_old`` | the note's state holds for a time ("jusqu'au", "du 3 au 12"): |
+| | a stay, a suspension, an exception, which need not end the lasting state |
 """
 
 from __future__ import annotations
@@ -29,12 +35,14 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from carnet.domain.pii.pseudonyms import PLACEHOLDER
+from carnet.domain.reconcile.topics import exclusive_topics
 from carnet.domain.text import content_terms, fold
 
 FEATURES: tuple[str, ...] = (
     "cosine", "overlap", "overlap_masked", "shared_value_types", "values_differ", "value_shared",
     "change_new", "change_old", "negation_flip", "negation_new", "log_days", "same_day", "shared_reference",
-    "inverse_rank", "margin",
+    "inverse_rank", "margin", "same_topic", "other_topics", "relative_shared", "relative_differs", "temporary_new",
+    "temporary_old",
 )
 
 # Cues of change, from French grammar and common usage (not from any benchmark sentence): the negation
@@ -57,6 +65,20 @@ _DATE = re.compile(
     r"|avril|mai|juin|juillet|aout|août|septembre|octobre|novembre|decembre|décembre)(?:\s+\d{4})?\b", re.IGNORECASE)
 _NUMBER = re.compile(r"\b\w*\d[\w-]*\b")
 _SPACES = re.compile(r"\s+")
+# The relatives and representatives a note may be about instead of the member: French and English kinship
+# nouns and the legal roles of a member's affairs (general vocabulary, not from any benchmark sentence).
+# English "son" is left out: folded French reads the possessive "son" the same way.
+_RELATIVE = re.compile(
+    r"\b(fils|filles?|epouse|epoux|mari|femme|conjointe?|compagnon|compagne|concubine?|mere|pere|frere|soeur"
+    r"|parents|enfants?|petite?-(?:fils|fille)|petits-enfants|neveu|niece|oncle|tante|beau-pere|belle-mere|gendre"
+    r"|belle-fille|curat(?:eur|rice)|tut(?:eur|rice)|mandataire|avocate?|notaire|daughter|wife|husband|spouse"
+    r"|mother|father|brother|sister|partner|guardian)\b")
+# A state said to hold for a time (French grammar of duration and limit: "jusqu'au", "pendant", "du … au",
+# "en attendant", "le temps de"; the adjectives and adverbs of the temporary and the exceptional; English
+# "until", "temporarily"), on folded text.
+_TEMPORARY = re.compile(
+    r"\b(?:temporaire\w*|provisoire\w*|jusqu'(?:au|a|en)|pendant|exceptionnel\w*|le temps d|en attendant"
+    r"|du \d{1,2}(?:er)?(?:[/.]\d{1,2})? au|temporar\w*|until|while)\b")
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +90,9 @@ class Reading:
     values: tuple[tuple[str, frozenset[str]], ...]  # kind of value → the values of that kind
     change: bool
     negated: bool
+    topics: frozenset[str] = frozenset()  # ``topics.exclusive_topics``
+    relatives: frozenset[str] = frozenset()  # the kinship or legal-role nouns it names (``_RELATIVE``)
+    temporary: bool = False  # ``_TEMPORARY``
 
 
 def negated(folded: str) -> bool:
@@ -105,6 +130,9 @@ def read(pseudo_text: str) -> Reading:
         values=tuple(sorted((k, frozenset(v)) for k, v in values.items())),
         change=_CHANGE.search(folded) is not None,
         negated=negated(folded),
+        topics=exclusive_topics(pseudo_text, folded),
+        relatives=frozenset(m.group(1) for m in _RELATIVE.finditer(folded)),
+        temporary=_TEMPORARY.search(folded) is not None,
     )
 
 
@@ -139,6 +167,12 @@ def features(old: Side, new: Side, *, cosine: float, rank: int, best: float) -> 
         float(bool(old.tokens & new.tokens)),
         1.0 / max(rank, 1),
         cosine - best,
+        float(bool(old.reading.topics & new.reading.topics)),
+        float(bool(old.reading.topics and new.reading.topics) and old.reading.topics.isdisjoint(new.reading.topics)),
+        float(bool(old.reading.relatives & new.reading.relatives)),
+        float(old.reading.relatives != new.reading.relatives),
+        float(new.reading.temporary),
+        float(old.reading.temporary),
     )
 
 

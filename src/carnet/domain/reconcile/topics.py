@@ -1,6 +1,6 @@
 """Topics: what a note is about, in the words advisors use (``topic_rules.TOPICS``). Pure.
 
-Two uses, neither of them a supersession rule (the learned judge decides those, ``judge_model``):
+Three uses, none of them a supersession rule (the learned judge decides those, ``judge_model``):
 
 - ``keyword_text``: what the keyword retriever indexes for a note: its text, then the names of what it
   is about, so a two-word question ("Adresse ?") finds a note that never names its attribute;
@@ -34,6 +34,14 @@ def keyword_text(pseudo_text: str) -> str:
     if CASE_NOUNS.search(folded) and references(pseudo_text):
         words.append(CASE_WORDS)
     return f"{pseudo_text} {' '.join(words)}" if words else pseudo_text
+
+
+def exclusive_topics(pseudo_text: str, folded: str | None = None) -> frozenset[str]:
+    """The attributes of one value at a time the note is about (the table's ``exclusive`` rows): the judge's
+    ``same_topic`` evidence. ``folded``: ``text.fold(pseudo_text)`` when the caller has it."""
+    folded = fold(pseudo_text) if folded is None else folded
+    return frozenset(t.name for t in TOPICS
+                     if t.exclusive and _about(t, pseudo_text, folded) and _has_needs(t, pseudo_text, folded))
 
 
 def _has_needs(topic: Topic, text: str, folded: str) -> bool:
