@@ -29,8 +29,7 @@ def keyword_text(pseudo_text: str) -> str:
     domicile address home"), so a two-word question ("Adresse ?") finds a note that never names its
     attribute. Read on the pseudonymised text: the added words are the table's, never a value."""
     folded = fold(pseudo_text)  # the whole note: what its parts are about, it is about
-    words = [" ".join(t.words) for t in sorted(TOPICS, key=lambda t: t.name)
-             if _about(t, pseudo_text, folded) and _has_needs(t, pseudo_text, folded)]
+    words = [" ".join(t.words) for t in sorted(_holds(pseudo_text, folded), key=lambda t: t.name)]
     if CASE_NOUNS.search(folded) and references(pseudo_text):
         words.append(CASE_WORDS)
     return f"{pseudo_text} {' '.join(words)}" if words else pseudo_text
@@ -40,8 +39,12 @@ def exclusive_topics(pseudo_text: str, folded: str | None = None) -> frozenset[s
     """The attributes of one value at a time the note is about (the table's ``exclusive`` rows): the judge's
     ``same_topic`` evidence. ``folded``: ``text.fold(pseudo_text)`` when the caller has it."""
     folded = fold(pseudo_text) if folded is None else folded
-    return frozenset(t.name for t in TOPICS
-                     if t.exclusive and _about(t, pseudo_text, folded) and _has_needs(t, pseudo_text, folded))
+    return frozenset(t.name for t in _holds(pseudo_text, folded) if t.exclusive)
+
+
+def _holds(text: str, folded: str) -> list[Topic]:
+    """The table's rows the note is about and holds what they need, in the table's order."""
+    return [t for t in TOPICS if _about(t, text, folded) and _has_needs(t, text, folded)]
 
 
 def _has_needs(topic: Topic, text: str, folded: str) -> bool:
