@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from carnet.domain.reconcile.evidence import FEATURES, Side, features, mask, ranks, read
+from carnet.domain.reconcile.evidence import FEATURES, Side, features, mask, opened_case, ranks, read
 
 AT = datetime(2025, 3, 1, tzinfo=UTC)
 texts = st.text(max_size=200)
@@ -73,3 +73,34 @@ def test_topic_relatives_and_duration_are_read() -> None:
 
 def test_the_possessive_son_is_not_read_as_a_relative() -> None:
     assert read("Son contrat auto est résilié.").relatives == frozenset()
+
+
+def test_the_note_that_opened_a_case_is_told_from_the_steps_that_follow() -> None:
+    """A case's first note in view is its opening; each later note naming the reference is a step."""
+    opening = side("Réclamation <REF_1> ouverte : prélèvement contesté.", 0, frozenset({"ref", "other"}))
+    step = side("<REF_1> : en analyse, réponse sous 10 jours.", 20, frozenset({"ref"}))
+    new = side("<REF_1> close : 80 € remboursés.", 40, frozenset({"ref"}))
+    unrelated = side("Portable : <PHONE_1>.", -30, frozenset({"phone"}))
+    view = [new, opening, step, unrelated]
+    assert opened_case(opening, new, view) and not opened_case(step, new, view)
+    assert not opened_case(unrelated, new, view)  # no reference in common
+    x = dict(zip(FEATURES, features(opening, new, cosine=0.9, rank=1, best=0.9, opened=True), strict=True))
+    assert x["reference_opened"] == 1.0 and x["shared_reference"] == 1.0
+    undated = Side(opening.reading, None, opening.tokens)
+    assert not opened_case(undated, new, view)  # an undated note opens nothing
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(-400, 400), st.sets(st.sampled_from("abc"), max_size=3)), min_size=1,
+                max_size=8), st.randoms(use_true_random=False))
+def test_exactly_the_earliest_note_naming_a_shared_reference_opened_it(notes: list[tuple[int, set[str]]],
+                                                                        rnd: object) -> None:
+    new = side("note", 500, frozenset({"a"}))
+    olds = [side(f"n{i}", d, frozenset(t)) for i, (d, t) in enumerate(notes)]
+    view = [new, *olds]
+    order = list(view)
+    rnd.shuffle(order)  # type: ignore[attr-defined]
+    naming = [o for o in olds if "a" in o.tokens]
+    first = min((AT + timedelta(days=d) for d, t in notes if "a" in t), default=None)
+    for o in olds:
+        assert opened_case(o, new, order) == (o in naming and o.valid_from == first)

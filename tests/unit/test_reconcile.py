@@ -92,6 +92,23 @@ def test_a_late_note_is_closed_by_the_newer_record_and_judged_in_time_order() ->
     assert fixed.asked[0][2][FEATURES.index("log_days")] > 0  # time runs from older to newer
 
 
+def test_the_judge_is_told_which_candidate_opened_the_case_the_note_names() -> None:
+    """Of the records naming the note's reference, the earliest opened the case; a late note that is
+    itself the earliest is the opening of its pair with a newer step."""
+    opening = replace(dated("Réclamation REC-1 ouverte", "opening", 0), blind_index=("ref",))
+    step = replace(dated("REC-1 en analyse", "step", 20), blind_index=("ref",))
+    new = Incoming("REC-1 close", "REC-1 close", valid_from=AT + timedelta(days=40), tokens=("ref",))
+    fixed = Fixed()
+    decide(new, [(opening, 0.9), (step, 0.91)], DEFAULTS, judge=fixed)
+    opened = {older: x[FEATURES.index("reference_opened")] for older, _, x in fixed.asked}
+    assert opened == {"opening": 1.0, "step": 0.0}
+    text = "Réclamation REC-1 ouverte"
+    late = Incoming(text, text, id="late", valid_from=AT - timedelta(days=5), tokens=("ref",))
+    fixed = Fixed()
+    decide(late, [(step, 0.9)], DEFAULTS, judge=fixed)
+    assert fixed.asked[0][:2] == ("late", "step") and fixed.asked[0][2][FEATURES.index("reference_opened")] == 1.0
+
+
 def test_without_a_judge_or_for_an_episode_nothing_is_closed() -> None:
     old = dated("Appel : le client habite à Lyon", "a", 0)
     new = Incoming("Appel : le client habite à Villeurbanne", "Appel : le client habite à Villeurbanne")

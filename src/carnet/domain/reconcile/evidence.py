@@ -24,6 +24,9 @@ for one file's sentence; where a feature rests on French grammar, the comment sa
 | | not the same ones (a relative's phone is not the member's) |
 | ``temporary_new`` / ``temporary_old`` | the note's state holds for a time ("jusqu'au", "du 3 au 12"): |
 | | a stay, a suspension, an exception, which need not end the lasting state |
+| ``reference_opened`` | the record is the first, of the notes in view, to name a reference it shares with the note: |
+| | the one that opened that case (a claim, a complaint, a file), which a later step continues |
+| | rather than replaces, while each step may replace the step before |
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ FEATURES: tuple[str, ...] = (
     "cosine", "overlap", "overlap_masked", "shared_value_types", "values_differ", "value_shared",
     "change_new", "change_old", "negation_flip", "negation_new", "log_days", "same_day", "shared_reference",
     "inverse_rank", "margin", "same_topic", "other_topics", "relative_shared", "relative_differs", "temporary_new",
-    "temporary_old",
+    "temporary_old", "reference_opened",
 )
 
 # Cues of change, from French grammar and common usage (not from any benchmark sentence): the negation
@@ -145,9 +148,9 @@ class Side:
     tokens: frozenset[str]  # blind-index tokens
 
 
-def features(old: Side, new: Side, *, cosine: float, rank: int, best: float) -> tuple[float, ...]:
+def features(old: Side, new: Side, *, cosine: float, rank: int, best: float, opened: bool = False) -> tuple[float, ...]:
     """The pair's evidence, in ``FEATURES`` order. ``rank`` is the record's place (1 = nearest) among the
-    note's candidates by ``cosine``; ``best`` the nearest one's cosine."""
+    note's candidates by ``cosine``; ``best`` the nearest one's cosine; ``opened``: ``opened_case``."""
     ov, nv = dict(old.reading.values), dict(new.reading.values)
     shared = set(ov) & set(nv)
     days = (new.valid_from - old.valid_from).total_seconds() / 86400 if old.valid_from and new.valid_from else 0.0
@@ -173,7 +176,18 @@ def features(old: Side, new: Side, *, cosine: float, rank: int, best: float) -> 
         float(old.reading.relatives != new.reading.relatives),
         float(new.reading.temporary),
         float(old.reading.temporary),
+        float(opened),
     )
+
+
+def opened_case(old: Side, new: Side, view: Sequence[Side]) -> bool:
+    """``old`` is the earliest of the notes in ``view`` (the note and its candidates) to name a reference
+    it shares with ``new``: it opened that case. Only dated notes are compared."""
+    shared = old.tokens & new.tokens
+    if not shared or old.valid_from is None:
+        return False
+    start = old.valid_from
+    return not any(s.valid_from is not None and s.valid_from < start and s.tokens & shared for s in view)
 
 
 def ranks(cosines: Sequence[float]) -> list[int]:
