@@ -7,9 +7,11 @@ import random
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from carnet.bench.judge_fit import Choice, choose_thresholds, closures, fit, train
-from carnet.domain.reconcile.evidence import FEATURES
+from carnet.domain.reconcile.evidence import FEATURES, says_change
 from carnet.domain.reconcile.judge_model import ModelFileError, SupersessionModel
 
 N = len(FEATURES)
@@ -34,6 +36,26 @@ def test_a_file_reads_back_to_the_same_model() -> None:
 def test_a_file_this_version_cannot_use_is_refused(key: str, value: object) -> None:
     with pytest.raises(ModelFileError):
         SupersessionModel.from_mapping(good() | {key: value})
+
+
+@given(st.floats(-8, 8), st.sampled_from(("values_differ", "change_new", "negation_flip", "negation_new",
+                                          "same_topic")))
+def test_without_a_sign_of_change_the_judges_answer_counts_one_level_lower(cosine: float, sign: str) -> None:
+    """"a un chien" then "a un chat": alike, nothing says a state changed. What the model would close is
+    only uncertain; what it would find uncertain is left alone; with one sign of change, the model decides."""
+    model = SupersessionModel.from_mapping(good())
+    bare = [cosine] + [0.0] * (N - 1)
+    signed = [v if f != sign else 1.0 for f, v in zip(FEATURES, bare, strict=True)]
+    p = model.probability(bare)
+    assert model.probability(signed) == p and model.judge(None, None, signed) == p  # the sign has no weight here
+    assert says_change(signed) and not says_change(bare)
+    seen = model.judge(None, None, bare)
+    if p >= model.close_at:
+        assert model.ask_from <= seen < model.close_at
+    elif p >= model.ask_from:
+        assert seen < model.ask_from
+    else:
+        assert seen == p
 
 
 def planted(seed: int, n: int = 400) -> list[Choice]:

@@ -180,6 +180,19 @@ def features(old: Side, new: Side, *, cosine: float, rank: int, best: float, ope
     )
 
 
+# The features by which a pair says a state changed (French grammar; English too): a value of one kind that
+# differs, a cue of change in the newer note, a negation in it or one note negated and not the other, both
+# about one attribute held one value at a time.
+_CHANGE_SAID = tuple(FEATURES.index(f) for f in ("values_differ", "change_new", "negation_flip", "negation_new",
+                                                 "same_topic"))
+
+
+def says_change(x: Sequence[float]) -> bool:
+    """The pair's evidence (``features``) shows a way of saying a state changed (``_CHANGE_SAID``). Without
+    one, two notes are only alike ("a un chien", "a un chat"): two facts, however similar."""
+    return any(x[i] for i in _CHANGE_SAID)
+
+
 def opened_case(old: Side, new: Side, view: Sequence[Side]) -> bool:
     """``old`` is the earliest of the notes in ``view`` (the note and its candidates) to name a reference
     it shares with ``new``: it opened that case. Only dated notes are compared."""

@@ -5,6 +5,7 @@ trained on and their checksums, the commit, the leave-one-writer-out figures), w
 train`` and read back here: plain numbers, never a pickle. ``probability`` is the chance that the newer note
 makes the older record untrue; at or above ``close_at`` reconcile closes the record, in ``[ask_from,
 close_at)`` the pair is uncertain (an LLM, when configured, decides), below it the two stand side by side.
+A pair whose evidence shows no way of saying a state changed counts one level lower (``judge``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from carnet.domain.reconcile.evidence import FEATURES
+from carnet.domain.reconcile.evidence import FEATURES, says_change
 
 
 class ModelFileError(ValueError):
@@ -31,8 +32,13 @@ class SupersessionModel:
     ask_from: float
 
     def judge(self, older: object, newer: object, x: Sequence[float]) -> float:
-        """``decide``'s ``PairJudge``: the evidence alone decides (the notes themselves are not read)."""
-        return self.probability(x)
+        """``decide``'s ``PairJudge``: the evidence alone decides (the notes themselves are not read). A pair
+        whose evidence shows no way of saying a state changed (``evidence.says_change``) is never closed:
+        at most uncertain, just below ``close_at`` (an LLM decides, or the record is contested)."""
+        p = self.probability(x)
+        if p < self.ask_from or says_change(x):
+            return p
+        return math.nextafter(self.close_at if p >= self.close_at else self.ask_from, 0.0)
 
     def probability(self, x: Sequence[float]) -> float:
         z = self.bias + sum(w * (v - m) / s for w, v, m, s in zip(self.weights, x, self.mean, self.scale, strict=True))
