@@ -111,7 +111,7 @@ def test_a_failed_judgment_does_not_fail_the_intake(container: Container, tmp_pa
     deps = replace(container.deps, supersession=load_judge(always_uncertain(tmp_path)))
     worker = Worker(deps, container.queue, extractor, container.audit, owner="w1")
     for day, (text, extra) in enumerate((("Le membre préfère être appelé le matin.", []),
-                                         ("Le membre a une assurance habitation.", [unguided("non")]))):
+                                         ("Le membre préfère désormais être appelé le soir.", [unguided("non")]))):
         stand_in.push(answer(_fact(text)), *extra)
         iid = container.facade.submit_messages(WHO, subject_id="ADH-LLM-4", session_id=None, idempotency_key=None,
                                                messages=[Message("user", text, AT + timedelta(days=day))]).id
