@@ -62,6 +62,9 @@ _CHANGE = re.compile(
     r"|closed|ended|from now on)\b")
 # Negation (French grammar: "ne"/"n'" with its second part; "pas", "plus", "jamais", "aucun", "sans", "ni").
 _NEGATION = re.compile(r"\b(?:ne|n'|pas|plus|jamais|aucune?|sans|ni|not|never|no)\b")
+# Amounts spelled with a word ("45 euros", "128,40 EUR"). One spelled with the sign ("139,70 €") does not match
+# (no word boundary follows "€"): it is read as numbers, which the features compare as values all the same.
+# Reading it as an amount measured no better held out (docs/benchmarks.md, judge version 5): left as it is.
 _AMOUNT = re.compile(r"\d[\d\u00a0\u202f .,]*\s?(?:€|euros?|eur)\b", re.IGNORECASE)
 _DATE = re.compile(
     r"\b\d{1,2}[/.]\d{1,2}(?:[/.]\d{2,4})?\b|\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}(?:er)?\s+(?:janvier|fevrier|février|mars"
