@@ -76,16 +76,21 @@ def test_the_possessive_son_is_not_read_as_a_relative() -> None:
 
 
 def test_the_note_that_opened_a_case_is_told_from_the_steps_that_follow() -> None:
-    """A case's first note in view is its opening; each later note naming the reference is a step."""
-    opening = side("Réclamation <REF_1> ouverte : prélèvement contesté.", 0, frozenset({"ref", "other"}))
-    step = side("<REF_1> : en analyse, réponse sous 10 jours.", 20, frozenset({"ref"}))
-    new = side("<REF_1> close : 80 € remboursés.", 40, frozenset({"ref"}))
-    unrelated = side("Portable : <PHONE_1>.", -30, frozenset({"phone"}))
-    view = [new, opening, step, unrelated]
+    """A case's first note in view is its opening; each later note naming the reference is a step. A phone
+    said again, or the member's own number, names no case."""
+    opening = side("Réclamation <CONTRACT_1> ouverte, réf. RC-25-0418 : prélèvement contesté.", 0)
+    step = side("RC-25-0418 : en analyse, réponse sous 10 jours.", 20)
+    new = side("RC-25-0418 close : 80 € remboursés.", 40)
+    phone = side("Portable : <PHONE_1>. Adhérent ADH-0042.", -30)
+    phone_again = side("Nouveau portable : <PHONE_2>, l'ancien <PHONE_1> résilié. Adhérent ADH-0042.", 50)
+    view = [new, opening, step, phone]
     assert opened_case(opening, new, view) and not opened_case(step, new, view)
-    assert not opened_case(unrelated, new, view)  # no reference in common
+    assert not opened_case(phone, new, view)  # no reference in common
+    assert read("Portable : <PHONE_1>, <IBAN_1>, <EMAIL_1>, <PERSON_1>.").references == frozenset()
+    assert not opened_case(phone, phone_again, [phone_again, phone], own=frozenset({"ADH-0042"}))
+    assert opened_case(phone, phone_again, [phone_again, phone])  # the number, when no one says it is the member's
     x = dict(zip(FEATURES, features(opening, new, cosine=0.9, rank=1, best=0.9, opened=True), strict=True))
-    assert x["reference_opened"] == 1.0 and x["shared_reference"] == 1.0
+    assert x["reference_opened"] == 1.0
     undated = Side(opening.reading, None, opening.tokens)
     assert not opened_case(undated, new, view)  # an undated note opens nothing
 
@@ -95,12 +100,13 @@ def test_the_note_that_opened_a_case_is_told_from_the_steps_that_follow() -> Non
                 max_size=8), st.randoms(use_true_random=False))
 def test_exactly_the_earliest_note_naming_a_shared_reference_opened_it(notes: list[tuple[int, set[str]]],
                                                                         rnd: object) -> None:
-    new = side("note", 500, frozenset({"a"}))
-    olds = [side(f"n{i}", d, frozenset(t)) for i, (d, t) in enumerate(notes)]
+    refs = {"a": "RC-25-0418", "b": "<CONTRACT_2>", "c": "contrat habitation"}
+    new = side(f"Dossier {refs['a']} clos.", 500)
+    olds = [side(f"Note {i} : " + " ".join(refs[t] for t in sorted(ts)) + ".", d) for i, (d, ts) in enumerate(notes)]
     view = [new, *olds]
     order = list(view)
     rnd.shuffle(order)  # type: ignore[attr-defined]
-    naming = [o for o in olds if "a" in o.tokens]
+    naming = [o for o in olds if refs["a"] in o.reading.references]
     first = min((AT + timedelta(days=d) for d, t in notes if "a" in t), default=None)
     for o in olds:
         assert opened_case(o, new, order) == (o in naming and o.valid_from == first)

@@ -291,13 +291,15 @@ def _by_judge(new: _Seen, seen: Sequence[_Seen], judge: PairJudge) -> Decision |
     cosines = [s.cosine for s in seen]
     best = max(cosines)
     view = [_side(s) for s in (new, *seen)]  # the note first, then its candidates
+    own = frozenset(s.note.scope.subject for s in seen if isinstance(s.note, Memory))  # the member's number
     scored: list[tuple[float, bool, _Seen]] = []
     for s, side, rank in zip(seen, view[1:], evidence.ranks(cosines), strict=True):
         if _same_instant(s, new):  # said at the same moment (one batch, one call's turn): neither is newer
             continue
         late = _newer(s, new)
         (older, newer), (o, n) = ((new, s), (view[0], side)) if late else ((s, new), (side, view[0]))
-        x = evidence.features(o, n, cosine=s.cosine, rank=rank, best=best, opened=evidence.opened_case(o, n, view))
+        x = evidence.features(o, n, cosine=s.cosine, rank=rank, best=best,
+                              opened=evidence.opened_case(o, n, view, own=own))
         scored.append((judge.judge(older.note, newer.note, x), late, s))
     if not scored:
         return None

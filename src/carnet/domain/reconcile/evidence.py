@@ -24,8 +24,8 @@ for one file's sentence; where a feature rests on French grammar, the comment sa
 | | not the same ones (a relative's phone is not the member's) |
 | ``temporary_new`` / ``temporary_old`` | the note's state holds for a time ("jusqu'au", "du 3 au 12"): |
 | | a stay, a suspension, an exception, which need not end the lasting state |
-| ``reference_opened`` | the record is the first, of the notes in view, to name a reference it shares with the note: |
-| | the one that opened that case (a claim, a complaint, a file), which a later step continues |
+| ``reference_opened`` | the record is the first, of the notes in view, to name a case reference it shares with the |
+| | note: the one that opened that case (a claim, a complaint, a file), which a later step continues |
 | | rather than replaces, while each step may replace the step before |
 """
 
@@ -37,9 +37,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from carnet.domain.linking import references
 from carnet.domain.pii.pseudonyms import PLACEHOLDER
+from carnet.domain.pii.spans import ADDRESS, BIRTHDATE, IDENTIFIERS, PERSON
 from carnet.domain.reconcile.topics import exclusive_topics
 from carnet.domain.text import content_terms, fold
+
+PERSONAL = IDENTIFIERS | {PERSON, ADDRESS, BIRTHDATE}  # placeholders of the member's own data, not of a case
 
 FEATURES: tuple[str, ...] = (
     "cosine", "overlap", "overlap_masked", "shared_value_types", "values_differ", "value_shared",
@@ -99,6 +103,7 @@ class Reading:
     topics: frozenset[str] = frozenset()  # ``topics.exclusive_topics``
     relatives: frozenset[str] = frozenset()  # the kinship or legal-role nouns it names (``_RELATIVE``)
     temporary: bool = False  # ``_TEMPORARY``
+    references: frozenset[str] = frozenset()  # the case references it names (``case_references``)
 
 
 def negated(folded: str) -> bool:
@@ -114,6 +119,14 @@ def mask(pseudo_text: str) -> str:
     text = _DATE.sub(" date ", text)
     text = _NUMBER.sub(" nombre ", text)
     return _SPACES.sub(" ", text).strip()
+
+
+def case_references(pseudo_text: str) -> frozenset[str]:
+    """The files, claims, contracts and tickets a note names (``linking.references``: "RC-2026-1184", a Banque
+    de France file's digit groups, a contract's placeholder), not the member's personal data: a phone, an
+    IBAN or an e-mail said again names the member, not a case."""
+    return frozenset(r for r in references(pseudo_text)
+                     if not ((m := PLACEHOLDER.fullmatch(r)) and m.group(1) in PERSONAL))
 
 
 def read(pseudo_text: str) -> Reading:
@@ -139,6 +152,7 @@ def read(pseudo_text: str) -> Reading:
         topics=exclusive_topics(pseudo_text, folded),
         relatives=frozenset(m.group(1) for m in _RELATIVE.finditer(folded)),
         temporary=_TEMPORARY.search(folded) is not None,
+        references=case_references(pseudo_text),
     )
 
 
@@ -196,14 +210,16 @@ def says_change(x: Sequence[float]) -> bool:
     return any(x[i] for i in _CHANGE_SAID)
 
 
-def opened_case(old: Side, new: Side, view: Sequence[Side]) -> bool:
-    """``old`` is the earliest of the notes in ``view`` (the note and its candidates) to name a reference
-    it shares with ``new``: it opened that case. Only dated notes are compared."""
-    shared = old.tokens & new.tokens
+def opened_case(old: Side, new: Side, view: Sequence[Side], *, own: frozenset[str] = frozenset()) -> bool:
+    """``old`` is the earliest of the notes in ``view`` (the note and its candidates) to name a case
+    reference it shares with ``new`` (``Reading.references``; ``own``: the member's own numbers, which name
+    no case): it opened that case. Only dated notes are compared."""
+    shared = (old.reading.references & new.reading.references) - own
     if not shared or old.valid_from is None:
         return False
     start = old.valid_from
-    return not any(s.valid_from is not None and s.valid_from < start and s.tokens & shared for s in view)
+    return not any(s.valid_from is not None and s.valid_from < start and s.reading.references & shared
+                   for s in view)
 
 
 def ranks(cosines: Sequence[float]) -> list[int]:
