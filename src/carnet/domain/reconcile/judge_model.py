@@ -33,8 +33,9 @@ class SupersessionModel:
 
     def judge(self, older: object, newer: object, x: Sequence[float]) -> float:
         """``decide``'s ``PairJudge``: the evidence alone decides (the notes themselves are not read). A pair
-        whose evidence shows no way of saying a state changed (``evidence.says_change``) is never closed:
-        at most uncertain, just below ``close_at`` (an LLM decides, or the record is contested)."""
+        whose evidence shows no way of saying a state changed (``evidence.says_change``) counts one level
+        lower: what would be closed is only uncertain, just below ``close_at`` (an LLM decides, or the record
+        is contested); what would be uncertain is left alone, just below ``ask_from``."""
         p = self.probability(x)
         if p < self.ask_from or says_change(x):
             return p
