@@ -39,11 +39,11 @@ from datetime import datetime
 
 from carnet.domain.linking import references
 from carnet.domain.pii.pseudonyms import PLACEHOLDER
-from carnet.domain.pii.spans import ADDRESS, BIRTHDATE, IDENTIFIERS, PERSON
+from carnet.domain.pii.spans import BUILT_IN
 from carnet.domain.reconcile.topics import exclusive_topics
 from carnet.domain.text import content_terms, fold
 
-PERSONAL = IDENTIFIERS | {PERSON, ADDRESS, BIRTHDATE}  # placeholders of the member's own data, not of a case
+_PERSONAL = frozenset(BUILT_IN)  # the built-in kinds of personal data; a site's own kinds (a contract) name cases
 
 FEATURES: tuple[str, ...] = (
     "cosine", "overlap", "overlap_masked", "shared_value_types", "values_differ", "value_shared",
@@ -126,7 +126,7 @@ def case_references(pseudo_text: str) -> frozenset[str]:
     de France file's digit groups, a contract's placeholder), not the member's personal data: a phone, an
     IBAN or an e-mail said again names the member, not a case."""
     return frozenset(r for r in references(pseudo_text)
-                     if not ((m := PLACEHOLDER.fullmatch(r)) and m.group(1) in PERSONAL))
+                     if not ((m := PLACEHOLDER.fullmatch(r)) and m.group(1) in _PERSONAL))
 
 
 def read(pseudo_text: str) -> Reading:
