@@ -4,6 +4,7 @@ reason, fitting deterministic and able to find a planted signal."""
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -49,13 +50,42 @@ def test_without_a_sign_of_change_the_judges_answer_counts_one_level_lower(cosin
     p = model.probability(bare)
     assert model.probability(signed) == p and model.judge(None, None, signed) == p  # the sign has no weight here
     assert says_change(signed) and not says_change(bare)
-    seen = model.judge(None, None, bare)
+    seen, asked = model.judge(None, None, bare), model.with_llm().judge(None, None, bare)
     if p >= model.close_at:
-        assert model.ask_from <= seen < model.close_at
-    elif p >= model.ask_from:
-        assert seen < model.ask_from
+        assert model.ask_from <= seen < model.close_at and asked == seen
+    elif p >= model.ask_from:  # uncertain: left alone, unless an LLM settles the band (then it is asked)
+        assert seen < model.ask_from and asked == p
     else:
-        assert seen == p
+        assert seen == p == asked
+    assert model.with_llm().judge(None, None, signed) == p
+
+
+def test_the_judge_asks_the_llm_only_when_the_settings_configure_one(tmp_path: Path) -> None:
+    from carnet.adapters.local.judge_file import JUDGE_FILE, load_judge
+    from carnet.bootstrap.wiring import CALIBRATION_DIR, supersession_judge
+    from carnet.settings.models import ExtractorKind
+    from carnet.settings.root import Settings
+
+    shipped = load_judge(CALIBRATION_DIR / JUDGE_FILE)
+    assert not supersession_judge(Settings(data_dir=tmp_path), shipped).llm
+    assert supersession_judge(Settings(data_dir=tmp_path, extractor=ExtractorKind.MISTRAL), shipped).llm
+
+
+@pytest.mark.parametrize("judges", [True, False])
+def test_the_intake_workers_judge_asks_when_their_extractor_judges_contradictions(judges: bool) -> None:
+    from dataclasses import dataclass
+    from types import SimpleNamespace
+
+    from carnet.adapters.local.judge_file import JUDGE_FILE, load_judge
+    from carnet.bootstrap.wiring import CALIBRATION_DIR, workers_deps
+
+    @dataclass(frozen=True)
+    class Wired:  # the one field of ``Deps`` this reads
+        supersession: SupersessionModel
+
+    extractor = SimpleNamespace(judges_contradictions=judges)
+    wired = workers_deps(Wired(load_judge(CALIBRATION_DIR / JUDGE_FILE)), extractor)  # type: ignore[arg-type]
+    assert isinstance(wired.supersession, SupersessionModel) and wired.supersession.llm is judges
 
 
 def planted(seed: int, n: int = 400) -> list[Choice]:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from carnet.domain.reconcile.decide import Incoming, PairJudge
+from carnet.domain.reconcile.judge_model import SupersessionModel
 from carnet.domain.records import Memory, Status
 from carnet.services.memories.judge import judge_outcomes
 from carnet.services.memories.remember import NewMemory, remember
@@ -143,6 +144,8 @@ def run_subject(deps: Any, subject: Subject, judge: PairJudge | None, *, prefix:
     order, late = _order(subject, late_share, seed)
     run = SubjectRun(subject, order=order, late=late)
     index = {text: k for k, (text, _) in reversed(list(enumerate(subject.facts)))}
+    if llm and isinstance(judge, SupersessionModel):
+        judge = judge.with_llm()  # as the service wires it when an LLM is configured
     wired = replace(deps, supersession=Recorder(judge, run, index))
     ids: dict[str, int] = {}
     subject_id = f"{prefix}{subject.subject}"

@@ -139,10 +139,15 @@ def build_extractor(settings: Settings) -> Extractor:
     return RuleExtractor(load_turn_filter(settings.turn_filter_path or CALIBRATION_DIR / TURN_FILE))
 
 
+def llm_judges(settings: Settings) -> bool:
+    """Whether an LLM settles the contradictions reconcile's judge is unsure of (``build_judge``)."""
+    return settings.extractor is ExtractorKind.MISTRAL
+
+
 def build_judge(settings: Settings) -> tuple[ContradictionJudge, Callable[[], None]] | None:
     """The contradiction judgment of explicit writes and how to close its client: the LLM's when one
     is configured (``CARNET_EXTRACTOR=mistral``), else none (reconcile's rules, as for intakes)."""
-    if settings.extractor is not ExtractorKind.MISTRAL:
+    if not llm_judges(settings):
         return None
     llm = _mistral(settings)
     return llm, llm.close

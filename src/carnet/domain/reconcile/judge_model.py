@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from carnet.domain.reconcile.evidence import FEATURES, says_change
 
@@ -30,16 +30,27 @@ class SupersessionModel:
     bias: float
     close_at: float
     ask_from: float
+    # An LLM settles the uncertain band (``with_llm``): a pair with no sign of change that the model finds
+    # uncertain is asked too, instead of being left alone (``judge``).
+    llm: bool = False
+
+    def with_llm(self) -> SupersessionModel:
+        """The same judge when an LLM is configured: asking costs a call, not a wrong ranking."""
+        return replace(self, llm=True)
 
     def judge(self, older: object, newer: object, x: Sequence[float]) -> float:
         """``decide``'s ``PairJudge``: the evidence alone decides (the notes themselves are not read). A pair
         whose evidence shows no way of saying a state changed (``evidence.says_change``) counts one level
         lower: what would be closed is only uncertain, just below ``close_at`` (an LLM decides, or the record
-        is contested); what would be uncertain is left alone, just below ``ask_from``."""
+        is contested); what would be uncertain is left alone, just below ``ask_from``, unless an LLM settles
+        the band (``llm``): then it is asked, since a wrong answer there costs one call where a contest
+        would rank a true record after a note that did not replace it."""
         p = self.probability(x)
         if p < self.ask_from or says_change(x):
             return p
-        return math.nextafter(self.close_at if p >= self.close_at else self.ask_from, 0.0)
+        if p >= self.close_at:
+            return math.nextafter(self.close_at, 0.0)
+        return p if self.llm else math.nextafter(self.ask_from, 0.0)
 
     def probability(self, x: Sequence[float]) -> float:
         z = self.bias + sum(w * (v - m) / s for w, v, m, s in zip(self.weights, x, self.mean, self.scale, strict=True))
