@@ -107,12 +107,12 @@ def assemble(deps: AssembleNeeds, *, tenant: str, subject_id: str, query: str, b
                                      min_relevance=budget.min_relevance, hidden_special=hidden_special),
                   qvec, now, candidates=few,
                  prepared=prepared, reveal=False, skipped=skipped, sparse=sparse)
-    profile, profile_tokens = profile_tier(deps, scope, budget.profile, now=now, hidden_special=hidden_special,
-                                           skipped=skipped)
+    profile, profile_tokens, read_kinds = profile_tier(deps, scope, budget.profile, now=now,
+                                                       hidden_special=hidden_special, skipped=skipped)
     if not facts and not others and not profile and not skipped:
         ensure_subject_exists(deps, scope)
     shown = {m.id for m in profile}
-    kinds = {m.id: profile_kinds(m.text) for m in profile}
+    kinds = {m.id: read_kinds[m.id] for m in profile}
     facts = [r for r in facts if r.memory.id not in shown]  # the profile tier holds them already
 
     def cost(r: Ranked) -> int:

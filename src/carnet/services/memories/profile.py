@@ -20,7 +20,7 @@ from datetime import datetime
 
 from carnet.domain.budget import TierBudget, pack
 from carnet.domain.contested import contested_last
-from carnet.domain.profile import is_profile
+from carnet.domain.profile import profile_kinds
 from carnet.domain.records import Kind, Memory, Scope, Status
 from carnet.domain.text import estimate_tokens
 from carnet.domain.unreadable import Skipped
@@ -39,10 +39,12 @@ def cost(m: Memory) -> int:
 def profile_tier(
     deps: ProfileNeeds, scope: Scope, budget: TierBudget, *, now: datetime, hidden_special: tuple[str, ...],
     skipped: Skipped
-) -> tuple[list[Memory], int]:
-    """The profile records chosen (newest first) and the tokens they use; nothing when the budget is 0."""
+) -> tuple[list[Memory], int, dict[str, tuple[str, ...]]]:
+    """The profile records chosen (newest first), the tokens they use, and each one's kinds
+    (``domain.profile.profile_kinds``, read once when it is opened); nothing when the budget is 0."""
+    kinds: dict[str, tuple[str, ...]] = {}
     if budget.max_items == 0 or budget.max_tokens == 0:
-        return [], 0
+        return [], 0, kinds
     where = RecordFilter(
         kinds=(Kind.FACT,),
         statuses=(Status.ACTIVE,),
@@ -54,6 +56,9 @@ def profile_tier(
     newest = contested_last(sorted(found, key=lambda m: (m.valid_from, m.recorded_at), reverse=True), lambda m: m)
 
     def opened(chunk: Sequence[Memory]) -> list[Memory]:  # only records the packing may take are decrypted
-        return [m for m in deps.index.reveal(scope, chunk, skipped=skipped) if is_profile(m.text)]
+        shown = deps.index.reveal(scope, chunk, skipped=skipped)
+        kinds.update((m.id, profile_kinds(m.text)) for m in shown)
+        return [m for m in shown if kinds[m.id]]
 
-    return pack(newest, budget, cost, open_chunk=opened)
+    chosen, tokens = pack(newest, budget, cost, open_chunk=opened)
+    return chosen, tokens, kinds
