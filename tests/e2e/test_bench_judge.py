@@ -10,8 +10,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from carnet.adapters.local.judge_file import load_judge
+from carnet.entrypoints.cli.main import app
+
+runner = CliRunner()
 
 pytestmark = pytest.mark.slow  # processes that load the embedder and write every fact through reconcile
 
@@ -39,9 +43,10 @@ def _file(path: Path, tenant: str, member: str) -> Path:
 
 
 def _carnet(*args: str) -> dict[str, object]:
-    done = subprocess.run([sys.executable, "-m", "carnet", *args], capture_output=True, text=True, timeout=600,
-                          check=False)
-    assert done.returncode == 0, done.stderr[-2000:]
+    """The command as the CLI runs it, in this process (the embedder loaded once for the file's commands;
+    `carnet judge train` below runs as its own process, as a user types it)."""
+    done = runner.invoke(app, list(args))
+    assert done.exit_code == 0, done.output[-2000:]
     out: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
     return out
 
