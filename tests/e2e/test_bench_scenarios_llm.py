@@ -1,7 +1,8 @@
-"""``bench scenarios --from calls --llm labels`` end to end on a small labelled file written for this test: a
+"""``bench scenarios --llm labels`` end to end on small labelled files written for this test. From calls: a
 temporary server whose workers run the gated Mistral extractor as ``carnet serve`` builds it, the adapter
 talking over real HTTP (the ``mistralai`` SDK) to the stand-in that answers from the labels. A call in which
-the shipped turn filter keeps no turn is not sent; the call that says the facts is, and they are stored."""
+the shipped turn filter keeps no turn is not sent; the call that says the facts is, and they are stored. From
+facts: each write's uncertain band is asked of the same adapter, and what the labels say is closed."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from carnet.bench.scenarios_llm import EXTRACTION, labelled_folds
+from carnet.bench.scenarios_llm import EXTRACTION, JUDGMENT, labelled_folds
 from carnet.bench.scenarios_loo import run
 
 
@@ -52,3 +53,36 @@ def test_the_llm_path_sends_only_the_calls_the_filter_keeps_and_stores_what_the_
     assert row["llm_labels"]["facts_not_sent"] == 0  # the call kept back says none of the facts
     assert (row["calls"], row["records"], row["noise"], row["dead_intakes"]) == (2, 2, 0.0, 0)
     assert row["recall_at_3_said"] == 1.0 and result["extraction"] == EXTRACTION
+
+
+NOTES = {
+    "facts": [{"at": "2025-01-10T09:00:00+01:00", "text": "Cotisation habitation : 32 euros par mois, prélevée le 5."},
+              {"at": "2025-02-02T10:00:00+01:00", "text": "Préfère être appelé le matin, avant 11 heures."},
+              {"at": "2025-09-15T16:00:00+02:00",
+               "text": "Cotisation habitation portée à 35 euros par mois à compter d'octobre."}],
+    "queries": [{"q": "Montant de la cotisation habitation ?", "expect_any": ["35 euros"], "not_old": 0}],
+    "superseded": [{"old": 0, "by": 2}], "calls": [],
+}
+
+
+def test_from_facts_the_llm_settles_the_band_of_each_write(tmp_path: Path) -> None:
+    """A judge that settles nothing (every pair in its band): without an LLM nothing is closed; with the
+    stand-in, the labelled change closes the old premium and nothing else, and the judgments are counted."""
+    from tests.support.judges import always_uncertain
+
+    data = tmp_path / "notes.json"
+    data.write_text(json.dumps({"about": "test", "tenants": {"assur-a": {"subjects": {"M-1": NOTES}}},
+                                "cross_tenant_probes": []}), encoding="utf-8")
+    judge = always_uncertain(tmp_path)
+    alone = run(data=[data], source="facts", leave_one_out=False, judge_dir=None, judge_path=judge,
+                extractor_for=None, json_out=False)
+    with labelled_folds([data], leave_one_out=False) as fold:
+        asked = run(data=[data], source="facts", leave_one_out=False, judge_dir=None, judge_path=judge,
+                    extractor_for=fold, json_out=False, extraction=JUDGMENT)
+    [before], [row] = alone["files"], asked["files"]
+    # Three records, three results: the old premium, only contested without an LLM, is among them (stale).
+    assert (before["recall_at_3"], before["stale"], before["false_superseded"]) == (0.0, 1.0, 0)
+    assert "llm_labels" not in before and alone["extraction"] is None
+    assert (row["recall_at_3"], row["stale"], row["false_superseded"]) == (1.0, 0.0, 0)  # closed: not returned
+    assert row["llm_labels"]["obsolete_requests"] >= 2 and row["llm_labels"]["named"] == 1
+    assert asked["extraction"] == JUDGMENT

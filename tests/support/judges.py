@@ -23,8 +23,8 @@ def judge_file(directory: Path, *, close_at: float, ask_from: float, bias: float
 
 
 def always_uncertain(directory: Path) -> Path:
-    """Every candidate in the uncertain band: the LLM is asked about each one whose pair shows a sign of change
-    (``evidence.says_change``; a pair with none counts one level lower, below the band: ``judge_model``)."""
+    """Every candidate in the uncertain band: the LLM is asked about each one (without an LLM, a pair showing
+    no sign of change, ``evidence.says_change``, counts one level lower, below the band: ``judge_model``)."""
     return judge_file(directory, close_at=0.9, ask_from=0.4)
 
 

@@ -206,9 +206,10 @@ def scenarios(
                                                "turns a filter keeps (with --leave-one-out one fitted without "
                                                "the file, else the configured one), or every turn.")] = True,
     llm: Annotated[ScenarioLlm | None, typer.Option(
-        "--llm", help="From calls: the LLM path as served with Mistral configured (the turn filter deciding which "
-                      "calls are sent, the Mistral adapter over HTTP), against a stand-in answering from the labels "
-                      "(labels: the facts said in each call; a bound, not a model's figures).")] = None,
+        "--llm", help="The LLM path as served with Mistral configured, against a stand-in answering from the labels "
+                      "(a bound, not a model's figures). From calls: the turn filter deciding which calls are sent, "
+                      "the Mistral adapter over HTTP (labels: the facts said in each call); from facts: the judge's "
+                      "uncertain band of each write asked (labels: the labelled supersessions).")] = None,
 ) -> None:
     """French call-center scenarios through the REST API of a temporary embedded server: recall@3 (overall
     and per query kind), superseded facts hidden (from searches and from status), stale answers, false
@@ -216,14 +217,12 @@ def scenarios(
     files = _files(data)
     src: Literal["facts", "calls"] = "calls" if source is ScenarioSource.CALLS else "facts"
     if llm is not None:
-        if src != "calls":
-            raise typer.BadParameter("--llm needs --from calls", param_hint="--llm")
-        from carnet.bench.scenarios_llm import EXTRACTION, labelled_folds
+        from carnet.bench.scenarios_llm import EXTRACTION, JUDGMENT, labelled_folds
         from carnet.bench.scenarios_loo import run as run_llm
 
         with labelled_folds(files, leave_one_out=leave_one_out) as fold:
             run_llm(data=files, source=src, leave_one_out=leave_one_out, judge_dir=judge_dir, judge_path=judge_file,
-                    extractor_for=fold, json_out=json_out, extraction=EXTRACTION)
+                    extractor_for=fold, json_out=json_out, extraction=EXTRACTION if src == "calls" else JUDGMENT)
         return
     if len(files) == 1 and not leave_one_out:
         from carnet.bench.scenarios import run

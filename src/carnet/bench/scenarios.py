@@ -66,7 +66,7 @@ def measure(*, data: Path, source: Source = "facts", judge_path: Path | None = N
     """One file through a temporary embedded server; ``extractor`` (``--from calls``): the one the
     server's workers use; by default the configured one, as ``carnet serve`` builds it (the rule
     extractor with the shipped turn filter, or the LLM with ``CARNET_EXTRACTOR=mistral``)."""
-    from carnet.bootstrap.wiring import build, start_workers
+    from carnet.bootstrap.wiring import attach_judge, build, start_workers
     from carnet.entrypoints.http.app import create_app
     from carnet.entrypoints.http.server import running
     from carnet.services.apikeys import create_key
@@ -79,6 +79,8 @@ def measure(*, data: Path, source: Source = "facts", judge_path: Path | None = N
         try:
             if source == "calls":  # as `carnet serve` does
                 start_workers(container, extractor=extractor)
+            elif extractor is not None and extractor.judges_contradictions:  # from facts: its judgment of writes
+                attach_judge(container, extractor)
             keys = {
                 t: create_key(container.deps.catalog, container.pepper, tenant=t, roles=["agent"])[0]
                 for t in spec["tenants"]

@@ -1,5 +1,6 @@
-"""``bench scenarios --from calls --llm labels``: the LLM path, as ``carnet serve`` runs it with Mistral
-configured, against a stand-in that answers from the labels.
+"""``bench scenarios --llm labels``: the LLM path, as ``carnet serve`` runs it with Mistral configured,
+against a stand-in that answers from the labels. From facts, only the judgment of writes is asked (each
+write's uncertain band, ``bootstrap.wiring.attach_judge``); from calls, the extraction too:
 
 Each fold's extractor is the one ``bootstrap.models.build_extractor`` builds for ``CARNET_EXTRACTOR=mistral``:
 ``GatedExtractor`` (the learned turn filter decides which calls need the LLM) around the real
@@ -33,6 +34,7 @@ from carnet.domain.intake import Message
 from carnet.ports.llm import Extractor
 
 EXTRACTION = "Mistral adapter behind the turn filter, answered by the labels over HTTP (a bound)"
+JUDGMENT = "notes as written; the judge's uncertain band asked of the Mistral adapter, answered by the labels (a bound)"
 
 
 class LabelledFold(GatedExtractor):

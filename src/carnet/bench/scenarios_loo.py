@@ -65,7 +65,7 @@ def run(*, data: Sequence[Path], source: Source, leave_one_out: bool, judge_dir:
         judge = judge_dir / f"without-{path.stem}.json" if judge_dir is not None and leave_one_out else judge_path
         if judge is not None and not judge.is_file():
             raise FileNotFoundError(f"no fold judge {judge} (write them with carnet judge train --keep-held-out)")
-        extractor = extractor_for(others) if extractor_for is not None and source == "calls" else None
+        extractor = extractor_for(others) if extractor_for is not None else None  # from facts: a judgment only
         progress(f"scenarios: {path.name} (judge {judge.name if judge else 'shipped'})")
         row = file_figures(path.stem, summary(measure(data=path, source=source, judge_path=judge,
                                                       extractor=extractor)))
@@ -74,7 +74,7 @@ def run(*, data: Sequence[Path], source: Source, leave_one_out: bool, judge_dir:
     result = {"mode": "leave-one-out" if leave_one_out else "fixed", "from": source,
               "judge": "fold judges" if judge_dir is not None and leave_one_out else
               (str(judge_path) if judge_path else "shipped (fitted on every file)"),
-              "extraction": extraction if source == "calls" else None,
+              "extraction": extraction if source == "calls" or extractor_for is not None else None,
               **aggregate(rows), "files": rows}
     _show(result)
     if json_out:
@@ -86,6 +86,14 @@ def _fmt(value: Any) -> str:
     return "n/a" if value is None else f"{value:.3f}" if isinstance(value, float) else str(value)
 
 
+def _llm(row: dict[str, Any]) -> str:
+    """The LLM path's counts: the calls sent (from calls) and the judgments asked (the band's writes)."""
+    if "llm_sent" not in row:
+        return ""
+    asked = row.get("llm_labels", {}).get("obsolete_requests", 0)
+    return f"  to the LLM {row['llm_sent']}/{row['llm_sent'] + row['llm_skipped']} calls, {asked} judgments"
+
+
 def _show(result: dict[str, Any]) -> None:
     print(f"scenarios ({result['mode']}, from {result['from']}, judge: {result['judge']}, "
           f"extraction: {result['extraction']})")
@@ -94,8 +102,7 @@ def _show(result: dict[str, Any]) -> None:
               f"{r['expected_said']})  recall@3 {_fmt(r['recall_at_3'])}  hidden {r['superseded_hidden_count']}/"
               f"{r['superseded_checked']} of {r['superseded_total']}  false {r['false_superseded']}  records/call "
               f"{_fmt(r['facts_per_call'])} (file {_fmt(r['file_facts_per_call'])}, x{_fmt(r['records_ratio'])})  "
-              f"noise {_fmt(r['noise'])}" + (f"  to the LLM {r['llm_sent']}/{r['llm_sent'] + r['llm_skipped']}"
-                                              if "llm_sent" in r else ""))
+              f"noise {_fmt(r['noise'])}" + _llm(r))
     for key in LOWER_IS_WORSE:
         if key in result:
             print(f"  {key:20s} mean {result[key]['mean']:.3f}  worst {result[key]['worst']:.3f}")

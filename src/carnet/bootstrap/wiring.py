@@ -81,6 +81,13 @@ def workers_deps(deps: Deps, extractor: Extractor) -> Deps:
     return deps
 
 
+def attach_judge(c: Container, judge: Extractor) -> None:
+    """Explicit writes judged by ``judge`` (an LLM's contradiction judgment, its band's pairs asked as with
+    ``CARNET_EXTRACTOR=mistral``): for a benchmark that hands the service a stand-in."""
+    c.facade.judge = judge
+    c.facade.deps = workers_deps(c.facade.deps, judge)
+
+
 def build(settings: Settings, *, embedder: Embedder | None = None, kms: Kms | None = None) -> Container:
     """The whole object graph. ``embedder`` and ``kms`` may be given ready (tests, benchmarks).
     Tightens the process umask (``private_fs``): what the stores create is private to this user."""
