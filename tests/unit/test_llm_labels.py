@@ -7,6 +7,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+import pytest
+
 from carnet.bench.llm_labels import Labels
 from carnet.domain.extraction import transcript
 from carnet.domain.extraction.prompts import facts_prompt, obsolete_prompt
@@ -78,6 +80,20 @@ def test_obsolete_names_what_the_labels_say_the_new_fact_makes_untrue() -> None:
     late = obsolete_prompt("Cotisation habitation : 32,50 euros par mois.", known[:1], locale="fr").user
     assert labels.answer("obsolete", late) == {"obsolete_ids": []}  # nothing labelled: nothing named
     assert labels.tally.named == 1
+
+
+@pytest.mark.parametrize("error", [0.0, 0.5, 1.0])
+def test_a_fallible_llm_turns_that_share_of_its_answers_wrong_the_same_each_time(error: float) -> None:
+    labels = _labels()
+    labels.error = error
+    known = ["Le client a déménagé à Rennes, 4 rue des Tilleuls.", "Cotisation habitation : 32,50 euros par mois."]
+    asked = obsolete_prompt("Nouvelle adresse : Brest, quai Tabarly.", known, locale="fr").user
+    first = labels.answer("obsolete", asked)["obsolete_ids"]
+    assert labels.answer("obsolete", asked)["obsolete_ids"] == first  # the same each run
+    if error == 0.0:
+        assert first == ["1"] and labels.tally.wrong == 0
+    if error == 1.0:  # every answer wrong: the labelled one kept, the other named
+        assert first == ["2"] and labels.tally.wrong == 4
 
 
 def test_focus_keeps_each_file_to_its_own_calls() -> None:

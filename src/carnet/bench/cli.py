@@ -210,6 +210,9 @@ def scenarios(
                       "(a bound, not a model's figures). From calls: the turn filter deciding which calls are sent, "
                       "the Mistral adapter over HTTP (labels: the facts said in each call); from facts: the judge's "
                       "uncertain band of each write asked (labels: the labelled supersessions).")] = None,
+    llm_error: Annotated[float, typer.Option(
+        "--llm-error", min=0.0, max=1.0, help="With --llm labels: the share of the stand-in's contradiction "
+                                              "answers turned wrong (each candidate's, the same each run).")] = 0.0,
 ) -> None:
     """French call-center scenarios through the REST API of a temporary embedded server: recall@3 (overall
     and per query kind), superseded facts hidden (from searches and from status), stale answers, false
@@ -220,7 +223,7 @@ def scenarios(
         from carnet.bench.scenarios_llm import EXTRACTION, JUDGMENT, labelled_folds
         from carnet.bench.scenarios_loo import run as run_llm
 
-        with labelled_folds(files, leave_one_out=leave_one_out) as fold:
+        with labelled_folds(files, leave_one_out=leave_one_out, error=llm_error) as fold:
             run_llm(data=files, source=src, leave_one_out=leave_one_out, judge_dir=judge_dir, judge_path=judge_file,
                     extractor_for=fold, json_out=json_out, extraction=EXTRACTION if src == "calls" else JUDGMENT)
         return

@@ -28,6 +28,7 @@ own wording. The labels of the file measured are what it answers with; nothing i
 from __future__ import annotations
 
 import json
+import random
 import re
 import threading
 from collections.abc import Sequence
@@ -77,6 +78,7 @@ class Tally:
     named: int = 0  # known facts named obsolete
     facts_not_sent: int = 0  # facts said in calls the turn filter did not send (``not_sent``)
     unmatched: int = 0  # requests no labelled call or fact matched (answered with nothing)
+    wrong: int = 0  # contradiction answers turned wrong on purpose (``Labels.error``)
 
 
 @dataclass
@@ -86,6 +88,9 @@ class Labels:
     only: str | None = None  # the file being measured: requests are matched to its calls only
     by_call: int = 0  # facts no turn holds the words of, placed in their call as a whole
     tally: Tally = field(default_factory=Tally)
+    # The share of its contradiction answers turned wrong (each candidate's, the same each run), to see what
+    # a fallible LLM costs; its extractions stay right.
+    error: float = 0.0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @classmethod
@@ -181,7 +186,11 @@ class Labels:
         named = []
         for number, text in known:
             old = self._fact(text, key, latest=False)
-            if old is not None and closes_by_label(labels, old[1], new):
+            closes = old is not None and closes_by_label(labels, old[1], new)
+            if self.error and random.Random(f"{key}:{new}:{text}").random() < self.error:
+                closes = not closes
+                self.tally.wrong += 1
+            if closes:
                 named.append(number)
         self.tally.named += len(named)
         return named

@@ -57,13 +57,14 @@ class LabelledFold(GatedExtractor):
 
 
 @contextmanager
-def labelled_folds(files: Sequence[Path], *, leave_one_out: bool) -> Iterator[ExtractorFor]:
+def labelled_folds(files: Sequence[Path], *, leave_one_out: bool, error: float = 0.0) -> Iterator[ExtractorFor]:
     """The stand-in served for the whole run; for each fold, the gated Mistral extractor pointed at it."""
     from carnet.adapters.local.turn_file import TURN_FILE, load_turn_filter
     from carnet.bench.turns_fit import fold_extractors
     from carnet.bootstrap.wiring import CALIBRATION_DIR
 
     labels = Labels.load(files)
+    labels.error = error  # the share of the contradiction answers turned wrong
     fitted = fold_extractors(files) if leave_one_out else None
     shipped = load_turn_filter(CALIBRATION_DIR / TURN_FILE)
 
