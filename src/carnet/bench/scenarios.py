@@ -65,7 +65,8 @@ def measure(*, data: Path, source: Source = "facts", judge_path: Path | None = N
             extractor: Extractor | None = None) -> Run:
     """One file through a temporary embedded server; ``extractor`` (``--from calls``): the one the
     server's workers use; by default the configured one, as ``carnet serve`` builds it (the rule
-    extractor with the shipped turn filter, or the LLM with ``CARNET_EXTRACTOR=mistral``)."""
+    extractor with the shipped turn filter, or the LLM with ``CARNET_EXTRACTOR=mistral``). From facts, an
+    extractor that judges contradictions (an LLM) judges the explicit writes (``wiring.attach_judge``)."""
     from carnet.bootstrap.wiring import attach_judge, build, start_workers
     from carnet.entrypoints.http.app import create_app
     from carnet.entrypoints.http.server import running
