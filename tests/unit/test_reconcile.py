@@ -109,6 +109,18 @@ def test_the_judge_is_told_which_candidate_opened_the_case_the_note_names() -> N
     assert fixed.asked[0][:2] == ("late", "step") and fixed.asked[0][2][FEATURES.index("reference_opened")] == 1.0
 
 
+def test_the_members_own_number_opens_no_case() -> None:
+    """The member's id as the caller named it (``Incoming.subject_id``), said in two notes, names the member,
+    not a case: no candidate is its opening."""
+    first = dated("Adhérent ADH-0042 : pièces reçues", "first", 0)
+    text = "Adhérent ADH-0042 : dossier complet"
+    for subject_id, expected in (("", 1.0), ("ADH-0042", 0.0)):
+        new = Incoming(text, text, valid_from=AT + timedelta(days=40), subject_id=subject_id)
+        fixed = Fixed()
+        decide(new, [(first, 0.9)], DEFAULTS, judge=fixed)
+        assert fixed.asked[0][2][FEATURES.index("reference_opened")] == expected
+
+
 def test_without_a_judge_or_for_an_episode_nothing_is_closed() -> None:
     old = dated("Appel : le client habite à Lyon", "a", 0)
     new = Incoming("Appel : le client habite à Villeurbanne", "Appel : le client habite à Villeurbanne")

@@ -114,6 +114,7 @@ class Incoming:
     sources: tuple[Source, ...] = ()
     valid_from: datetime | None = None  # when it became true: an older record is never closed by it
     tokens: tuple[str, ...] = ()  # its blind-index tokens (references and identifiers it names)
+    subject_id: str = ""  # the member's id as the caller named it: a number naming the member, not a case
 
 
 @dataclass(frozen=True, slots=True)
@@ -291,7 +292,7 @@ def _by_judge(new: _Seen, seen: Sequence[_Seen], judge: PairJudge) -> Decision |
     cosines = [s.cosine for s in seen]
     best = max(cosines)
     view = [_side(s) for s in (new, *seen)]  # the note first, then its candidates
-    own = frozenset(s.note.scope.subject for s in seen if isinstance(s.note, Memory))  # the member's number
+    own = frozenset({new.note.subject_id} if isinstance(new.note, Incoming) and new.note.subject_id else ())
     scored: list[tuple[float, bool, _Seen]] = []
     for s, side, rank in zip(seen, view[1:], evidence.ranks(cosines), strict=True):
         if _same_instant(s, new):  # said at the same moment (one batch, one call's turn): neither is newer

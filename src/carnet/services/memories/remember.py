@@ -263,7 +263,8 @@ def _reconcile_one(deps: RememberNeeds, scope: Scope, batch: _Batch, mid: str, i
     record = _build(deps, scope, mid, item, prepared, now, own=batch.subject_id)
     candidates = neighbours.nearest(deps, scope, record, vec, now, pending=batch.new, changed=batch.changed)
     incoming = Incoming(text=record.text, pseudo_text=record.pseudo_text, kind=record.kind, id=mid,
-                        sources=record.sources, valid_from=record.valid_from, tokens=record.blind_index)
+                        sources=record.sources, valid_from=record.valid_from, tokens=record.blind_index,
+                        subject_id=batch.subject_id)
     decision = decide(incoming, candidates, _thresholds_for(deps, item), memo=batch.readings,
                       judge=deps.supersession)
     if decision.action is Action.UNCHANGED and decision.target is not None:
