@@ -16,12 +16,14 @@ from mcp import Client
 
 from carnet.bootstrap.container import Container
 from carnet.bootstrap.wiring import build
+from carnet.domain.records import Status
 from carnet.entrypoints.http.app import create_app
 from carnet.entrypoints.http.server import running
 from carnet.entrypoints.mcp import build_server
 from carnet.entrypoints.mcp.auth import with_key
 from carnet.ports import Embedder
 from carnet.services.apikeys import create_key
+from carnet.services.scope import scope_for
 from carnet.settings.root import Settings
 from tests.support.judges import always_uncertain, never_uncertain
 from tests.support.vllm_server import VllmStandIn, answer, serving, unguided
@@ -169,3 +171,28 @@ def test_a_late_note_the_llm_says_is_out_of_date_is_stored_closed(llm: tuple[Vll
         stand_in.push(answer({"obsolete_ids": []}))
         kept = http.post(other, json={"text": CAR, "occurred_at": "2025-01-15T10:00:00+01:00"}).json()
         assert http.get(f"{other}/{kept['memory']['id']}").json()["status"] == "active"
+
+
+def test_a_failed_judgment_contests_only_what_says_a_state_changed(llm: tuple[VllmStandIn, Container]) -> None:
+    """The LLM is asked about every pair of the judge's band, but until it answers (and when its call fails)
+    the write stands as the judge alone leaves it: a note only alike to the record ("aussi une assurance
+    habitation": no value, cue or topic says a state changed) does not rank it after itself; a note that says
+    the car is gone does."""
+    stand_in, c = llm
+    with (
+        running(create_app(c)) as base,
+        httpx.Client(base_url=base, timeout=30, headers={"Authorization": f"Bearer {_rest(c)}"}) as http,
+    ):
+        stories: dict[str, tuple[str, str]] = {}
+        for subject, newer in (("ADH-J7", "Le membre a aussi une assurance habitation."), ("ADH-J8", SOLD)):
+            url = f"/api/v1/subjects/{subject}/memories"
+            car = http.post(url, json={"text": CAR}).json()["memory"]["id"]
+            stand_in.push(unguided("pas du JSON"))  # the judgment fails: logged, the write stands
+            r = http.post(url, json={"text": newer})
+            assert r.status_code == 201 and r.json()["action"] == "created"
+            stories[subject] = (car, r.json()["memory"]["id"])
+        assert len(stand_in.requests) == 2  # both pairs were in the band: the LLM was asked about each
+    for subject, contested in (("ADH-J7", False), ("ADH-J8", True)):
+        car, newer = stories[subject]
+        [stored] = c.deps.index.get(scope_for(c.deps, "assur-nord", subject), [car])
+        assert stored.status is Status.ACTIVE and stored.contested_by == ((newer,) if contested else ())

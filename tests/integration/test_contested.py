@@ -32,6 +32,9 @@ class Constant:
 
     close_at, ask_from = 0.9, 0.5
 
+    def contests(self, x: tuple[float, ...]) -> bool:  # every uncertain pair is contested until settled
+        return True
+
     def __init__(self, p: float) -> None:
         self.p = p
 

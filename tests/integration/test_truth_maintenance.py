@@ -34,6 +34,9 @@ class ByFeature:
 
     close_at, ask_from = 0.5, 0.5
 
+    def contests(self, x: tuple[float, ...]) -> bool:  # every uncertain pair is contested until settled
+        return True
+
     def __init__(self, feature: str) -> None:
         self.k = FEATURES.index(feature)
 

@@ -23,8 +23,8 @@ def judge_file(directory: Path, *, close_at: float, ask_from: float, bias: float
 
 
 def always_uncertain(directory: Path) -> Path:
-    """Every candidate in the uncertain band: the LLM is asked about each one (without an LLM, a pair showing
-    no sign of change, ``evidence.says_change``, counts one level lower, below the band: ``judge_model``)."""
+    """Every candidate in the uncertain band: the LLM is asked about each one (a pair showing no sign of change,
+    ``evidence.says_change``, is not contested meanwhile, nor when no LLM answers: ``judge_model.contests``)."""
     return judge_file(directory, close_at=0.9, ask_from=0.4)
 
 
@@ -38,6 +38,9 @@ class Pairs:
     of what happens around a closure (candidates, summaries, history), not of the learned weights."""
 
     close_at, ask_from = 0.5, 0.5
+
+    def contests(self, x: tuple[float, ...]) -> bool:  # every uncertain pair is contested until settled
+        return True
 
     def __init__(self, *pairs: tuple[str, str]) -> None:
         self.pairs = set(pairs)

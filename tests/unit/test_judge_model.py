@@ -41,51 +41,23 @@ def test_a_file_this_version_cannot_use_is_refused(key: str, value: object) -> N
 
 @given(st.floats(-8, 8), st.sampled_from(("values_differ", "change_new", "negation_flip", "negation_new",
                                           "same_topic")))
-def test_without_a_sign_of_change_the_judges_answer_counts_one_level_lower(cosine: float, sign: str) -> None:
-    """"a un chien" then "a un chat": alike, nothing says a state changed. What the model would close is
-    only uncertain; what it would find uncertain is left alone; with one sign of change, the model decides."""
+def test_without_a_sign_of_change_the_model_never_closes_and_contests_only_what_it_would_close(
+        cosine: float, sign: str) -> None:
+    """"a un chien" then "a un chat": alike, nothing says a state changed. What the model would close is only
+    uncertain (and contested until an LLM settles it); what it finds uncertain is asked of an LLM but never
+    contested, so a failed or absent LLM leaves the two side by side; with one sign of change, the model
+    decides and contests its whole band."""
     model = SupersessionModel.from_mapping(good())
     bare = [cosine] + [0.0] * (N - 1)
     signed = [v if f != sign else 1.0 for f, v in zip(FEATURES, bare, strict=True)]
     p = model.probability(bare)
     assert model.probability(signed) == p and model.judge(None, None, signed) == p  # the sign has no weight here
-    assert says_change(signed) and not says_change(bare)
-    seen, asked = model.judge(None, None, bare), model.with_llm().judge(None, None, bare)
+    assert says_change(signed) and not says_change(bare) and model.contests(tuple(signed))
+    seen = model.judge(None, None, bare)
     if p >= model.close_at:
-        assert model.ask_from <= seen < model.close_at and asked == seen
-    elif p >= model.ask_from:  # uncertain: left alone, unless an LLM settles the band (then it is asked)
-        assert seen < model.ask_from and asked == p
+        assert model.ask_from <= seen < model.close_at and model.contests(tuple(bare))
     else:
-        assert seen == p == asked
-    assert model.with_llm().judge(None, None, signed) == p
-
-
-def test_the_judge_asks_the_llm_only_when_the_settings_configure_one(tmp_path: Path) -> None:
-    from carnet.adapters.local.judge_file import JUDGE_FILE, load_judge
-    from carnet.bootstrap.wiring import CALIBRATION_DIR, supersession_judge
-    from carnet.settings.models import ExtractorKind
-    from carnet.settings.root import Settings
-
-    shipped = load_judge(CALIBRATION_DIR / JUDGE_FILE)
-    assert not supersession_judge(Settings(data_dir=tmp_path), shipped).llm
-    assert supersession_judge(Settings(data_dir=tmp_path, extractor=ExtractorKind.MISTRAL), shipped).llm
-
-
-@pytest.mark.parametrize("judges", [True, False])
-def test_the_intake_workers_judge_asks_when_their_extractor_judges_contradictions(judges: bool) -> None:
-    from dataclasses import dataclass
-    from types import SimpleNamespace
-
-    from carnet.adapters.local.judge_file import JUDGE_FILE, load_judge
-    from carnet.bootstrap.wiring import CALIBRATION_DIR, workers_deps
-
-    @dataclass(frozen=True)
-    class Wired:  # the one field of ``Deps`` this reads
-        supersession: SupersessionModel
-
-    extractor = SimpleNamespace(judges_contradictions=judges)
-    wired = workers_deps(Wired(load_judge(CALIBRATION_DIR / JUDGE_FILE)), extractor)  # type: ignore[arg-type]
-    assert isinstance(wired.supersession, SupersessionModel) and wired.supersession.llm is judges
+        assert seen == p and not model.contests(tuple(bare))
 
 
 def planted(seed: int, n: int = 400) -> list[Choice]:

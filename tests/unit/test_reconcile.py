@@ -43,6 +43,9 @@ class Fixed:
 
     close_at, ask_from = 0.8, 0.5
 
+    def contests(self, x: tuple[float, ...]) -> bool:  # every uncertain pair is contested until settled
+        return True
+
     def __init__(self, **p: float) -> None:
         self.p = p
         self.asked: list[tuple[str, str, tuple[float, ...]]] = []

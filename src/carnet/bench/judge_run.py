@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 from carnet.domain.reconcile.decide import Incoming, PairJudge
-from carnet.domain.reconcile.judge_model import SupersessionModel
 from carnet.domain.records import Memory, Status
 from carnet.services.memories.judge import judge_outcomes
 from carnet.services.memories.remember import NewMemory, remember
@@ -101,6 +100,9 @@ class Recorder:
         self._run.asked.append(Asked(o, n, x, label, p, self._run.writing))
         return p
 
+    def contests(self, x: tuple[float, ...]) -> bool:
+        return self._inner.contests(x) if self._inner else True
+
 
 def closes_by_label(labels: frozenset[tuple[int, int]], old: int, new: int) -> bool:
     """``new`` makes ``old`` untrue: labelled so, or by a note at or before ``new`` (a later restatement)."""
@@ -144,8 +146,6 @@ def run_subject(deps: Any, subject: Subject, judge: PairJudge | None, *, prefix:
     order, late = _order(subject, late_share, seed)
     run = SubjectRun(subject, order=order, late=late)
     index = {text: k for k, (text, _) in reversed(list(enumerate(subject.facts)))}
-    if llm and isinstance(judge, SupersessionModel):
-        judge = judge.with_llm()  # as the service wires it when an LLM is configured
     wired = replace(deps, supersession=Recorder(judge, run, index))
     ids: dict[str, int] = {}
     subject_id = f"{prefix}{subject.subject}"

@@ -4,14 +4,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 
 import structlog
 
 from carnet.bootstrap.container import Container, SystemClock
 from carnet.bootstrap.keys import build_key_invalidations, build_sealed_index
-from carnet.bootstrap.models import build_embedder, build_extractor, build_judge, build_pii, llm_judges
+from carnet.bootstrap.models import build_embedder, build_extractor, build_judge, build_pii
 from carnet.bootstrap.stores import (
     build_audit_log,
     build_control_plane,
@@ -28,7 +27,6 @@ from carnet.crypto.keyring import Keyring
 from carnet.crypto.subject_ids import KeyringSubjectIdSealer
 from carnet.crypto.tenant_hasher import KmsSubjectHasher, is_hash_key_entry
 from carnet.domain.budget import TierBudget
-from carnet.domain.reconcile.judge_model import SupersessionModel
 from carnet.domain.records import Scope
 from carnet.domain.retention import DecayRule
 from carnet.domain.scoring import CosineScale, Weights
@@ -66,26 +64,10 @@ log = structlog.get_logger(__name__)
 CALIBRATION_DIR = Path(__file__).resolve().parent.parent / "calibration"  # carnet/calibration, in the wheel
 
 
-def supersession_judge(settings: Settings, model: SupersessionModel) -> SupersessionModel:
-    """Reconcile's judge as the settings use it: with an LLM configured (``CARNET_EXTRACTOR=mistral``, whose
-    contradiction judgment settles the uncertain band), the band's pairs with no sign of change are asked
-    too (``SupersessionModel.with_llm``)."""
-    return model.with_llm() if llm_judges(settings) else model
-
-
-def workers_deps(deps: Deps, extractor: Extractor) -> Deps:
-    """The intake workers' dependencies: an extractor handed to ``start_workers`` that judges contradictions
-    (an LLM) settles the judge's band, as the settings' would (``supersession_judge``)."""
-    if extractor.judges_contradictions and isinstance(deps.supersession, SupersessionModel):
-        return replace(deps, supersession=deps.supersession.with_llm())
-    return deps
-
-
 def attach_judge(c: Container, judge: Extractor) -> None:
     """Explicit writes judged by ``judge`` (an LLM's contradiction judgment, its band's pairs asked as with
     ``CARNET_EXTRACTOR=mistral``): for a benchmark that hands the service a stand-in."""
     c.facade.judge = judge
-    c.facade.deps = workers_deps(c.facade.deps, judge)
 
 
 def build(settings: Settings, *, embedder: Embedder | None = None, kms: Kms | None = None) -> Container:
@@ -132,8 +114,7 @@ def build(settings: Settings, *, embedder: Embedder | None = None, kms: Kms | No
         locks=locks,
         access=access,
         thresholds=calibration.thresholds,
-        supersession=supersession_judge(settings, load_judge(settings.judge_path or CALIBRATION_DIR / JUDGE_FILE,
-                                                             embedding_model=emb.model_id)),
+        supersession=load_judge(settings.judge_path or CALIBRATION_DIR / JUDGE_FILE, embedding_model=emb.model_id),
         keys=keyring,
         subjects=SubjectRegistry(plane.catalog, hasher, KeyringSubjectIdSealer(keyring)),
         pii=build_pii(settings, plane.catalog, keyring),
@@ -234,8 +215,7 @@ def start_workers(c: Container, *, extractor: Extractor | None = None, prefix: s
         c.metrics.watch_llm(ext.name, stats)
     policy = RetryPolicy(w.max_attempts, w.backoff_seconds, w.max_backoff_seconds, w.outage_retry_seconds,
                          w.outage_max_hours * 3600)
-    deps = workers_deps(c.deps, ext)
-    pool = WorkerPool(lambda n: Worker(deps, c.queue, ext, c.audit, owner=owner_name(prefix, n), policy=policy,
+    pool = WorkerPool(lambda n: Worker(c.deps, c.queue, ext, c.audit, owner=owner_name(prefix, n), policy=policy,
                                        lease_seconds=w.lease_seconds, hooks=c.metrics.worker_hooks(ext.name),
                                        propose=c.facade.propose_extracted),
                       threads=w.threads, poll_seconds=w.poll_seconds)

@@ -1,8 +1,9 @@
 """Records a newer note may have made untrue come after it in what a reader is shown. Pure.
 
 Reconcile's judge closes an older record only when it is confident (``close_at``). In its uncertain band
-(``[ask_from, close_at)``) it names the candidates, most probable first, and the service marks the first (the
-older of the pair) ``contested_by`` the newer note, unless an LLM settles the pair (it closes the record, or
+(``[ask_from, close_at)``) it names the candidates, most probable first, and the service marks the first it
+contests (``judge_model.contests``: a state said to change; the older of the pair) ``contested_by`` the newer
+note, unless an LLM settles the pair (it closes the record, or
 the mark is removed: ``services.memories.judge``). The mark changes no status: the record stays true, findable
 and listed. When one answer holds both the record and a note contesting it, the record goes after every record
 nobody contests (in its order): a question about the current state gets the current answer first, and the

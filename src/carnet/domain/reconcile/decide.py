@@ -23,7 +23,9 @@ In order (the first that fires decides):
    labelled supersessions of the seven writers' files has its two notes at the same instant).
    Candidates in ``[ask_from, close_at)`` are ``uncertain``: the service asks an LLM about them when
    one is configured; a record newer than the note in that band is ``uncertain_newer`` (the LLM is
-   asked whether it makes the late note untrue).
+   asked whether it makes the late note untrue). Until an LLM answers, or when none does, the most
+   probable of them that the judge ``contests`` is ranked after the newer note (``contest``,
+   ``contest_newer``: ``domain.contested``).
 
 Episodes and procedures are never "no longer true": only facts are judged.
 
@@ -126,6 +128,8 @@ class Decision:
     and closes these. ``superseded_by``: a newer record that makes the (late) new fact untrue already:
     it is created closed. ``uncertain``: candidates the judge could not settle, for an LLM to decide;
     ``uncertain_newer``: newer records it could not settle as closing the (late) new fact.
+    ``contest``: the uncertain record ranked after the new fact until an LLM settles the pair (or for good,
+    when none does); ``contest_newer``: the newer record the (late) new fact is ranked after.
     """
 
     action: Action
@@ -136,6 +140,8 @@ class Decision:
     superseded_by: str | None = None
     uncertain: tuple[str, ...] = ()
     uncertain_newer: tuple[str, ...] = ()
+    contest: str | None = None
+    contest_newer: str | None = None
     score: float | None = None
 
 
@@ -150,6 +156,10 @@ class PairJudge(Protocol):
     def ask_from(self) -> float: ...
 
     def judge(self, older: Memory | Incoming, newer: Memory | Incoming, x: tuple[float, ...]) -> float: ...
+
+    def contests(self, x: tuple[float, ...]) -> bool:
+        """Whether an uncertain pair ranks the older after the newer while no LLM has settled it."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,7 +303,7 @@ def _by_judge(new: _Seen, seen: Sequence[_Seen], judge: PairJudge) -> Decision |
     best = max(cosines)
     view = [_side(s) for s in (new, *seen)]  # the note first, then its candidates
     own = frozenset({new.note.subject_id} if isinstance(new.note, Incoming) and new.note.subject_id else ())
-    scored: list[tuple[float, bool, _Seen]] = []
+    scored: list[tuple[float, bool, _Seen, tuple[float, ...]]] = []
     for s, side, rank in zip(seen, view[1:], evidence.ranks(cosines), strict=True):
         if _same_instant(s, new):  # said at the same moment (one batch, one call's turn): neither is newer
             continue
@@ -301,10 +311,10 @@ def _by_judge(new: _Seen, seen: Sequence[_Seen], judge: PairJudge) -> Decision |
         (older, newer), (o, n) = ((new, s), (view[0], side)) if late else ((s, new), (side, view[0]))
         x = evidence.features(o, n, cosine=s.cosine, rank=rank, best=best,
                               opened=evidence.opened_case(o, n, view, own=own))
-        scored.append((judge.judge(older.note, newer.note, x), late, s))
+        scored.append((judge.judge(older.note, newer.note, x), late, s, x))
     if not scored:
         return None
-    p, late, top = max(scored, key=lambda t: t[0])
+    p, late, top, _ = max(scored, key=lambda t: t[0])
     if p >= judge.close_at:
         if late:
             return Decision(Action.CREATE, Rule.JUDGE, f"a newer record makes this note untrue: judge {p:.2f}",
@@ -312,12 +322,14 @@ def _by_judge(new: _Seen, seen: Sequence[_Seen], judge: PairJudge) -> Decision |
         return Decision(Action.SUPERSEDE, Rule.JUDGE, f"judge {p:.2f} >= {judge.close_at:.2f}",
                         superseded=(top.id,), score=p)  # fmt: skip
     ordered = sorted(scored, key=lambda t: t[0], reverse=True)  # the most probable first
-    uncertain = tuple(s.id for q, was_late, s in ordered if q >= judge.ask_from and not was_late)
-    later = tuple(s.id for q, was_late, s in ordered if q >= judge.ask_from and was_late)
-    if uncertain or later:
-        return Decision(Action.CREATE, Rule.JUDGE, f"uncertain: judge {p:.2f} < {judge.close_at:.2f}",
-                        uncertain=uncertain, uncertain_newer=later, score=p)  # fmt: skip
-    return None
+    band = [(s.id, was_late, judge.contests(x)) for q, was_late, s, x in ordered if q >= judge.ask_from]
+    if not band:
+        return None
+    return Decision(Action.CREATE, Rule.JUDGE, f"uncertain: judge {p:.2f} < {judge.close_at:.2f}",
+                    uncertain=tuple(i for i, was_late, _ in band if not was_late),
+                    uncertain_newer=tuple(i for i, was_late, _ in band if was_late),
+                    contest=next((i for i, was_late, c in band if c and not was_late), None),
+                    contest_newer=next((i for i, was_late, c in band if c and was_late), None), score=p)
 
 
 def _side(s: _Seen) -> evidence.Side:

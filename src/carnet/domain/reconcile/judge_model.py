@@ -5,14 +5,15 @@ trained on and their checksums, the commit, the leave-one-writer-out figures), w
 train`` and read back here: plain numbers, never a pickle. ``probability`` is the chance that the newer note
 makes the older record untrue; at or above ``close_at`` reconcile closes the record, in ``[ask_from,
 close_at)`` the pair is uncertain (an LLM, when configured, decides), below it the two stand side by side.
-A pair whose evidence shows no way of saying a state changed counts one level lower (``judge``).
+A pair whose evidence shows no way of saying a state changed is never closed by the model alone (``judge``)
+and, while uncertain, never ranks the older record after the newer note (``contests``).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from carnet.domain.reconcile.evidence import FEATURES, says_change
 
@@ -30,27 +31,23 @@ class SupersessionModel:
     bias: float
     close_at: float
     ask_from: float
-    # An LLM settles the uncertain band (``with_llm``): a pair with no sign of change that the model finds
-    # uncertain is asked too, instead of being left alone (``judge``).
-    llm: bool = False
-
-    def with_llm(self) -> SupersessionModel:
-        """The same judge when an LLM is configured: asking costs a call, not a wrong ranking."""
-        return replace(self, llm=True)
-
     def judge(self, older: object, newer: object, x: Sequence[float]) -> float:
         """``decide``'s ``PairJudge``: the evidence alone decides (the notes themselves are not read). A pair
-        whose evidence shows no way of saying a state changed (``evidence.says_change``) counts one level
-        lower: what would be closed is only uncertain, just below ``close_at`` (an LLM decides, or the record
-        is contested); what would be uncertain is left alone, just below ``ask_from``, unless an LLM settles
-        the band (``llm``): then it is asked, since a wrong answer there costs one call where a contest
-        would rank a true record after a note that did not replace it."""
+        whose evidence shows no way of saying a state changed (``evidence.says_change``) that the model
+        would close is only uncertain, just below ``close_at``: an LLM decides, or the record is contested."""
         p = self.probability(x)
-        if p < self.ask_from or says_change(x):
-            return p
-        if p >= self.close_at:
+        if p >= self.close_at and not says_change(x):
             return math.nextafter(self.close_at, 0.0)
-        return p if self.llm else math.nextafter(self.ask_from, 0.0)
+        return p
+
+    def contests(self, x: Sequence[float]) -> bool:
+        """While an uncertain pair waits for an LLM's answer, or has none (no LLM configured, or its call
+        failed), is the older record ranked after the newer note (``domain.contested``)? Only when the
+        evidence says a state changed, or the model alone would have closed it: two notes that are only
+        alike are two facts, and a contest would rank a true record after a note that did not replace it
+        (the demo's home contract). An LLM is asked about every pair of the band all the same: a wrong
+        "no" there costs one call, not a true record's rank."""
+        return says_change(x) or self.probability(x) >= self.close_at
 
     def probability(self, x: Sequence[float]) -> float:
         z = self.bias + sum(w * (v - m) / s for w, v, m, s in zip(self.weights, x, self.mean, self.scale, strict=True))

@@ -279,13 +279,13 @@ def _reconcile_one(deps: RememberNeeds, scope: Scope, batch: _Batch, mid: str, i
     if decision.superseded_by is not None:  # a late note: a newer record already says what is true now
         newer = _resolve(batch, decision.superseded_by, candidates)
         record = record.superseded(by=newer.id, at=max(newer.valid_from, record.valid_from))
-    # The judge was unsure (``domain.contested``): the most probable of the pair's band is ranked after the
-    # newer note, not closed; a late note by the newer record, the other way round.
-    for newer_id in decision.uncertain_newer[:1]:
-        record = record.contested(by=newer_id)
+    # The judge was unsure (``domain.contested``): the most probable of the band's pairs it contests is ranked
+    # after the newer note, not closed; a late note by the newer record, the other way round.
+    if decision.contest_newer is not None:
+        record = record.contested(by=decision.contest_newer)
     _stage_new(deps, scope, batch, record, vec, now, actor, decision.reason)
-    for old_id in decision.uncertain[:1]:
-        _stage_change(batch, _resolve(batch, old_id, candidates).contested(by=mid))
+    if decision.contest is not None:
+        _stage_change(batch, _resolve(batch, decision.contest, candidates).contested(by=mid))
     if record.superseded_by is not None:
         batch.history.append(HistoryEntry(mid, now, "superseded", actor,
                                           {"by": record.superseded_by, "rule": decision.reason}))
