@@ -31,6 +31,7 @@ class SupersessionModel:
     bias: float
     close_at: float
     ask_from: float
+
     def judge(self, older: object, newer: object, x: Sequence[float]) -> float:
         """``decide``'s ``PairJudge``: the evidence alone decides (the notes themselves are not read). A pair
         whose evidence shows no way of saying a state changed (``evidence.says_change``) that the model
