@@ -4,7 +4,6 @@ reason, fitting deterministic and able to find a planted signal."""
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 import numpy as np
 import pytest
