@@ -10,6 +10,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from carnet.adapters.local.calibration_file import calibration_path, load_calibration, load_thresholds
 from carnet.bench.calibrate import calibrate
@@ -319,3 +321,51 @@ def test_two_notes_of_the_same_instant_are_never_judged_against_each_other() -> 
     same = Incoming("Habite maintenant à Nantes", "Habite maintenant à Nantes", valid_from=AT)
     assert decide(same, [(dated("Habite à Lyon", "a", 0), 0.9)], DEFAULTS, judge=fixed).action is Action.CREATE
     assert fixed.asked == []
+
+
+_NOTES = ("Habite à Lyon", "Travaille à Paris", "Né à Brest", "Joue au tennis le mardi", "Aime le jazz manouche")
+
+
+class ByCosine:
+    """A ``PairJudge`` whose answer and contest depend on the pair's cosine (one per candidate, so per pair)."""
+
+    close_at, ask_from = 0.8, 0.5
+
+    def __init__(self, p: dict[float, float], contested: dict[float, bool]) -> None:
+        self.p, self.contested = p, contested
+
+    def judge(self, older: Memory | Incoming, newer: Memory | Incoming, x: tuple[float, ...]) -> float:
+        return self.p[x[FEATURES.index("cosine")]]
+
+    def contests(self, x: tuple[float, ...]) -> bool:
+        return self.contested[x[FEATURES.index("cosine")]]
+
+
+@given(st.lists(st.tuples(st.integers(0, 99), st.booleans(), st.booleans()), min_size=1, max_size=len(_NOTES),
+                unique_by=lambda t: t[0]))
+def test_the_band_is_asked_whole_and_only_the_likeliest_pair_the_judge_contests_is_contested(
+        pairs: list[tuple[int, bool, bool]]) -> None:
+    """Every pair of ``[ask_from, close_at)`` is named for an LLM (most probable first, a late note's apart); the
+    record ranked after the note is the most probable of those the judge contests, none when it contests none;
+    a closure names no contest."""
+    new = Incoming("Possède un chat noir", "Possède un chat noir", id="new", valid_from=AT + timedelta(days=40))
+    cands, p, contested, late = [], {}, {}, {}
+    for k, (score, is_late, contest) in enumerate(pairs):
+        cosine = round(0.5 + 0.05 * k, 2)  # one per candidate, under every merge threshold
+        rec = dated(_NOTES[k], f"c{k}", 60 + k if is_late else k)
+        cands.append((rec, cosine))
+        p[cosine], contested[cosine], late[rec.id] = score / 100 + k / 10_000, contest, is_late  # all distinct
+    by_id = {rec.id: p[cosine] for rec, cosine in cands}
+    decision = decide(new, cands, DEFAULTS, judge=ByCosine(p, contested))
+    best = max(by_id, key=by_id.__getitem__)
+    if by_id[best] >= 0.8:
+        assert (decision.superseded_by if late[best] else decision.superseded[0]) == best
+        assert decision.contest is None and decision.contest_newer is None
+        return
+    contest_of = {rec.id: contested[cosine] for rec, cosine in cands}
+    band = sorted((i for i in by_id if by_id[i] >= 0.5), key=by_id.__getitem__, reverse=True)
+    assert decision.uncertain == tuple(i for i in band if not late[i])
+    assert decision.uncertain_newer == tuple(i for i in band if late[i])
+    assert decision.contest == next((i for i in decision.uncertain if contest_of[i]), None)
+    assert decision.contest_newer == next((i for i in decision.uncertain_newer if contest_of[i]), None)
+    assert (decision.rule is Rule.JUDGE) == bool(band)
