@@ -113,3 +113,33 @@ def test_the_cascade_bound_with_an_llm_that_is_always_right(tmp_path: Path) -> N
     late = _carnet("bench", "judge", "--data", str(data), "--judge-file", judge, "--llm", "labels", "--late", "1.0",
                    "--json")
     assert late["late_hidden"] == "2/2" and late["false_share_mean"] == 0.0  # written last, asked, stored closed
+
+
+@pytest.mark.parametrize("named", [[], ["1"]])
+def test_the_cascade_with_the_mistral_the_settings_configure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             named: list[str]) -> None:
+    """``--llm mistral``: the cascade's step asks the Mistral of ``CARNET_LLM__*`` (here the vLLM stand-in over
+    HTTP), so a site with a GPU measures its own model on labelled files. The judge leaves every pair to it:
+    a model that names nothing closes nothing; one that always names the first candidate closes one record
+    a call. Every write that asked is counted, and the model is shown pseudonymised notes only."""
+    from tests.support.judges import always_uncertain
+    from tests.support.vllm_server import VllmStandIn, answer, serving
+
+    data = _file(tmp_path / "a.json", "assur-a", "Le membre")
+    stand_in = VllmStandIn()
+    stand_in.push(*(answer({"obsolete_ids": named}) for _ in range(20)))
+    with serving(stand_in) as base:
+        for key, value in (("EXTRACTOR", "mistral"), ("LLM__BASE_URL", base), ("LLM__MODEL", stand_in.served_model),
+                           ("LLM__API_KEY", stand_in.api_key or ""), ("LLM__MAX_RETRIES", "0")):
+            monkeypatch.setenv(f"CARNET_{key}", value)
+        out = _carnet("bench", "judge", "--data", str(data), "--judge-file", str(always_uncertain(tmp_path)),
+                      "--llm", "mistral", "--json")
+    [row] = out["files"]  # type: ignore[misc]
+    calls = [r for r in stand_in.requests if "obsolete" in r.system.lower() or "obsol" in r.user.lower()]
+    assert out["llm"] == "mistral" and 0 < row["llm_calls"] == len(stand_in.requests) == len(calls)
+    if named:  # one closure a call at most; counted by fact, a closure may hide a labelled fact and be false too
+        assert row["hidden"] > 0 and 0 < row["false_closures"] <= row["llm_calls"]
+    else:
+        assert row["hidden"] == row["false_closures"] == 0
+    assert not any("Tilleuls" in r.user or "Fleuri" in r.user for r in stand_in.requests)  # the addresses: placeholders
+    assert not stand_in.problems

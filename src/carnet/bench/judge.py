@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from carnet.bench.judge_fit import BAND_PRECISION, L2, Choice, train
-from carnet.bench.judge_run import Labelled, SubjectRun, choices, closes_by_label, load, run_file
+from carnet.bench.judge_run import Labelled, LlmStep, SubjectRun, choices, closes_by_label, load, run_file
 from carnet.bench.report import progress
 from carnet.domain.corrections import CorrectionPair
 from carnet.domain.reconcile.decide import PairJudge
@@ -145,10 +145,9 @@ class Session:
         self._runs = 0
 
     def run(self, labelled: Labelled, judge: PairJudge | None, *, late_share: float = 0.0,
-            llm: bool = False, llm_error: float = 0.0) -> list[SubjectRun]:
+            llm: LlmStep | None = None) -> list[SubjectRun]:
         self._runs += 1
-        return run_file(self.deps, labelled, judge, prefix=f"r{self._runs}-", late_share=late_share, llm=llm,
-                        llm_error=llm_error)
+        return run_file(self.deps, labelled, judge, prefix=f"r{self._runs}-", late_share=late_share, llm=llm)
 
     def close(self) -> None:
         self._container.close()
@@ -173,8 +172,8 @@ def fit_without(rows: dict[str, tuple[list[Choice], int]], held_out: str | None,
 
 
 def leave_one_out(session: Session, files: Sequence[Labelled], rows: dict[str, tuple[list[Choice], int]], *,
-                  late_share: float, max_false: float, keep: Path | None = None, llm: bool = False,
-                  band_precision: float = BAND_PRECISION, llm_error: float = 0.0) -> list[FileScore]:
+                  late_share: float, max_false: float, keep: Path | None = None, llm: LlmStep | None = None,
+                  band_precision: float = BAND_PRECISION) -> list[FileScore]:
     """Each file measured by the judge fitted without it; ``keep``: a directory where each of those judges
     is written (``without-<file>.json``), so other benchmarks can measure the file with it."""
     scores = []
@@ -186,14 +185,13 @@ def leave_one_out(session: Session, files: Sequence[Labelled], rows: dict[str, t
             keep.mkdir(parents=True, exist_ok=True)
             doc = {"model": model.to_mapping(), "manifest": {"held_out": f.path.name, "max_false": max_false}}
             (keep / f"without-{f.name}.json").write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
-        scores.append(score(f.name, session.run(f, model, late_share=late_share, llm=llm, llm_error=llm_error),
-                            model))
+        scores.append(score(f.name, session.run(f, model, late_share=late_share, llm=llm), model))
     return scores
 
 
 def run(*, data: Sequence[Path], judge: str, leave_one_out_: bool, late_share: float, json_out: bool,
-        judge_path: Path | None = None, llm: bool = False, band_precision: float = BAND_PRECISION,
-        llm_error: float = 0.0) -> dict[str, Any]:
+        judge_path: Path | None = None, llm: LlmStep | None = None,
+        band_precision: float = BAND_PRECISION) -> dict[str, Any]:
     from carnet.adapters.local.judge_file import JUDGE_FILE, load_judge
     from carnet.bootstrap.wiring import CALIBRATION_DIR
 
@@ -203,17 +201,17 @@ def run(*, data: Sequence[Path], judge: str, leave_one_out_: bool, late_share: f
         if leave_one_out_:
             rows = oracle_rows(session, files)
             scores = leave_one_out(session, files, rows, late_share=late_share, max_false=MAX_FALSE, llm=llm,
-                                   band_precision=band_precision, llm_error=llm_error)
+                                   band_precision=band_precision)
             mode = "leave-one-out"
         else:
             shipped = None if judge == "oracle" else load_judge(judge_path or CALIBRATION_DIR / JUDGE_FILE)
-            asks = llm and shipped is not None
-            scores = [score(f.name, session.run(f, shipped, late_share=late_share, llm=asks, llm_error=llm_error),
-                            shipped) for f in files]
+            asks = llm if shipped is not None else None
+            scores = [score(f.name, session.run(f, shipped, late_share=late_share, llm=asks), shipped) for f in files]
             mode = judge
     finally:
         session.close()
-    result = {"mode": mode, "late_share": late_share, "llm": "labels" if llm else None, "llm_error": llm_error,
+    result = {"mode": mode, "late_share": late_share, "llm": llm.name if llm else None,
+              "llm_error": llm.error if llm else 0.0,
               "band_precision": band_precision, **summary(scores)}
     _show(result)
     if json_out:
@@ -221,11 +219,15 @@ def run(*, data: Sequence[Path], judge: str, leave_one_out_: bool, late_share: f
     return result
 
 
+_LLM_SHOWN = {"labels": "always right", "mistral": "the configured Mistral"}
+
+
 def _show(result: dict[str, Any]) -> None:
     print(f"judge ({result['mode']}): hidden mean {result['hidden_mean']:.3f}, worst {result['hidden_worst']:.3f}; "
           f"false closures {result['false_share_mean']:.3%} of facts; candidate recall "
           f"{result['candidate_recall']:.3f}; merges lost {result['merges_lost']}; late hidden {result['late_hidden']}"
-          + (f"; LLM (always right) called on {result['llm_share']:.1%} of writes" if result.get("llm") else "")
+          + (f"; LLM ({_LLM_SHOWN.get(result['llm'], result['llm'])}) called on {result['llm_share']:.1%} of writes"
+             if result.get("llm") else "")
           + f"\n  hidden or ranked after the newer note (contested): mean {result['shown_current_mean']:.3f}, worst "
             f"{result['shown_current_worst']:.3f}; false contests {result['false_contested_share_mean']:.2%} of facts")
     for f in result["files"]:

@@ -3,14 +3,18 @@ labelled files (``carnet.bench.judge``). With ``--json`` the last line printed i
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from carnet.bench.judge_fit import BAND_PRECISION
 from carnet.domain.corrections import CorrectionPair
+
+if TYPE_CHECKING:
+    from carnet.ports import ContradictionJudge
 
 judge_app = typer.Typer(help="The supersession judge: train it on labelled files.", no_args_is_help=True)
 
@@ -23,6 +27,7 @@ class JudgeKind(StrEnum):
 class LlmKind(StrEnum):
     NONE = "none"
     LABELS = "labels"
+    MISTRAL = "mistral"
 
 
 _BAND = typer.Option("--band-precision", min=0.01, max=1.0, help="The share of right closures the LLM's band must "
@@ -54,7 +59,9 @@ def bench_judge(
     json_out: Annotated[bool, typer.Option("--json", help="Print a JSON summary as the last line.")] = False,
     llm: Annotated[LlmKind, typer.Option("--llm", help="labels: run the cascade's LLM step with an LLM that is "
                                                         "always right (the labels): the bound the cascade can reach, "
-                                                        "and the share of writes that call it.")] = LlmKind.NONE,
+                                                        "and the share of writes that call it; mistral: with the "
+                                                        "Mistral the settings configure (CARNET_EXTRACTOR=mistral, "
+                                                        "CARNET_LLM__*), what it reaches.")] = LlmKind.NONE,
     band_precision: Annotated[float, _BAND] = BAND_PRECISION,
     llm_error: Annotated[float, typer.Option("--llm-error", min=0.0, max=1.0, help="With --llm labels: the share "
                                                                                   "of its answers turned wrong.")
@@ -63,9 +70,33 @@ def bench_judge(
     """Every new fact of labelled files against the subject's earlier ones, as reconcile sees them: per file,
     supersessions hidden, false closures (share of facts), merges that lose a fact, candidate recall."""
     from carnet.bench.judge import run
+    from carnet.bench.judge_run import LlmStep
 
-    run(data=_files(data), judge=judge.value, leave_one_out_=leave_one_out, late_share=late, json_out=json_out,
-        judge_path=judge_file, llm=llm is LlmKind.LABELS, band_precision=band_precision, llm_error=llm_error)
+    files = _files(data)
+    if llm is not LlmKind.MISTRAL:
+        step = LlmStep(error=llm_error) if llm is LlmKind.LABELS else None
+        run(data=files, judge=judge.value, leave_one_out_=leave_one_out, late_share=late, json_out=json_out,
+            judge_path=judge_file, llm=step, band_precision=band_precision)
+        return
+    model, close = _configured_llm()
+    try:
+        run(data=files, judge=judge.value, leave_one_out_=leave_one_out, late_share=late, json_out=json_out,
+            judge_path=judge_file, llm=LlmStep(model=model), band_precision=band_precision)
+    finally:
+        close()
+
+
+def _configured_llm() -> tuple[ContradictionJudge, Callable[[], None]]:
+    """The contradiction judgment the settings configure (``bootstrap.models.build_judge``), as ``carnet serve``
+    would use it; refused with the settings to set when none is."""
+    from carnet.bootstrap.models import build_judge
+    from carnet.settings.root import Settings
+
+    built = build_judge(Settings())
+    if built is None:
+        raise typer.BadParameter("--llm mistral needs an LLM configured: CARNET_EXTRACTOR=mistral and "
+                                 "CARNET_LLM__BASE_URL (docs/configuration.md)", param_hint="--llm")
+    return built
 
 
 @judge_app.command("train")

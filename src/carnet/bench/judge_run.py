@@ -9,7 +9,8 @@ replayed): reconcile must store it as already superseded.
 
 ``llm`` runs the cascade's second step (``services/memories/judge``, the code the service runs when an LLM
 is configured) with ``LabelledLLM``: an LLM that is always right, answering by the labels. What it closes
-is the bound the cascade can reach with the judge's band; how often it is called is the cost.
+is the bound the cascade can reach with the judge's band; how often it is called is the cost. With a real
+model (``LlmStep.model``: the settings' Mistral, ``--llm mistral``), what that model reaches.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any
 
 from carnet.domain.reconcile.decide import Incoming, PairJudge
 from carnet.domain.records import Memory, Status
+from carnet.ports import ContradictionJudge
 from carnet.services.memories.judge import judge_outcomes
 from carnet.services.memories.remember import NewMemory, remember
 from carnet.services.scope import scope_for
@@ -109,6 +111,32 @@ def closes_by_label(labels: frozenset[tuple[int, int]], old: int, new: int) -> b
     return any(o == old and b <= new for o, b in labels) and old < new
 
 
+@dataclass(frozen=True, slots=True)
+class LlmStep:
+    """The cascade's LLM step in a run: the labels' stand-in (``LabelledLLM``, always right, or wrong at
+    ``error``), or ``model``, a real one (the settings' Mistral), its calls counted the same way."""
+
+    error: float = 0.0
+    model: ContradictionJudge | None = None
+
+    @property
+    def name(self) -> str:
+        return "labels" if self.model is None else "mistral"
+
+
+class CountedLLM:
+    """A real ``ContradictionJudge``, the writes that called it counted as ``LabelledLLM`` counts them."""
+
+    def __init__(self, run: SubjectRun, model: ContradictionJudge) -> None:
+        self._run, self._model, self._counted = run, model, -1
+
+    def obsolete(self, new_fact: str, existing: Sequence[tuple[str, str]], *, locale: str) -> list[str]:
+        if self._counted != self._run.writing:
+            self._run.llm_calls += 1
+            self._counted = self._run.writing
+        return self._model.obsolete(new_fact, existing, locale=locale)
+
+
 class LabelledLLM:
     """A ``ContradictionJudge`` that is always right: of the candidates it is shown, it names those the
     labels say the note being written makes untrue; shown the note being written as the candidate (a late
@@ -140,25 +168,26 @@ class LabelledLLM:
 
 
 def run_subject(deps: Any, subject: Subject, judge: PairJudge | None, *, prefix: str, late_share: float = 0.0,
-                seed: int = 0, llm: bool = False, llm_error: float = 0.0) -> SubjectRun:
+                seed: int = 0, llm: LlmStep | None = None) -> SubjectRun:
     """Write the subject's facts through ``remember`` with ``judge`` (None: the labels) and record;
-    ``llm``: then the cascade's LLM step, answered by ``LabelledLLM``."""
+    ``llm``: then the cascade's LLM step, answered by ``LabelledLLM`` or by its real model."""
     order, late = _order(subject, late_share, seed)
     run = SubjectRun(subject, order=order, late=late)
     index = {text: k for k, (text, _) in reversed(list(enumerate(subject.facts)))}
     wired = replace(deps, supersession=Recorder(judge, run, index))
     ids: dict[str, int] = {}
     subject_id = f"{prefix}{subject.subject}"
-    asker = LabelledLLM(run, ids, llm_error)
+    labelled = LabelledLLM(run, ids, llm.error if llm else 0.0)
+    asker = CountedLLM(run, llm.model) if llm is not None and llm.model is not None else labelled
     for k in order:
         text, at = subject.facts[k]
         run.writing = k
         item = NewMemory(text=text, occurred_at=at)
         [out] = remember(wired, tenant=subject.tenant, subject_id=subject_id, items=[item], actor="bench")
-        if llm:
+        if llm is not None:
             [out] = judge_outcomes(wired, asker, scope_for(wired, subject.tenant, subject_id), [out], actor="bench")
         ids.setdefault(out.memory.id, k)
-        asker.pseudo.setdefault(out.memory.pseudo_text, k)
+        labelled.pseudo.setdefault(out.memory.pseudo_text, k)
         if out.action == "merged" and out.merged_into in ids:
             run.merged.append((k, ids[out.merged_into]))
         run.closed.extend((ids[i], k) for i in out.superseded if i in ids)
@@ -181,8 +210,8 @@ def _order(subject: Subject, late_share: float, seed: int) -> tuple[tuple[int, .
 
 
 def run_file(deps: Any, labelled: Labelled, judge: PairJudge | None, *, prefix: str, late_share: float = 0.0,
-             llm: bool = False, llm_error: float = 0.0) -> list[SubjectRun]:
-    return [run_subject(deps, s, judge, prefix=prefix, late_share=late_share, llm=llm, llm_error=llm_error)
+             llm: LlmStep | None = None) -> list[SubjectRun]:
+    return [run_subject(deps, s, judge, prefix=prefix, late_share=late_share, llm=llm)
             for s in labelled.subjects]
 
 
