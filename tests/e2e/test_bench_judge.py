@@ -115,13 +115,13 @@ def test_the_cascade_bound_with_an_llm_that_is_always_right(tmp_path: Path) -> N
     assert late["late_hidden"] == "2/2" and late["false_share_mean"] == 0.0  # written last, asked, stored closed
 
 
-@pytest.mark.parametrize("named", [[], ["1"]])
-def test_the_cascade_with_the_mistral_the_settings_configure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                             named: list[str]) -> None:
+def test_the_cascade_with_the_mistral_the_settings_configure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``--llm mistral``: the cascade's step asks the Mistral of ``CARNET_LLM__*`` (here the vLLM stand-in over
-    HTTP), so a site with a GPU measures its own model on labelled files. The judge leaves every pair to it:
-    a model that names nothing closes nothing; one that always names the first candidate closes one record
-    a call. Every write that asked is counted, and the model is shown pseudonymised notes only."""
+    HTTP), so a site with a GPU measures its own model on labelled files. The judge leaves every pair to it
+    (alone it closes nothing: ``test_the_cascade_bound_with_an_llm_that_is_always_right``); a model that always
+    names the first candidate closes one record a call. Every write that asked is counted, and the model is
+    shown pseudonymised notes only."""
+    named = ["1"]
     from tests.support.judges import always_uncertain
     from tests.support.vllm_server import VllmStandIn, answer, serving
 
@@ -137,9 +137,7 @@ def test_the_cascade_with_the_mistral_the_settings_configure(tmp_path: Path, mon
     [row] = out["files"]  # type: ignore[misc]
     calls = [r for r in stand_in.requests if "obsolete" in r.system.lower() or "obsol" in r.user.lower()]
     assert out["llm"] == "mistral" and 0 < row["llm_calls"] == len(stand_in.requests) == len(calls)
-    if named:  # one closure a call at most; counted by fact, a closure may hide a labelled fact and be false too
-        assert row["hidden"] > 0 and 0 < row["false_closures"] <= row["llm_calls"]
-    else:
-        assert row["hidden"] == row["false_closures"] == 0
+    # one closure a call at most; counted by fact, a closure may hide a labelled fact and be false too
+    assert row["hidden"] > 0 and 0 < row["false_closures"] <= row["llm_calls"]
     assert not any("Tilleuls" in r.user or "Fleuri" in r.user for r in stand_in.requests)  # the addresses: placeholders
     assert not stand_in.problems
