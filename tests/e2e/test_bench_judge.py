@@ -119,14 +119,15 @@ def test_the_cascade_with_the_mistral_the_settings_configure(tmp_path: Path, mon
     """``--llm mistral``: the cascade's step asks the Mistral of ``CARNET_LLM__*`` (here the vLLM stand-in over
     HTTP), so a site with a GPU measures its own model on labelled files. The judge leaves every pair to it
     (alone it closes nothing: ``test_the_cascade_bound_with_an_llm_that_is_always_right``); a model that always
-    names the first candidate closes one record a call. Every write that asked is counted, and the model is
-    shown pseudonymised notes only."""
+    names the first candidate closes one record a call. Every write that asked is counted, a failed call too
+    (that write stands, as in the service), and the model is shown pseudonymised notes only."""
     named = ["1"]
     from tests.support.judges import always_uncertain
-    from tests.support.vllm_server import VllmStandIn, answer, serving
+    from tests.support.vllm_server import VllmStandIn, answer, fault, serving
 
     data = _file(tmp_path / "a.json", "assur-a", "Le membre")
     stand_in = VllmStandIn()
+    stand_in.push(fault(500))  # the first call fails (no retry): that write stands, counted
     stand_in.push(*(answer({"obsolete_ids": named}) for _ in range(20)))
     with serving(stand_in) as base:
         for key, value in (("EXTRACTOR", "mistral"), ("LLM__BASE_URL", base), ("LLM__MODEL", stand_in.served_model),
@@ -136,7 +137,8 @@ def test_the_cascade_with_the_mistral_the_settings_configure(tmp_path: Path, mon
                       "--llm", "mistral", "--json")
     [row] = out["files"]  # type: ignore[misc]
     calls = [r for r in stand_in.requests if "obsolete" in r.system.lower() or "obsol" in r.user.lower()]
-    assert out["llm"] == "mistral" and 0 < row["llm_calls"] == len(stand_in.requests) == len(calls)
+    assert out["llm"] == "mistral" and 1 < row["llm_calls"] == len(stand_in.requests) == len(calls)
+    assert out["llm_failed"] == row["llm_failed"] == 1
     # one closure a call at most; counted by fact, a closure may hide a labelled fact and be false too
     assert row["hidden"] > 0 and 0 < row["false_closures"] <= row["llm_calls"]
     assert not any("Tilleuls" in r.user or "Fleuri" in r.user for r in stand_in.requests)  # the addresses: placeholders

@@ -57,6 +57,7 @@ class FileScore:
     llm_calls: int = 0
     ranked_after: int = 0
     false_contested: int = 0
+    llm_failed: int = 0  # calls a real model failed (``--llm mistral``)
 
     @property
     def hidden_share(self) -> float:
@@ -79,7 +80,7 @@ class FileScore:
 
 def score(name: str, runs: Sequence[SubjectRun], judge: PairJudge | None) -> FileScore:
     facts = labelled = hidden = false = merges = hits = late = late_hidden = uncertain = llm_calls = 0
-    after = false_contested = 0
+    after = false_contested = llm_failed = 0
     for run in runs:
         labels = run.subject.labels
         closed_olds = {o for o, _ in run.closed}
@@ -96,10 +97,11 @@ def score(name: str, runs: Sequence[SubjectRun], judge: PairJudge | None) -> Fil
         late += len(run.late)
         late_hidden += sum(o in closed_olds for o in run.late)
         llm_calls += run.llm_calls
+        llm_failed += run.llm_failed
         if judge is not None:
             uncertain += _uncertain(run, judge)
     return FileScore(name, facts, labelled, hidden, false, merges, hits, late, late_hidden, uncertain, llm_calls,
-                     after, false_contested)
+                     after, false_contested, llm_failed)
 
 
 def _uncertain(run: SubjectRun, judge: PairJudge) -> int:
@@ -124,6 +126,7 @@ def summary(scores: Sequence[FileScore]) -> dict[str, Any]:
         "false_contested_share_mean": round(sum(s.false_contested / s.facts for s in scores if s.facts)
                                             / len(scores), 4) if scores else 0.0,
         "llm_share": round(sum(s.llm_calls for s in scores) / max(sum(s.facts for s in scores), 1), 4),
+        "llm_failed": sum(s.llm_failed for s in scores),
         "files": [s.to_dict() for s in scores],
     }
 
@@ -227,6 +230,7 @@ def _show(result: dict[str, Any]) -> None:
           f"false closures {result['false_share_mean']:.3%} of facts; candidate recall "
           f"{result['candidate_recall']:.3f}; merges lost {result['merges_lost']}; late hidden {result['late_hidden']}"
           + (f"; LLM ({_LLM_SHOWN.get(result['llm'], result['llm'])}) called on {result['llm_share']:.1%} of writes"
+             + (f", {result['llm_failed']} calls failed (those writes stand)" if result["llm_failed"] else "")
              if result.get("llm") else "")
           + f"\n  hidden or ranked after the newer note (contested): mean {result['shown_current_mean']:.3f}, worst "
             f"{result['shown_current_worst']:.3f}; false contests {result['false_contested_share_mean']:.2%} of facts")

@@ -25,6 +25,7 @@ from typing import Any
 
 from carnet.domain.reconcile.decide import Incoming, PairJudge
 from carnet.domain.records import Memory, Status
+from carnet.errors import ExtractionFailed
 from carnet.ports import ContradictionJudge
 from carnet.services.memories.judge import judge_outcomes
 from carnet.services.memories.remember import NewMemory, remember
@@ -84,6 +85,7 @@ class SubjectRun:
     late: frozenset[int] = frozenset()  # facts written after the others
     writing: int = -1
     llm_calls: int = 0  # writes whose uncertain candidates went to the LLM
+    llm_failed: int = 0  # of those, the calls a real model failed (the write stands, as in the service)
     contested: list[tuple[int, int]] = field(default_factory=list)  # (old, by): active, ranked after ``by``
 
 
@@ -185,7 +187,10 @@ def run_subject(deps: Any, subject: Subject, judge: PairJudge | None, *, prefix:
         item = NewMemory(text=text, occurred_at=at)
         [out] = remember(wired, tenant=subject.tenant, subject_id=subject_id, items=[item], actor="bench")
         if llm is not None:
-            [out] = judge_outcomes(wired, asker, scope_for(wired, subject.tenant, subject_id), [out], actor="bench")
+            try:
+                [out] = judge_outcomes(wired, asker, scope_for(wired, subject.tenant, subject_id), [out], actor="bench")
+            except ExtractionFailed:  # as ``remember_judged`` does: the write stands as reconcile left it
+                run.llm_failed += 1
         ids.setdefault(out.memory.id, k)
         labelled.pseudo.setdefault(out.memory.pseudo_text, k)
         if out.action == "merged" and out.merged_into in ids:
