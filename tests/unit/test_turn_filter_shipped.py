@@ -63,5 +63,5 @@ def test_the_files_it_was_trained_on_are_the_ones_beside_the_clone() -> None:
     """The checksums match ``../shared/bench`` (the labelled files are read from there, never copied)."""
     for entry in doc()["manifest"]["data"]:  # type: ignore[index]
         found = list(BENCH.rglob(entry["file"]))
-        assert len(found) == 1, entry["file"]
+        assert len(found) == 1, f"{entry['file']}: {len(found)} under {BENCH} (the labelled files beside the clone)"
         assert hashlib.sha256(found[0].read_bytes()).hexdigest() == entry["sha256"]
