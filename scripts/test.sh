@@ -22,13 +22,9 @@ python3 -m venv .venv
 # The rest (about 2.5 GB with the test tools) through uv, which fetches and unpacks in parallel: minutes
 # less than pip on a new machine. torch stays the one installed above (it satisfies the pin). pip is the
 # fallback if uv cannot run here. The Python SDK is its own distribution (for tests/e2e/test_sdk.py).
-# --compile-bytecode: uv, unlike pip, writes no .pyc files, and where PYTHONDONTWRITEBYTECODE is set (as on
-# the machines this was measured on) every process the tests start (`carnet serve`, its model's child,
-# workers, ansible-playbook) compiled spaCy, Presidio, ansible… from source again: 5 of the 13 CPU seconds
-# of a `carnet serve` start on an AVX2-only AMD EPYC (docs/benchmarks.md, "The suite's own CPU").
 .venv/bin/pip install --quiet uv
 if ! SSL_CERT_FILE=${SSL_CERT_FILE:-/etc/ssl/certs/ca-certificates.crt} .venv/bin/uv pip install --quiet \
-    --compile-bytecode --python .venv/bin/python -e '.[dev]' -e ./clients/python; then
+    --python .venv/bin/python -e '.[dev]' -e ./clients/python; then
   echo "uv could not install the test tools: pip instead" >&2
   .venv/bin/pip install --quiet -e '.[dev]' -e ./clients/python
 fi
