@@ -5,11 +5,14 @@ One line per request (method, route template, status, milliseconds, key id) and 
 ``BaseHTTPMiddleware`` runs the rest of the application in a task of its own and streams the response
 through memory channels, which on the assemble hot path cost more than the log itself
 (docs/benchmarks.md, "The HTTP layer's share"). The time counts until the response's last byte is
-sent, and a request that raised is logged with status 500, the answer Starlette's error handler gives.
+sent. A request that raised is logged with status 500, the answer Starlette's error handler (outside this
+middleware) gives; one that sent no answer because it was cancelled or the application returned without
+one (the client gave up or went away) with 499, nginx's "client closed request": not a server error.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
@@ -19,6 +22,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 log = structlog.get_logger("carnet.access")
 
+NO_ANSWER = 499  # nginx's "client closed request": the request was cancelled or sent no response
 _METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"})
 
 
@@ -39,7 +43,7 @@ class AccessLog:
         started = time.perf_counter()
         state: dict[str, Any] = scope.setdefault("state", {})
         state["arrived"] = started  # admission's deadline counts from here (carnet.entrypoints.http.admission)
-        status = 500
+        status: int | None = None
 
         async def sending(message: Message) -> None:
             nonlocal status
@@ -49,7 +53,14 @@ class AccessLog:
 
         try:
             await self.app(scope, receive, sending)
+        except asyncio.CancelledError:
+            status = status or NO_ANSWER
+            raise
+        except BaseException:
+            status = status or 500
+            raise
         finally:
+            status = status or NO_ANSWER
             elapsed = time.perf_counter() - started
             route = route_template(scope)
             method = scope["method"] if scope["method"] in _METHODS else "OTHER"  # bounded label values
