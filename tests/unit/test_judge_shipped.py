@@ -55,9 +55,10 @@ def test_the_files_it_was_trained_on_are_the_ones_beside_the_clone() -> None:
         assert hashlib.sha256(found[0].read_bytes()).hexdigest() == entry["sha256"]
 
 
-def test_the_shipped_judge_never_closes_a_fact_on_likeness_alone() -> None:
-    """"Le membre a un chien." then "Le membre a un chat.", as alike as the index may find them: two facts,
-    at most contested; "a déménagé" after "habite" (one attribute held one value) may still close."""
+def test_the_shipped_judge_never_closes_nor_contests_a_fact_on_likeness_alone() -> None:
+    """"Le membre a un chien." then "Le membre a aussi un chat.", as alike as the index may find them: two
+    facts, neither closed nor ranked after the other (an LLM may still be asked); "a déménagé" after "habite"
+    (one attribute held one value) may still close."""
     from datetime import UTC, datetime
 
     from carnet.domain.reconcile.decide import Action, Incoming, ReconcileThresholds, decide
@@ -71,9 +72,10 @@ def test_the_shipped_judge_never_closes_a_fact_on_likeness_alone() -> None:
                       valid_from=at, updated_at=at)
 
     for cosine in (0.9, 0.95, 0.99):
-        pets = decide(Incoming("Le membre a un chat.", "Le membre a un chat.", valid_from=later),
-                      [(record("Le membre a un chien."), cosine)], ReconcileThresholds(cosine_dup=1.0), judge=judge)
-        assert pets.action is not Action.SUPERSEDE and not pets.superseded
+        for cat in ("Le membre a un chat.", "Le membre a aussi un chat."):
+            pets = decide(Incoming(cat, cat, valid_from=later), [(record("Le membre a un chien."), cosine)],
+                          ReconcileThresholds(cosine_dup=1.0), judge=judge)
+            assert pets.action is not Action.SUPERSEDE and not pets.superseded and pets.contest is None
     moved = decide(Incoming("Le membre a déménagé à Grenoble.", "Le membre a déménagé à Grenoble.", valid_from=later),
                    [(record("Le membre habite à Lyon."), 0.95)], ReconcileThresholds(cosine_dup=1.0), judge=judge)
     assert moved.action is Action.SUPERSEDE
