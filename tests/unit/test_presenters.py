@@ -43,7 +43,7 @@ SIGNALS = Signals(0.812345, 0.7, 0.65, 0.1, 0.5, 0.33333, 0.2, 0.7)
 MEMORY_KEYS = ["id", "kind", "text", "status", "category", "tags", "importance", "confidence", "access_count",
                "reinforcement_count", "occurred_at", "valid_from", "valid_to", "recorded_at", "updated_at",
                "last_accessed_at", "expires_at", "retention", "superseded_by", "sources", "session_id", "agent_id",
-               "special_categories", "contested_by"]
+               "special_categories"]
 
 
 def _memory(n: int = 1) -> Memory:
@@ -59,9 +59,7 @@ def test_a_record_keeps_its_keys_in_order_and_its_values_as_json() -> None:
     assert shown["kind"] == "fact" and shown["status"] == "superseded" and shown["confidence"] == 0.7123
     assert shown["occurred_at"] == shown["valid_from"] == AT.isoformat() and shown["valid_to"] is None
     assert shown["sources"] == [{"kind": "api", "ref": "k:1", "session_id": "sess"}]
-    assert shown["special_categories"] == ["health"] and shown["tags"] == ["a"] and shown["contested_by"] == []
-    contested = as_json(memory_out(_memory().contested(by="m7")))
-    assert contested["contested_by"] == ["m7"]  # the newer note it ranks after, until an LLM settles the pair
+    assert shown["special_categories"] == ["health"] and shown["tags"] == ["a"]
 
 
 def test_a_ranked_record_has_its_rounded_score_and_signals() -> None:

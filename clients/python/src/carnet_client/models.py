@@ -56,7 +56,6 @@ class Memory:
     session_id: str | None
     agent_id: str | None
     special_categories: tuple[str, ...]
-    contested_by: tuple[str, ...] = ()  # newer notes that may have made it untrue (it ranks after them)
 
     @property
     def occurred_at(self) -> datetime:
@@ -76,7 +75,6 @@ class Memory:
             sources=tuple(Source(s["kind"], s["ref"], s.get("session_id")) for s in d.get("sources") or ()),
             session_id=d.get("session_id"), agent_id=d.get("agent_id"),
             special_categories=tuple(d.get("special_categories") or ()),
-            contested_by=tuple(d.get("contested_by") or ()),
         )
 
 

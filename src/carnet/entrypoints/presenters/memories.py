@@ -42,11 +42,6 @@ class MemoryOut(BaseModel):
     session_id: str | None
     agent_id: str | None
     special_categories: list[str]
-    contested_by: list[str] = Field(
-        default_factory=list, examples=[["0b7d2c1e-4f3a-5b6c-8d9e-0f1a2b3c4d5e"]],
-        description="Newer notes that may have made this record untrue: the judge was unsure (and no LLM settled "
-                    "it), so the record stays active but ranks after them where both are found; assemble's prompt "
-                    "says \"peut-être remplacé\". Empty for a record nobody contests.")
 
 
 class PageOut(BaseModel):
@@ -85,8 +80,7 @@ def memory_out(m: Memory) -> MemoryOut:
         last_accessed_at=iso(m.last_accessed_at), expires_at=iso(m.expires_at), retention=m.retention,
         superseded_by=m.superseded_by,
         sources=[SourceOut(kind=s.kind, ref=s.ref, session_id=s.session_id) for s in m.sources],
-        session_id=m.session_id, agent_id=m.agent_id, special_categories=list(m.special),
-        contested_by=list(m.contested_by))
+        session_id=m.session_id, agent_id=m.agent_id, special_categories=list(m.special))
 
 
 def page_out(page: Page) -> PageOut:
