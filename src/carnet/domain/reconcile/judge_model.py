@@ -48,8 +48,8 @@ class SupersessionModel:
         facts, however sure the model is of their likeness ("a un chien, un labrador" then "a aussi un
         chat"), and a contest would rank a true record after a note that did not replace them. An LLM is
         asked about every pair of the band all the same: a wrong "no" there costs one call, not a true
-        record's rank. (Until the twelfth sitting a pair the model alone would have closed was contested
-        too: one labelled pair in 180 more hidden from searches, within the noise; docs/benchmarks.md.)"""
+        record's rank. (Against also contesting what the model alone would close: docs/benchmarks.md, "No
+        contest on likeness alone".)"""
         return says_change(x)
 
     def probability(self, x: Sequence[float]) -> float:
