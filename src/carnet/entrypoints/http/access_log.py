@@ -12,7 +12,6 @@ one (the client gave up or went away) with 499, nginx's "client closed request":
 
 from __future__ import annotations
 
-import asyncio
 import time
 from typing import Any
 
@@ -53,10 +52,7 @@ class AccessLog:
 
         try:
             await self.app(scope, receive, sending)
-        except asyncio.CancelledError:
-            status = status or NO_ANSWER
-            raise
-        except BaseException:
+        except Exception:  # not a cancellation (a BaseException): that, like no answer at all, is NO_ANSWER
             status = status or 500
             raise
         finally:
