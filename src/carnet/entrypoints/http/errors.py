@@ -89,7 +89,8 @@ async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
 async def _http_error(_: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
     code = {EDGE_CODES[c]: c for c in ("not_found", "method_not_allowed")}.get(exc.status_code, "http_error")
-    return JSONResponse(error_body(code, str(exc.detail)), status_code=exc.status_code)
+    # The router's own headers stay: a 405 names the methods the path allows (``Allow``, RFC 9110 §15.5.6).
+    return JSONResponse(error_body(code, str(exc.detail)), status_code=exc.status_code, headers=exc.headers)
 
 
 async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
