@@ -29,21 +29,35 @@ Lang = Literal["fr", "en"]
 
 _APOSTROPHES = str.maketrans({"’": "'", "‘": "'", "ʼ": "'", "`": "'", "´": "'"})
 _DASHES = str.maketrans({"‐": "-", "‑": "-", "‒": "-", "–": "-", "—": "-", "−": "-"})
-_SPACES = re.compile(r"[\s\u00a0\u202f]+")
+_ONE_KIND = {**_APOSTROPHES, **_DASHES}
+_OTHER_KIND = re.compile("[" + "".join(map(chr, _ONE_KIND)) + "]")
 _LIGATURES = str.maketrans({"œ": "oe", "æ": "ae", "ø": "o", "ł": "l", "đ": "d"})
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
 
 
 def normalize(text: str) -> str:
     """NFKC, casefold, one kind of apostrophe/dash, single spaces. Accents are kept."""
     text = unicodedata.normalize("NFKC", text).casefold()
-    text = text.translate(_APOSTROPHES).translate(_DASHES)
-    return _SPACES.sub(" ", text).strip()
+    if _OTHER_KIND.search(text):  # a scan is cheaper than a translation, and most notes have none
+        text = text.translate(_ONE_KIND)
+    return " ".join(text.split())  # whitespace as str.isspace reads it (NBSP too), single, no ends
 
 
 def fold_accents(text: str) -> str:
-    """Drop combining marks (é→e, ç→c) and split ligatures (œ→oe): the matching form."""
-    decomposed = unicodedata.normalize("NFD", text.translate(_LIGATURES))
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    """Drop combining marks (é→e, ç→c) and split ligatures (œ→oe): the matching form. Character by
+    character (``_folded``): a canonical decomposition is one character's, and the marks it drops are the
+    only characters canonical ordering moves, so the whole text folds as its characters do."""
+    return text if text.isascii() else _NON_ASCII.sub(_folded, text)
+
+
+@lru_cache(maxsize=4096)
+def _folded_char(ch: str) -> str:
+    decomposed = unicodedata.normalize("NFD", ch.translate(_LIGATURES))
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def _folded(match: re.Match[str]) -> str:
+    return _folded_char(match.group())
 
 
 def fold(text: str) -> str:
