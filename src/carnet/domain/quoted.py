@@ -33,7 +33,10 @@ def one_line(text: str) -> str:
 
 def quoted(text: str) -> str:
     """``text`` on one line between ``«`` and ``»``, the guillemets it holds turned into ``‹`` and ``›``."""
-    return f"{OPEN} {one_line(text).translate(_NESTED)} {CLOSE}"
+    line = one_line(text)
+    if OPEN in line or CLOSE in line:  # two scans cost less than a translation by table, and few texts hold one
+        line = line.translate(_NESTED)
+    return f"{OPEN} {line} {CLOSE}"
 
 
 def labels_pattern(labels: tuple[str, ...]) -> re.Pattern[str]:
