@@ -6,6 +6,9 @@ published schema knows (an unknown field is ``<unknown field>``) and give fixed 
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 import structlog
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -86,11 +89,35 @@ async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
                         status_code=EDGE_CODES["invalid_request"])
 
 
-async def _http_error(_: Request, exc: Exception) -> JSONResponse:
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
     code = {EDGE_CODES[c]: c for c in ("not_found", "method_not_allowed")}.get(exc.status_code, "http_error")
-    # The router's own headers stay: a 405 names the methods the path allows (``Allow``, RFC 9110 §15.5.6).
-    return JSONResponse(error_body(code, str(exc.detail)), status_code=exc.status_code, headers=exc.headers)
+    headers = dict(exc.headers or {})
+    if exc.status_code == EDGE_CODES["method_not_allowed"]:
+        headers["Allow"] = allowed_methods(request) or headers.get("Allow", "")
+    return JSONResponse(error_body(code, str(exc.detail)), status_code=exc.status_code, headers=headers or None)
+
+
+def allowed_methods(request: Request) -> str:
+    """Every method the published API takes at the request's path, for a 405's ``Allow`` (RFC 9110
+    §15.5.6), read from the OpenAPI document: Starlette names only the methods of the first route whose
+    path matched, and a path served by several routes (``GET`` and ``POST /api/v1/procedures``) would seem
+    to take one. Empty for a path the document does not hold (the router's own header then stays)."""
+    table = getattr(request.app.state, "allowed_methods", None)
+    if table is None:
+        table = request.app.state.allowed_methods = _method_table(request.app.openapi())
+    path = request.scope["path"]
+    return ", ".join(sorted({m for pattern, methods in table if pattern.fullmatch(path) for m in methods}))
+
+
+def _method_table(schema: dict[str, Any]) -> list[tuple[re.Pattern[str], frozenset[str]]]:
+    """Each OpenAPI path template as a pattern (a ``{parameter}`` is one path segment) and its methods."""
+    return [(re.compile("[^/]+".join(map(re.escape, re.split(r"\{[^}/]+\}", template)))),
+             frozenset(m.upper() for m in operations if m in _HTTP_METHODS))
+            for template, operations in schema.get("paths", {}).items()]
+
+
+_HTTP_METHODS = frozenset({"get", "put", "post", "delete", "options", "head", "patch", "trace"})
 
 
 async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
