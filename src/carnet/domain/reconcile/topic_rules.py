@@ -21,7 +21,6 @@ import re
 from dataclasses import dataclass
 
 from carnet.domain.pii.patterns import POSTAL_ADDRESS
-from carnet.domain.reconcile.slot_vehicles import MAKES
 
 Pattern = re.Pattern[str]
 
@@ -55,6 +54,15 @@ CHANNELS: tuple[tuple[str, Pattern], ...] = (
     ("post", _c(r"\b(?:courrier postal|poste|postal|papier|letters?|post)\b")),
 )
 
+# Car makes, and models named without their make ("la Clio"): what a note about the insured vehicle names it by
+# (the French market's common makes and models: general knowledge of the trade, not from any example).
+_MAKES = (
+    "peugeot|renault|citroen|dacia|tesla|toyota|volkswagen|vw|ford|kia|hyundai|bmw|mercedes(?:-benz)?|audi|fiat|"
+    "opel|nissan|skoda|volvo|mazda|honda|suzuki|yamaha|kawasaki|ducati|triumph|vespa|piaggio|porsche|jeep|byd|"
+    "cupra|lexus|land rover|alfa romeo|clio|megane|captur|twingo|zoe|scenic|kangoo|austral|sandero|duster|spring|"
+    "yaris|corolla|rav4|c-hr|golf|polo|tiguan|passat|focus|fiesta|puma|kuga|niro|sportage|picanto|qashqai|juke|"
+    "micra|octavia|fabia|c3|c4|berlingo"
+)
 _PHONE = r"(?:\+\d{2}\s?|\b0)[1-9](?:[ .-]?\d{2}){4}\b|<[a-z_]*phone[a-z_]*_\d+>"
 _AMOUNT = r"\d(?:[\d .,]*\d)?\s*(?:€|eur\b|euros?\b)"
 # A postal address as written, or its placeholder once pseudonymised (notes are read both ways).
@@ -113,7 +121,7 @@ TOPICS: tuple[Topic, ...] = (
     Topic("down_payment", _c(r"\b(?:apport(?: personnel)?|down payment)\b"),
           words=("apport", "down payment")),
     Topic("budget", _c(r"\bbudget\b"), words=("budget", "budget")),
-    Topic("vehicle", _c(rf"\b(?:vehicule|voiture|immatricul\w*|vehicle|{MAKES})\b"), exclusive=False,
+    Topic("vehicle", _c(rf"\b(?:vehicule|voiture|immatricul\w*|vehicle|{_MAKES})\b"), exclusive=False,
           words=("véhicule assuré", "insured vehicle")),
 )
 
