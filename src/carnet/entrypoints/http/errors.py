@@ -93,8 +93,8 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
     code = {EDGE_CODES[c]: c for c in ("not_found", "method_not_allowed")}.get(exc.status_code, "http_error")
     headers = dict(exc.headers or {})
-    if exc.status_code == EDGE_CODES["method_not_allowed"]:
-        headers["Allow"] = allowed_methods(request) or headers.get("Allow", "")
+    if exc.status_code == EDGE_CODES["method_not_allowed"] and (allowed := allowed_methods(request)):
+        headers["Allow"] = allowed
     return JSONResponse(error_body(code, str(exc.detail)), status_code=exc.status_code, headers=headers or None)
 
 
