@@ -27,9 +27,9 @@ import snowballstemmer
 
 Lang = Literal["fr", "en"]
 
-_APOSTROPHES = str.maketrans({"’": "'", "‘": "'", "ʼ": "'", "`": "'", "´": "'"})
-_DASHES = str.maketrans({"‐": "-", "‑": "-", "‒": "-", "–": "-", "—": "-", "−": "-"})
-_ONE_KIND = {**_APOSTROPHES, **_DASHES}
+# One kind of apostrophe, one kind of dash.
+_ONE_KIND = str.maketrans({"’": "'", "‘": "'", "ʼ": "'", "`": "'", "´": "'",
+                           "‐": "-", "‑": "-", "‒": "-", "–": "-", "—": "-", "−": "-"})
 _OTHER_KIND = re.compile("[" + "".join(map(chr, _ONE_KIND)) + "]")
 _LIGATURES = str.maketrans({"œ": "oe", "æ": "ae", "ø": "o", "ł": "l", "đ": "d"})
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
