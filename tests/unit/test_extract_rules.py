@@ -77,6 +77,10 @@ def test_questions_are_no_facts_but_requests_are() -> None:
         ("Je ne suis plus salarié chez Renault.", "Le membre n'est plus salarié chez Renault."),
         ("Ma femme et moi avons acheté une maison à Roubaix.",
          "Le membre et sa femme ont acheté une maison à Roubaix."),
+        ("Mon mari et moi on se sépare.", "Le membre et son mari se séparent."),  # the pair resumed by "on"
+        ("Ma femme et moi, on s'est mariés en juin.", "Le membre et sa femme se sont mariés en juin."),
+        ("Mon mari et moi, nous nous en occupons.", "Le membre et son mari s'en occupent."),
+        ("Mon fils et moi on habitait à Lyon.", "Le membre et son fils habitaient à Lyon."),
         ("Nous avons eu un bébé en janvier.", "Le foyer du membre a eu un bébé en janvier."),
         ("Vous m'avez prélevé deux fois ce mois-ci.", "Le conseiller a prélevé le membre deux fois ce mois-ci."),
         ("Un expert doit me rappeler demain.", "Un expert doit rappeler le membre demain."),
@@ -189,18 +193,39 @@ def test_a_member_who_asks_to_wait_still_answers_the_question() -> None:
 
 
 def test_relayed_notes_and_greetings() -> None:
-    found = _call(
+    greeted = _call(
         ("advisor", "Mutuelle <PERSON_9>, bonjour."),  # the company's name next to a greeting: no fact
         ("user", "Bonjour madame, <PERSON_1>. J'ai une question sur mon contrat auto."),
-        ("user", "On lui a envoyé l'attestation le 3 mars."),  # the advisor relaying: "on" is the company
-        ("user", "M. <PERSON_1>, artisan plombier, a un compte professionnel chez nous."),
         session=None,
     )
-    assert _texts(found) == [
-        "Le membre a une question sur son contrat auto.",  # the greeting with the name is no record
+    assert _texts(greeted) == ["Le membre a une question sur son contrat auto."]  # the greeting is no record
+    notes = _call(  # no advisor speaks: "user" messages may be the advisor's notes about the member
+        ("user", "On lui a envoyé l'attestation le 3 mars."),  # the advisor relaying: "on" is the company
+        ("user", "M. <PERSON_1>, artisan plombier, a un compte professionnel chez nous."),
+        ("user", "Il y a un retard de paiement, on l'a relancé."),  # an impersonal "il" names nobody
+        session=None,
+    )
+    assert _texts(notes) == [
         "Le conseiller lui a envoyé l'attestation le 3 mars 2024.",
         "M. <PERSON_1>, artisan plombier, a un compte professionnel.",
+        "Il y a un retard de paiement, le foyer du membre l'a relancé.",
     ]
+
+
+def test_a_caller_speaking_of_the_member_is_not_the_advisor() -> None:
+    """In a dialogue the member's side is the caller: a relative's "on" is their household and
+    "vous" the company, though they speak of the member in the third person."""
+    found = _call(
+        ("advisor", "Mutuelle du Rhône, bonjour, que puis-je pour vous ?"),
+        ("user", "Il a un nouveau numéro, il faut le changer partout."),
+        ("user", "On a reçu un courrier mais il n'est pas très clair."),
+        ("user", "Il voudrait que vous le rappeliez demain."),
+        session=None,
+    )
+    texts = _texts(found)
+    assert not any("conseiller a reçu" in t for t in texts), texts
+    assert any(t.startswith("Le foyer du membre a reçu un courrier") for t in texts), texts
+    assert any("que le conseiller le rappel" in t for t in texts), texts  # "vous": the company
 
 
 def test_placeholders_are_kept_verbatim() -> None:

@@ -81,6 +81,7 @@ class _Call:
     turn: int = 0  # the current message's number
     turns: list[int] = field(default_factory=list)  # per fact: its message's number (``turns``)
     proxy: bool = False  # the member's side is someone calling for the member (``proxy``)
+    dialogue: bool = False  # the advisor speaks in this call: the member's side is the caller, never relaying
     weight: float | None = None  # the turn filter's probability for the current message (``extract``'s ``weights``)
     # speaker → (statement, question, voice, index in ``facts``) of their last fact
     said: dict[str, tuple[str, str | None, str | None, int]] = field(default_factory=dict)
@@ -141,7 +142,7 @@ class _Call:
             voice: str | None = None) -> None:
         """``speaker`` said it (it decides the category); ``voice`` is whose words they are (it
         decides who "je" and "vous" are): the advisor's for a question confirmed by the member."""
-        voice = voice or (ADVISOR if speaker == MEMBER and _relayed(statement) else speaker)
+        voice = voice or (ADVISOR if speaker == MEMBER and not self.dialogue and _relayed(statement) else speaker)
         said = rewrite_en(statement, voice) if self.english else rewrite_fr(statement, voice, proxy=self.proxy)
         text = self.dated(said, at)
         if question is not None and len(content_tokens(text)) <= _SHORT_ANSWER:
@@ -169,6 +170,7 @@ def extract(messages: Sequence[Message], *, session_id: str | None, locale: str,
     probability that it carries a fact; a fact's importance is then the mean of the rules' and its turn's."""
     call = _Call(english=locale.lower().startswith("en"))
     call.proxy = proxy.calls_for_someone([m.content for m in messages if _ROLES.get(m.role.strip().lower()) == MEMBER])
+    call.dialogue = any(_ROLES.get(m.role.strip().lower()) == ADVISOR for m in messages)
     question: str | None = None  # the advisor's last question, waiting for the member's answer
     asked_by_member: str | None = None  # the member's last question, waiting for the advisor's answer
     for index, message in enumerate(messages):
@@ -260,7 +262,11 @@ def _keep(call: _Call, statement: str, speaker: str, at: datetime | None, questi
 
 # A "user" message may be the advisor relaying the member ("Elle conteste le remboursement", "On lui
 # a envoyé l'attestation"): no first person singular, the member in the third person. There "on",
-# "nous" and "vous" are the call-center side, as in the advisor's own words.
+# "nous" and "vous" are the call-center side, as in the advisor's own words. Only where no advisor
+# speaks (notes sent as messages): in a dialogue the member's side is the caller, whose "on" is their
+# household and "vous" the company, even when a relative speaks of the member ("Il a un nouveau
+# numéro"). An impersonal "il" (French grammar: "il y a", "il faut", "il reste", "il s'agit", "il
+# semble", "il paraît") names nobody.
 _FIRST_SINGULAR = re.compile(r"\b(?:je|j'|j’|me|m'|m’|moi|mon|ma|mes|i|i'm|i've|my)\b", re.IGNORECASE)
 _THIRD_MEMBER = re.compile(
     r"\b(?:il|elle|lui|son|sa|ses|l'adhérente?|l'adherente?|le client|la cliente|le membre|l'assurée?|"
@@ -270,8 +276,15 @@ _THIRD_MEMBER = re.compile(
 )
 
 
+_IMPERSONAL = re.compile(
+    r"\bil (?:ne |n')?(?:y (?:a|avait|aura|aurait)|faut|faudra|faudrait|fallait|reste|restait|restera|"
+    r"s'agit|semble|semblait|paraît|parait)\b",
+    re.IGNORECASE,
+)
+
+
 def _relayed(statement: str) -> bool:
-    return not _FIRST_SINGULAR.search(statement) and _THIRD_MEMBER.search(statement) is not None
+    return not _FIRST_SINGULAR.search(statement) and _THIRD_MEMBER.search(_IMPERSONAL.sub(" ", statement)) is not None
 
 
 def _with_question(text: str, question: str, *, english: bool) -> str:

@@ -10,13 +10,18 @@ except when the advisor is the subject: "le conseiller met à jour son adresse" 
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 
 from carnet.domain.extraction.rules.french_words import definite, elides, possessive
-from carnet.domain.extraction.rules.verbs import third_plural_from_we
+from carnet.domain.extraction.rules.verbs import third_plural_from_on, third_plural_from_we
 from carnet.domain.extraction.rules.walk import ADVISOR, MEMBER, Walk, case
 
-# "Ma femme et moi avons acheté…" → "Le membre et sa femme ont acheté…"
-_AND_ME = re.compile(r"^(mon|ma|mes|notre|nos)\s+([\w-]+)\s+et moi(?:,\s*nous)?\s+(\S+)", re.IGNORECASE)
+# "Ma femme et moi avons acheté…" → "Le membre et sa femme ont acheté…"; spoken French resumes the
+# pair with "on" and the third person singular ("Mon mari et moi, on se sépare"), or with "nous": the
+# clitics between the subject and its verb ("se", "s'", "y", "en", "ne") stay, the reflexive "nous"
+# becomes "se", elided as the verb asks.
+_AND_ME = re.compile(r"^(mon|ma|mes|notre|nos)\s+([\w-]+)\s+et moi(?:,?\s*(nous|on))?,?\s+"
+                     r"((?:(?:ne|se|nous|y|en)\s+|(?:n|s)'\s*)*)([^\s.,;:!?]+)", re.IGNORECASE)
 # What may follow a sentence-initial "Mon X" / "Votre X": the verb that ends the noun phrase.
 _NP_END = frozenset(
     """
@@ -47,9 +52,20 @@ def and_me(text: str) -> str:
     m = _AND_ME.match(text)
     if m is None:
         return text
-    det, noun, verb = m.group(1).lower(), m.group(2), m.group(3)
+    det, noun, resumed, clitics, verb = m.group(1).lower(), m.group(2), m.group(3), m.group(4), m.group(5)
     poss = {"mon": "son", "ma": "sa", "mes": "ses", "notre": possessive(noun), "nos": "ses"}[det]
-    return f"le membre et {poss} {noun} {third_plural_from_we(verb)}{text[m.end():]}"
+    plural = third_plural_from_on(verb) if (resumed or "").lower() == "on" else third_plural_from_we(verb)
+    words = [*re.findall(r"\w+'?", re.sub(r"\bnous\b", "se", clitics, flags=re.IGNORECASE)), plural]
+    group = "".join(_elided(w, nxt) for w, nxt in pairwise(words)) + plural
+    return f"le membre et {poss} {noun} {group}{text[m.end():]}"
+
+
+def _elided(clitic: str, following: str) -> str:
+    """"se" before "en" is "s'", "s'" before "sont" is "se " (the reflexive "nous" became "se")."""
+    bare = clitic.rstrip("'").rstrip("e") if clitic.lower() in ("ne", "se", "n'", "s'") else None
+    if bare is None:
+        return f"{clitic} "
+    return f"{bare}'" if elides(following) else f"{bare}e "
 
 
 def possessive_subject(walk: Walk) -> None:

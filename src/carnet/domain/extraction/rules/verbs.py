@@ -159,3 +159,22 @@ def looks_second_plural(word: str) -> bool:
 def looks_first_plural(word: str) -> bool:
     lower = word.lower()
     return lower in _IRREGULAR["1p"] or (lower.endswith("ons") and len(lower) > 4)
+
+
+_ON_3P: dict[str, str] = dict(
+    a="ont", est="sont", va="vont", fait="font", peut="peuvent", veut="veulent", doit="doivent",
+    vient="viennent", prend="prennent", avait="avaient", était="étaient", etait="étaient", sera="seront",
+    aura="auront",
+)  # fmt: skip
+
+
+def third_plural_from_on(form: str) -> str:
+    """"Ma femme et moi, on a acheté…" becomes "Le membre et sa femme ont acheté…": on → ils."""
+    lower = form.lower()
+    if lower in _ON_3P:
+        return _ON_3P[lower]
+    if lower.endswith("ait"):  # imperfect, conditional: habitait → habitaient
+        return lower[:-1] + "ent"
+    if lower.endswith("e"):  # present of -er verbs: sépare → séparent
+        return lower + "nt"
+    return form
