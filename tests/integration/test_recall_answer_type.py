@@ -65,3 +65,34 @@ def test_a_damaged_record_in_the_lifted_window_is_counted_once_and_the_rest_answ
     assert [u.id for u in found.unreadable] == [damaged]
     assert damaged not in {r.memory.id for r in found} and len(found) == len(notes) - 1
     assert found[0].memory.text == notes[4]
+
+
+
+ABOUT_PREMIUMS = [
+    "Sa cotisation auto est prélevée chaque mois.", "Il trouve sa cotisation habitation trop chère.",
+    "La cotisation santé a augmenté cette année.", "Il a demandé un échéancier pour sa cotisation prévoyance.",
+    "Cotisation obsèques réglée par son fils.", "Il conteste la hausse de cotisation de la mutuelle.",
+    "Sa cotisation moto est suspendue l'hiver.", "Il paie la cotisation scolaire des enfants en septembre.",
+    "Cotisations trimestrielles depuis son passage à la retraite.", "Il voudrait mensualiser ses cotisations.",
+    "Rappel de cotisation impayée envoyé en mars.", "La cotisation emprunteur baisse avec le capital restant.",
+]
+PRICED = ["Frais de dossier de 35 € pour le prêt travaux.", "Pénalité de 50 € pour le retard de loyer.",
+          "Duplicata de carte facturé 12 €.", "Franchise de 150 € sur le sinistre dégât des eaux."]
+
+
+def test_asking_for_more_results_never_reorders_the_first_ones(
+        container: Container, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The lifts read a fixed window of candidates, never one as wide as ``k``: the first three of a
+    search for twenty are the three a search for three gives (a client asking for more, or paging,
+    sees the same order). The notes that give an amount rank past the window for these questions (a
+    dozen closer notes about premiums); a lift of 1 makes any of them that a wider window reached
+    jump to the top."""
+    remember(container.deps, tenant="t", subject_id="A4", actor="a",
+             items=[NewMemory(text=t, occurred_at=AT) for t in (*ABOUT_PREMIUMS, *PRICED, *OTHERS)])
+    monkeypatch.setattr(recall, "ANSWER_LIFT", 1.0)
+    for question in ("Combien coûte sa cotisation ?", "Combien coûte sa cotisation auto ?"):
+        first = [r.memory.id for r in search(container.deps, tenant="t", subject_id="A4",
+                                             query=Query(text=question, k=3))]
+        for k in (5, 10, 15, 20):
+            wider = search(container.deps, tenant="t", subject_id="A4", query=Query(text=question, k=k))
+            assert [r.memory.id for r in wider][:3] == first, (question, k)

@@ -130,16 +130,15 @@ def rank(deps: RecallNeeds, scope: Scope, query: Query, qvec: Vector, now: datet
     ranked = sorted(score_hits(deps, hits, qvec, now, weights), key=lambda r: r.score, reverse=True)
     wanted = asked(query.text)
     if wanted is not None:
-        ranked = lift_answers(deps, scope, ranked, wanted, window=max(ANSWER_WINDOW, query.k), skipped=skipped)
+        ranked = lift_answers(deps, scope, ranked, wanted, window=ANSWER_WINDOW, skipped=skipped)
     if prepared.names:
-        ranked = lift_speakers(deps, scope, ranked, prepared.names, window=max(SPEAKER_WINDOW, query.k),
-                               skipped=skipped)
+        ranked = lift_speakers(deps, scope, ranked, prepared.names, window=SPEAKER_WINDOW, skipped=skipped)
     top = above_floor(ranked, floor)
     named = exact_identifiers(query.text, prepared)
     first: set[str] = set()
     if named:
         exact = exact_matches(deps, scope, where, named, {r.memory.id: r for r in ranked}, now,
-                              limit=max(query.k, EXACT_LOOKUP), skipped=skipped, weights=weights)
+                              limit=EXACT_LOOKUP, skipped=skipped, weights=weights)
         first = {r.memory.id for r in exact}
         top = exact + [r for r in top if r.memory.id not in first]
     top = contested_last(top, lambda r: r.memory)  # the consent statements below stay first whatever contests them
@@ -153,11 +152,12 @@ def rank(deps: RecallNeeds, scope: Scope, query: Query, qvec: Vector, now: datet
     return reveal_ranked(deps, scope, top, skipped) if reveal else top
 
 
-EXACT_LOOKUP = 20  # records read per identifier named in a query, before they are ranked
+EXACT_LOOKUP = 20  # records read per identifier named in a query, before they are ranked (whatever ``k``)
 
 # A question that asks for an amount or a date (``domain.answer_type``): among its first ANSWER_WINDOW
 # candidates, those whose text gives one gain ANSWER_LIFT on the fused score (about the gap between
-# neighbouring ranks). Chosen on fr-dev-2.json's call store among 0.03-0.12 (docs/benchmarks.md).
+# neighbouring ranks). Chosen on fr-dev-2.json's call store among 0.03-0.12 (docs/benchmarks.md). The
+# windows are fixed, never widened to ``k``: asking for more results never reorders the first ones.
 ANSWER_WINDOW = 10
 ANSWER_LIFT = 0.08
 
