@@ -99,3 +99,24 @@ def test_the_demo_story_works_from_raw_calls(container: Container) -> None:
     assert not any("Lefèvre" in s for s in extractor.seen)
     assert not any("<PERSON_" in m.text for m in everything)
     assert not any("Bonjour" in m.text or "bonne journée" in m.text.lower() for m in everything)
+
+
+def test_a_phone_number_dictated_in_words_is_remembered_in_digits(container: Container) -> None:
+    """The pseudonymiser reads a number dictated in words; the fact gets it back as the advisor writes
+    it, so the member's dictation and the read-back give one number to dial."""
+    worker = Worker(container.deps, container.queue, RuleExtractor(), container.audit, owner="demo")
+    at = datetime.fromisoformat("2024-09-02T10:00:00+02:00")
+    turns = [
+        ("advisor", "Mutuelle Horizon, bonjour. Un numéro où vous joindre ?"),
+        ("user", "Oui, mon nouveau portable, c'est le zéro six, soixante et onze, quarante-deux, dix-huit, "
+                 "quatre-vingt-treize."),
+        ("advisor", "Je relis : 06 71 42 18 93. C'est noté."),
+    ]
+    messages = [Message(role, text, at + timedelta(minutes=n)) for n, (role, text) in enumerate(turns)]
+    container.facade.submit_messages(WHO, subject_id="ADH-0043", session_id="call-9", messages=messages,
+                                     idempotency_key=None)
+    assert worker.run_once() == 1
+    texts = [m.text for m in container.facade.list_memories(WHO, subject_id="ADH-0043", status=None,
+                                                            limit=50).items]
+    assert any("06 71 42 18 93" in t for t in texts), texts
+    assert not any("soixante" in t for t in texts), texts

@@ -10,7 +10,6 @@ import pytest
 from carnet.adapters.extractors.rules import RuleExtractor
 from carnet.domain.extraction.model import Extraction
 from carnet.domain.extraction.rules import CATEGORIES, extract
-from carnet.domain.extraction.rules.dictated import in_digits
 from carnet.domain.extraction.rules.rewrite_fr import ADVISOR, MEMBER, rewrite_fr
 from carnet.domain.extraction.rules.verbs import third_singular
 from carnet.domain.intake import Message
@@ -369,29 +368,3 @@ def test_odd_messages_never_raise(content: str) -> None:
         found = _call(("user", content), ("advisor", content), locale=locale)
         assert all(f.text.strip() for f in found.facts)
 
-
-@pytest.mark.parametrize(
-    ("said", "written"),
-    [
-        ("le zéro six, soixante et onze, quarante-deux, dix-huit, quatre-vingt-treize.", "le 06 71 42 18 93."),
-        ("zéro six douze trente-quatre cinquante-six soixante-dix-huit", "06 12 34 56 78"),
-        ("Zéro quatre… soixante-dix-huit, quatre-vingts, cinquante-deux, seize", "04 78 80 52 16"),
-        ("deux mille trois cent quarante euros", "deux mille trois cent quarante euros"),  # an amount: as said
-        ("les deux titulaires, le quatorze mars", "les deux titulaires, le quatorze mars"),
-        ("zéro zéro trente-deux, quatre-vingt-un", "zéro zéro trente-deux, quatre-vingt-un"),  # not a French number
-        ("le zéro huit cents", "le zéro huit cents"),
-    ],
-)
-def test_a_dictated_phone_number_is_written_in_digits(said: str, written: str) -> None:
-    assert in_digits(said) == written
-
-
-def test_a_phone_number_dictated_then_read_back_is_one_record_in_digits() -> None:
-    found = _texts(_call(
-        ("advisor", "Un numéro où vous joindre ?"),
-        ("user", "Mon portable, le zéro six, soixante et onze, quarante-deux, dix-huit, quatre-vingt-treize."),
-        ("advisor", "Je relis : 06 71 42 18 93."),
-        session=None,
-    ))
-    assert any("06 71 42 18 93" in t for t in found), found
-    assert not any("soixante" in t for t in found), found

@@ -55,3 +55,17 @@ def test_a_call_keeps_no_date_of_birth_answered_alone() -> None:
     seen = for_extraction(pii, Scope("t", "s"), ["Pouvez-vous me confirmer votre date de naissance ?", "Le 22/09/1981.",
                                                  "Et la date du sinistre ?", "Le 03/02/2025."])
     assert seen.pseudo[1] == "Le <BIRTHDATE_1>." and seen.pseudo[3] == "Le 03/02/2025."
+
+
+@pytest.mark.parametrize(("said", "back"), [
+    ("zéro six, soixante et onze, quarante-deux, dix-huit, quatre-vingt-treize", "06 71 42 18 93"),
+    ("zéro six douze trente-quatre cinquante-six soixante-dix-huit", "06 12 34 56 78"),
+    ("06 71 42 18 93", "06 71 42 18 93"),  # written in digits: as written
+    ("+33 6 71 42 18 93", "+33 6 71 42 18 93"),
+])
+def test_a_phone_number_dictated_in_words_comes_back_in_digits(said: str, back: str) -> None:
+    pii = Pii(detector=DETECT, query_detector=DETECT, maps=MemoryMaps())
+    seen = for_extraction(pii, Scope("t", "s"), [f"Mon portable, c'est le {said}."])
+    assert seen.pseudo == ["Mon portable, c'est le <PHONE_1>."]
+    assert seen.back == {"<PHONE_1>": back}
+    assert seen.found == (("PHONE", said),)  # the map learns the value as it was said

@@ -19,12 +19,12 @@ from dataclasses import dataclass, field
 
 import structlog
 
-from carnet.domain.pii.canonical import canonical
+from carnet.domain.pii.canonical import canonical, phone_digits
 from carnet.domain.pii.detector import answered_birthdates, find_all
 from carnet.domain.pii.normalise import views
 from carnet.domain.pii.patterns import Recognizer
 from carnet.domain.pii.pseudonyms import PLACEHOLDER, Pseudonymized, PseudonymMap, find_known_names, pseudonymize
-from carnet.domain.pii.spans import BUILT_IN, IDENTIFIERS, PERSON, Span, settle
+from carnet.domain.pii.spans import BUILT_IN, IDENTIFIERS, PERSON, PHONE, Span, settle
 from carnet.domain.records import Scope
 from carnet.errors import CarnetError, DependencyUnavailable
 from carnet.ports import PiiDetector, PseudonymMaps
@@ -85,11 +85,11 @@ def for_write(pii: Pii, scope: Scope, texts: Sequence[str]) -> list[Prepared]:
 
 def for_extraction(pii: Pii, scope: Scope, texts: Sequence[str]) -> Extracting:
     """Messages as an extractor sees them (placeholders: an LLM never reads the personal data), and
-    each placeholder's value as it was written, to put the values back into the facts it returns
-    (``restore``). New values get placeholders in a copy of the subject's map that is not saved here:
-    an intake worker extracts outside the subject's lock, and a save there would write the map (and
-    create a data key) for a subject erased meanwhile. ``found`` lists the values, for ``grow`` to
-    add to the map under the lock."""
+    each placeholder's value as it was written (a phone number dictated in words: in digits), to put
+    the values back into the facts it returns (``restore``). New values get placeholders in a copy of
+    the subject's map that is not saved here: an intake worker extracts outside the subject's lock, and
+    a save there would write the map (and create a data key) for a subject erased meanwhile. ``found``
+    lists the values, for ``grow`` to add to the map under the lock."""
     if not pii.enabled or not texts:
         return Extracting(list(texts), {}, ())
     pmap = pii.maps.load(scope)
@@ -105,8 +105,17 @@ def for_extraction(pii: Pii, scope: Scope, texts: Sequence[str]) -> Extracting:
         pseudo.append(done.text)
         found.extend(done.found)
         for kind, value in done.found:
-            back.setdefault(pmap.placeholder(kind, value, create=False), value)
+            back.setdefault(pmap.placeholder(kind, value, create=False), _written(kind, value))
     return Extracting(pseudo, back, tuple(found))
+
+
+def _written(kind: str, value: str) -> str:
+    """A value as a fact gives it back: as it was written, but a phone number dictated in words in
+    digits ("zéro six, soixante et onze, …" → "06 71 …"), as the advisor's read-back and the notes write
+    it: a memory's number is one to dial."""
+    if kind == PHONE and any(c.isalpha() for c in value):
+        return phone_digits(value) or value
+    return value
 
 
 def grow(pii: Pii, scope: Scope, found: Sequence[tuple[str, str]]) -> None:

@@ -39,3 +39,13 @@ def canonical(kind: str, value: str) -> str:
             digits = "0" + digits[4:].lstrip("0")
         return digits
     return _NON_ALNUM.sub("", value).upper()
+
+
+def phone_digits(value: str) -> str | None:
+    """A French phone number however it was spelled ("zéro six, soixante et onze, …", "+33 6 71 …") as
+    an advisor writes it, "06 71 42 18 93"; None for any other number (foreign, short, a service number
+    from "08 00": left as written)."""
+    digits = canonical(PHONE, value)
+    if len(digits) != 10 or not digits.isdigit() or digits[0] != "0" or digits[1] in "08":
+        return None
+    return " ".join(digits[i : i + 2] for i in range(0, 10, 2))

@@ -40,7 +40,6 @@ from carnet.domain.extraction.model import ExtractedFact, Extraction
 from carnet.domain.extraction.rules import answers, corrections, episode, fragments, proxy, turns
 from carnet.domain.extraction.rules.classify import category, importance
 from carnet.domain.extraction.rules.dates import valid_from
-from carnet.domain.extraction.rules.dictated import in_digits
 from carnet.domain.extraction.rules.elision import restore_apostrophes
 from carnet.domain.extraction.rules.requests import request
 from carnet.domain.extraction.rules.rewrite_en import rewrite_en
@@ -136,9 +135,8 @@ class _Call:
         return rule_importance if self.weight is None else round((rule_importance + self.weight) / 2, 4)
 
     def dated(self, text: str, at: datetime | None) -> str:
-        """French dates said without their year get it (``years``), dictated phone numbers are written
-        in digits (``dictated``)."""
-        return text if self.english else with_years(in_digits(text), at)
+        """French dates said without their year get it (``years``)."""
+        return text if self.english else with_years(text, at)
 
     def add(self, statement: str, speaker: str, at: datetime | None, question: str | None = None,
             voice: str | None = None) -> None:
