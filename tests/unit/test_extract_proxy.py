@@ -1,5 +1,6 @@
 """A call made for the member (``extraction.rules.proxy``): the caller's "je" is "l'appelant", their
-name is not the member's, and their phone number does not replace the member's.
+name is not the member's, and their phone number does not replace the member's; the advisor speaks to
+the caller, unless an operator relays the member's words.
 
 Sentences are written for these tests (general call-center French), not taken from a benchmark."""
 
@@ -10,8 +11,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from carnet.domain.extraction.rules import extract
-from carnet.domain.extraction.rules.proxy import calls_for_someone
-from carnet.domain.extraction.rules.rewrite_fr import MEMBER, rewrite_fr
+from carnet.domain.extraction.rules.proxy import calls_for_someone, relays
+from carnet.domain.extraction.rules.rewrite_fr import ADVISOR, MEMBER, rewrite_fr
 from carnet.domain.intake import Message
 
 AT = datetime(2025, 5, 6, 14, 0, tzinfo=UTC)
@@ -59,3 +60,32 @@ def test_a_call_for_the_member_keeps_the_caller_apart() -> None:
     texts = [f.text for f in extract(messages, session_id="c", locale="fr").facts]
     assert not any("Le membre s'appelle" in t for t in texts), texts
     assert any(t.startswith("L'appelant gère ses comptes") for t in texts), texts
+
+
+@pytest.mark.parametrize(
+    ("said", "written"),
+    [
+        ("Votre père a bien un contrat santé, formule Confort.",
+         "Le père de l'appelant a bien un contrat santé, formule Confort."),  # the member, the caller's father
+        ("Je vous envoie le devis pour sa prothèse.", "Le conseiller envoie à l'appelant le devis pour sa prothèse."),
+        ("Je vous rappelle demain.", "Le conseiller rappelle l'appelant demain."),
+        ("Vous pouvez désigner une personne de confiance.", "L'appelant peut désigner une personne de confiance."),
+    ],
+)  # fmt: skip
+def test_on_a_call_for_the_member_the_advisor_speaks_to_the_caller(said: str, written: str) -> None:
+    assert rewrite_fr(said, ADVISOR, proxy=True) == written
+    assert "membre" in rewrite_fr(said, ADVISOR, proxy=True, relay=True)  # through a relay: to the member
+
+
+@pytest.mark.parametrize(
+    ("opening", "relayed"),
+    [
+        ("Bonjour, plateforme de relais téléphonique, j'ai en ligne M. Paul Roche, malentendant.", True),
+        ("Bonjour, je suis interprète en langue des signes pour Mme Roche.", True),
+        ("Bonjour, service de transcription, j'appelle pour M. Roche.", True),
+        ("C'est Marc Roche, le fils de Mme Jeanne Roche.", False),
+        ("Bonjour, Sylvie Marchand, UDAF, pour M. Roche.", False),
+    ],
+)
+def test_a_relay_passes_on_the_member_s_words(opening: str, relayed: bool) -> None:
+    assert relays([opening]) is relayed

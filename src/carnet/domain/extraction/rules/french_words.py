@@ -102,10 +102,10 @@ _CONTRACTED = (
     (re.compile(r"\b([dD])e le (membre|conseiller|foyer)\b"), r"\1u \2"),
     (re.compile(r"\b(?:[àÀ]|[aA]) le (membre|conseiller|foyer)\b"), r"au \1"),
     # a possessive spelled out after a preposition: "à votre fils" → "au fils du membre"
-    (re.compile(r"\b([àÀ]) le ([\w-]+ du membre)\b"), r"au \2"),
-    (re.compile(r"\b([àÀ]) les ([\w-]+ du membre)\b"), r"aux \2"),
-    (re.compile(r"\b([dD])e le ([\w-]+ du membre)\b"), r"\1u \2"),
-    (re.compile(r"\b([dD])e les ([\w-]+ du membre)\b"), r"\1es \2"),
+    (re.compile(r"\b([àÀ]) le ([\w-]+ (?:du membre|de l'appelant))(?!\w)"), r"au \2"),
+    (re.compile(r"\b([àÀ]) les ([\w-]+ (?:du membre|de l'appelant))(?!\w)"), r"aux \2"),
+    (re.compile(r"\b([dD])e le ([\w-]+ (?:du membre|de l'appelant))(?!\w)"), r"\1u \2"),
+    (re.compile(r"\b([dD])e les ([\w-]+ (?:du membre|de l'appelant))(?!\w)"), r"\1es \2"),
     # "un de nos sociétaires" → "un des sociétaires" (the possessive became an article)
     (re.compile(r"\b((?:[lL]')?[uU]n(?:es?)?|[aA]ucune?|[cC]hacune?) de les\b"), r"\1 des"),
 )

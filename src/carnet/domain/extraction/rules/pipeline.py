@@ -12,7 +12,7 @@ messages are instructions, never facts):
    category and importance (``classify``) and a ``valid_from`` (``dates``); a French date said
    without its year ("le 22 avril", "vendredi, le 9", "hier") is written out in full (``years``);
 5. a call made for the member (a guardian, a relative: ``proxy``) has the caller's "je" written
-   "l'appelant";
+   "l'appelant", as the advisor's "vous", unless an operator relays the member's words (``relays``);
 6. the same fact said twice in a call is kept once; a correction ("non pardon, c'est le 12") keeps
    only the corrected value (``corrections``); a verbless piece that continues the sentence before
    it ("J'ai signé un CDI. Cariste, à Yutz.") is joined to that fact (``fragments``); a fact whose
@@ -81,6 +81,7 @@ class _Call:
     turn: int = 0  # the current message's number
     turns: list[int] = field(default_factory=list)  # per fact: its message's number (``turns``)
     proxy: bool = False  # the member's side is someone calling for the member (``proxy``)
+    relay: bool = False  # an operator passes on the member's words (``proxy.relays``)
     dialogue: bool = False  # the advisor speaks in this call: the member's side is the caller, never relaying
     weight: float | None = None  # the turn filter's probability for the current message (``extract``'s ``weights``)
     # speaker → (statement, question, voice, index in ``facts``) of their last fact
@@ -126,9 +127,15 @@ class _Call:
         if not content_tokens(_PLACEHOLDER.sub(" ", statement)) and not _PLACEHOLDER.search(statement):
             return False
         voice = last[2] or speaker
-        text = rewrite_en(statement, voice) if self.english else rewrite_fr(statement, voice, proxy=self.proxy)
+        text = self.rewritten(statement, voice)
         self._extend(last[3], self.dated(text, at), speaker)
         return True
+
+    def rewritten(self, statement: str, voice: str) -> str:
+        """``statement`` in the third person, as ``voice`` said it on this call (``proxy``, ``relay``)."""
+        if self.english:
+            return rewrite_en(statement, voice)
+        return rewrite_fr(statement, voice, proxy=self.proxy, relay=self.relay)
 
     def weighed(self, rule_importance: float) -> float:
         """The rules' importance, or with the filter's probabilities its mean with the turn's."""
@@ -143,7 +150,7 @@ class _Call:
         """``speaker`` said it (it decides the category); ``voice`` is whose words they are (it
         decides who "je" and "vous" are): the advisor's for a question confirmed by the member."""
         voice = voice or (ADVISOR if speaker == MEMBER and not self.dialogue and _relayed(statement) else speaker)
-        said = rewrite_en(statement, voice) if self.english else rewrite_fr(statement, voice, proxy=self.proxy)
+        said = self.rewritten(statement, voice)
         text = self.dated(said, at)
         if question is not None and len(content_tokens(text)) <= _SHORT_ANSWER:
             text = _with_question(text, question, english=self.english)
@@ -169,7 +176,9 @@ def extract(messages: Sequence[Message], *, session_id: str | None, locale: str,
     amount) are one record, as one message is (``turns``). ``weights``: per message, the filter's
     probability that it carries a fact; a fact's importance is then the mean of the rules' and its turn's."""
     call = _Call(english=locale.lower().startswith("en"))
-    call.proxy = proxy.calls_for_someone([m.content for m in messages if _ROLES.get(m.role.strip().lower()) == MEMBER])
+    member_side = [m.content for m in messages if _ROLES.get(m.role.strip().lower()) == MEMBER]
+    call.proxy = proxy.calls_for_someone(member_side)
+    call.relay = proxy.relays(member_side)
     call.dialogue = any(_ROLES.get(m.role.strip().lower()) == ADVISOR for m in messages)
     question: str | None = None  # the advisor's last question, waiting for the member's answer
     asked_by_member: str | None = None  # the member's last question, waiting for the advisor's answer

@@ -14,7 +14,7 @@ from itertools import pairwise
 
 from carnet.domain.extraction.rules.french_words import definite, elides, possessive
 from carnet.domain.extraction.rules.verbs import third_plural_from_on, third_plural_from_we
-from carnet.domain.extraction.rules.walk import ADVISOR, MEMBER, Walk, case
+from carnet.domain.extraction.rules.walk import ADVISOR, MEMBER, OF, Walk, case
 
 # "Ma femme et moi avons acheté…" → "Le membre et sa femme ont acheté…"; spoken French resumes the
 # pair with "on" and the third person singular ("Mon mari et moi, on se sépare"), or with "nous": the
@@ -90,8 +90,8 @@ def possessive_subject(walk: Walk) -> None:
         end = n - 1
         while end > 1 and walk.low(words[end]) in _PRONOUNS:  # "Mon fils m'a offert…": the noun, not "m'"
             end -= 1
-        walk.tokens[words[end]] += " du membre"
-        walk.named.add("member")
+        walk.tokens[words[end]] += f" {OF[walk.owner]}"
+        walk.named.add(walk.owner)
         return
 
 
@@ -149,5 +149,5 @@ def _of_member(walk: Walk, i: int) -> bool:
     end = 0
     while end + 1 < len(words) and walk.low(words[end + 1]) in _COMPLEMENTS:
         end += 1  # "votre contrat auto" → "le contrat auto du membre", not "le contrat du membre auto"
-    walk.tokens[words[end]] += " du membre"
+    walk.tokens[words[end]] += f" {OF[walk.addressee]}"
     return True

@@ -6,6 +6,12 @@ such a call the member's side speaks for the member, and its "je" is the caller:
 appeler pour toute décision : 04 79 …" is the caller's number, not the member's, and the name it opens
 with is the caller's. Read in the member side's first two messages, where callers say who they are.
 
+The advisor speaks to the caller too: on such a call their "vous" is the caller ("Votre père a bien un
+contrat" is the caller's father, the member), except through a relay service for deaf and
+hard-of-hearing people or an interpreter (``relays``), where the operator passes on the member's own
+words and the advisor speaks to the member. Which words name such a service ("relais", "interprète",
+"LSF", "transcription") is general knowledge of the trade (issue 48 names the relay operator).
+
 A member calling about a relative their contract covers ("j'appelle pour mon fils, il a eu un
 accident") is the member: a relative after "pour" is not enough, the caller must say the person is the
 client, or be their representative, or name them ("pour M. …", "pour un de vos sociétaires").
@@ -36,3 +42,12 @@ _FIRST_MESSAGES = 2
 def calls_for_someone(member_messages: Sequence[str]) -> bool:
     """The member side's first messages say it calls for the member (see the module's docstring)."""
     return any(_FOR_SOMEONE.search(fold(m)) for m in member_messages[:_FIRST_MESSAGES])
+
+
+_RELAY = re.compile(r"\b(?:relais|interpret\w*|lsf|transcri\w*|tradui\w*|traduis)\b")
+
+
+def relays(member_messages: Sequence[str]) -> bool:
+    """The member side's first messages say an operator passes on the member's words (a relay service,
+    an interpreter): the advisor then speaks to the member."""
+    return any(_RELAY.search(fold(m)) for m in member_messages[:_FIRST_MESSAGES])

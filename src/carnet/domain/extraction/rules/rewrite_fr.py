@@ -23,7 +23,7 @@ from carnet.domain.extraction.rules.negation import spoken_ne
 from carnet.domain.extraction.rules.possessives import and_me, possessive_subject, swap
 from carnet.domain.extraction.rules.requests import imperative
 from carnet.domain.extraction.rules.verbs import AUXILIARIES, looks_first_plural, looks_second_plural, third_singular
-from carnet.domain.extraction.rules.walk import ADVISOR, CALLER, MEMBER, Walk, case
+from carnet.domain.extraction.rules.walk import ADVISOR, CALLER, MEMBER, NOUN, TO, Walk, case
 
 __all__ = ["ADVISOR", "MEMBER", "rewrite_fr"]
 
@@ -67,15 +67,20 @@ _ADVISOR_FRAME = re.compile(
 )
 
 
-def rewrite_fr(sentence: str, speaker: str, *, proxy: bool = False) -> str:
+def rewrite_fr(sentence: str, speaker: str, *, proxy: bool = False, relay: bool = False) -> str:
     """``sentence`` said by ``speaker`` (``MEMBER`` or ``ADVISOR``), as a third-person fact. ``proxy``:
-    the member's side of the call is someone calling for the member, and their "je" is "l'appelant"."""
+    the member's side of the call is someone calling for the member, and their "je" is "l'appelant",
+    as the advisor's "vous" is, unless ``relay``: an operator passes on the member's words."""
     if speaker == MEMBER:
         text = and_me(_CALLING_BECAUSE.sub("", sentence.strip()).strip())
     else:
         text = _ADVISOR_FRAME.sub("", sentence.strip()).strip()
     text = imperative(text, advisor=speaker == ADVISOR) or text
-    walk = Walk.of(spoken_ne(text), speaker, CALLER if proxy and speaker == MEMBER else MEMBER)
+    # On a call for the member, the member's side is the caller: its "je", and the advisor's "vous"
+    # unless an operator relays the member's words.
+    caller = CALLER if proxy else MEMBER
+    walk = Walk.of(spoken_ne(text), speaker, caller if speaker == MEMBER else MEMBER,
+                   addressee=MEMBER if relay else caller)
     possessive_subject(walk)
     i = 0
     while i < len(walk.tokens):
@@ -170,19 +175,20 @@ def _vous(walk: Walk, i: int) -> int:
         return i
     after = _after_clitics(walk, i)
     if after is not None and looks_second_plural(walk.tokens[after]):
-        return _subject(walk, i, "2p", "advisor" if walk.speaker == MEMBER else "member")
+        return _subject(walk, i, "2p", "advisor" if walk.speaker == MEMBER else walk.addressee)
     if _after_preposition(walk, i):
-        walk.tokens[i] = "l'établissement" if walk.speaker == MEMBER else "le membre"
+        walk.tokens[i] = "l'établissement" if walk.speaker == MEMBER else NOUN[walk.addressee]
         return i
-    _object(walk, i, "advisor" if walk.speaker == MEMBER else "member")
+    _object(walk, i, "advisor" if walk.speaker == MEMBER else walk.addressee)
     return i
 
 
 def _object(walk: Walk, i: int, who: str) -> None:
-    """An object pronoun before a verb: gone; the member comes back after the verb group."""
+    """An object pronoun before a verb: gone; the member (or, on a call for the member, the caller the
+    advisor speaks to) comes back after the verb group."""
     walk.drop(i)
-    if who == "member":
-        _member_after_verb(walk, i)
+    if who == MEMBER or (who == CALLER and walk.speaker == ADVISOR):
+        _member_after_verb(walk, i, who)
 
 
 def _subject(walk: Walk, i: int, person: str, who: str) -> int:
@@ -204,7 +210,7 @@ def _subject(walk: Walk, i: int, person: str, who: str) -> int:
             walk.tokens[k] = case(walk.tokens[k], third_singular(walk.tokens[k], person))
         _reelide(walk, k)
         if member_object:
-            _member_after_verb(walk, k - 1)
+            _member_after_verb(walk, k - 1, walk.addressee if walk.speaker == ADVISOR else MEMBER)
         return k
     return last
 
@@ -221,9 +227,9 @@ def _subject_clitic(walk: Walk, k: int, low: str, person: str) -> bool:
     return False
 
 
-def _member_after_verb(walk: Walk, start: int) -> None:
-    """Insert the member after the verb group that follows ``start``: "envoie au membre", "a
-    rappelé le membre", "va envoyer au membre", "fait parvenir au membre"."""
+def _member_after_verb(walk: Walk, start: int, who: str) -> None:
+    """Insert the member (``who``: or the caller) after the verb group that follows ``start``: "envoie
+    au membre", "a rappelé le membre", "va envoyer au membre", "fait parvenir à l'appelant"."""
     words = [k for k in walk.words(start + 1) if walk.low(k) not in _OBJECT_CLITICS] or walk.words(start + 1)
     if not words:
         return
@@ -240,7 +246,7 @@ def _member_after_verb(walk: Walk, start: int) -> None:
         k += 1
     while k + 1 < len(words) and walk.low(words[k + 1]) in _NEGATION:  # "ne concerne pas le membre"
         k += 1
-    walk.tokens[words[k]] += " au membre" if indirect else " le membre"
+    walk.tokens[words[k]] += f" {TO[who]}" if indirect else f" {NOUN[who]}"
 
 
 def _reelide(walk: Walk, k: int) -> None:

@@ -25,10 +25,16 @@ class Walk:
     me: str = MEMBER  # who "je" is in the member's mouth: CALLER when someone calls for the member
     named: set[str] = field(default_factory=set)  # who already has their noun ("le membre")
     last_subject: str | None = None
+    addressee: str = MEMBER  # who "vous" is in the advisor's mouth: CALLER when someone calls for the member
 
     @classmethod
-    def of(cls, text: str, speaker: str, me: str = MEMBER) -> Walk:
-        return cls(TOKEN.findall(text), speaker, me)
+    def of(cls, text: str, speaker: str, me: str = MEMBER, addressee: str = MEMBER) -> Walk:
+        return cls(TOKEN.findall(text), speaker, me, addressee=addressee)
+
+    @property
+    def owner(self) -> str:
+        """Whose thing "mon" (the member's side) or "votre" (the advisor's) names."""
+        return self.me if self.speaker == MEMBER else self.addressee
 
     def text(self) -> str:
         return "".join(self.tokens)
@@ -52,6 +58,11 @@ class Walk:
         self.tokens[i] = ""
         if i + 1 < len(self.tokens) and self.tokens[i + 1].isspace():
             self.tokens[i + 1] = ""
+
+
+OF = {MEMBER: "du membre", CALLER: "de l'appelant"}  # "le numéro du membre", "le père de l'appelant"
+TO = {MEMBER: "au membre", CALLER: "à l'appelant"}  # "envoie au membre"
+NOUN = {MEMBER: "le membre", CALLER: "l'appelant"}
 
 
 def case(original: str, new: str) -> str:
