@@ -10,7 +10,9 @@ The advisor speaks to the caller too: on such a call their "vous" is the caller 
 contrat" is the caller's father, the member), except through a relay service for deaf and
 hard-of-hearing people or an interpreter (``relays``), where the operator passes on the member's own
 words and the advisor speaks to the member. Which words name such a service ("relais", "interprète",
-"LSF", "transcription") is general knowledge of the trade (issue 48 names the relay operator).
+"LSF", "transcription") is general knowledge of the trade: French law has large firms' customer
+services reachable through one (loi n° 2016-1321 pour une République numérique, art. 105), and issue
+48 names the relay operator.
 
 A member calling about a relative their contract covers ("j'appelle pour mon fils, il a eu un
 accident") is the member: a relative after "pour" is not enough, the caller must say the person is the
