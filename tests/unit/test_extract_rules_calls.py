@@ -96,15 +96,17 @@ def test_object_pronouns_land_on_the_right_word(said: str, speaker: str, fact: s
 
 _WORDS = st.sampled_from(
     "je j'ai j ai mon ma mes moi on nous vous votre vos me m'a m'envoie l'a l'ai le la lui a ai avez suis est "
-    "envoie habite rappelle , . : <PHONE_1> <ADDRESS_2> <EMAIL_1> 12 mars euros contrat fils".split()
+    "envoie habite rappelle , . : <PHONE_1> <ADDRESS_2> <EMAIL_1> 12 mars euros contrat fils "
+    "et mari se s'est sépare séparons en y ne n'a père".split()
 )
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(_WORDS, min_size=1, max_size=14), st.sampled_from([MEMBER, ADVISOR]))
-def test_rewriting_never_raises_and_keeps_exactly_the_placeholders(words: list[str], speaker: str) -> None:
+@given(st.lists(_WORDS, min_size=1, max_size=14), st.sampled_from([MEMBER, ADVISOR]), st.booleans(), st.booleans())
+def test_rewriting_never_raises_and_keeps_exactly_the_placeholders(words: list[str], speaker: str, proxy: bool,
+                                                                   relay: bool) -> None:
     sentence = restore_apostrophes(" ".join(words))
-    out = rewrite_fr(sentence, speaker)
+    out = rewrite_fr(sentence, speaker, proxy=proxy, relay=relay)
     assert sorted(PLACEHOLDER.findall(out)) == sorted(PLACEHOLDER.findall(sentence))
 
 
@@ -379,3 +381,18 @@ def test_any_order_of_questions_waits_and_answers_reads_once(exchange: list[tupl
     assert all(f.strip() for f in facts)
     assert all(f.count("(en réponse à") <= 1 for f in facts)
     assert len(facts) == len(set(facts))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(["Mon mari", "Ma femme", "Mes parents", "Notre fils", "mon frère"]),
+       st.sampled_from([" et moi", " et moi,", " et moi, on", " et moi on", " et moi, nous", " et moi nous"]),
+       st.lists(st.sampled_from(["ne", "se", "s'", "n'", "nous", "y", "en"]), max_size=3),
+       st.sampled_from(["sépare", "avons", "a", "est", "habitait", "allons", "occupons", "<PHONE_1>", "..."]),
+       st.sampled_from(["", " à Lyon.", " le <PHONE_1>.", ", pas de souci."]))
+def test_a_pair_with_me_always_reads_as_the_member_and_the_other(subject: str, joint: str, clitics: list[str],
+                                                                  verb: str, rest: str) -> None:
+    sentence = f"{subject}{joint} {' '.join(clitics)} {verb}{rest}".replace("' ", "'")
+    out = rewrite_fr(sentence, MEMBER)
+    assert sorted(PLACEHOLDER.findall(out)) == sorted(PLACEHOLDER.findall(sentence))
+    if out.startswith("Le membre et "):
+        assert " moi" not in out and " on " not in f" {out} " and "foyer" not in out  # the pair, once
