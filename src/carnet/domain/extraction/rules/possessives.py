@@ -13,15 +13,15 @@ import re
 from itertools import pairwise
 
 from carnet.domain.extraction.rules.french_words import definite, elides, possessive
-from carnet.domain.extraction.rules.verbs import third_plural_from_on, third_plural_from_we
+from carnet.domain.extraction.rules.verbs import looks_first_plural, third_plural_from_on, third_plural_from_we
 from carnet.domain.extraction.rules.walk import ADVISOR, MEMBER, OF, Walk, case
 
 # "Ma femme et moi avons acheté…" → "Le membre et sa femme ont acheté…"; spoken French resumes the
 # pair with "on" and the third person singular ("Mon mari et moi, on se sépare"), or with "nous": the
 # clitics between the subject and its verb ("se", "s'", "y", "en", "ne") stay, the reflexive "nous"
 # becomes "se", elided as the verb asks.
-_AND_ME = re.compile(r"^(mon|ma|mes|notre|nos)\s+([\w-]+)\s+et moi(?:,?\s*(nous|on))?,?\s+"
-                     r"((?:(?:ne|se|nous|y|en)\s+|(?:n|s)'\s*)*)([^\s.,;:!?]+)", re.IGNORECASE)
+_AND_ME = re.compile(r"^(mon|ma|mes|notre|nos)\s+([\w-]+)\s+et moi\b(?P<sep>(?:,?\s*(nous|on)\b)?,?\s*)"
+                     r"((?:(?:ne|se|nous|y|en)\s+|(?:n|s)'\s*)*)([^\s.,;:!?]+)?", re.IGNORECASE)
 # What may follow a sentence-initial "Mon X" / "Votre X": the verb that ends the noun phrase.
 _NP_END = frozenset(
     """
@@ -52,8 +52,13 @@ def and_me(text: str) -> str:
     m = _AND_ME.match(text)
     if m is None:
         return text
-    det, noun, resumed, clitics, verb = m.group(1).lower(), m.group(2), m.group(3), m.group(4), m.group(5)
+    det, noun, resumed, clitics, verb = m.group(1).lower(), m.group(2), m.group(4), m.group(5), m.group(6)
     poss = {"mon": "son", "ma": "sa", "mes": "ses", "notre": possessive(noun), "nos": "ses"}[det]
+    if verb is None:  # the sentence stops there ("Mon mari et moi, on…"): the pair alone
+        return f"le membre et {poss} {noun}{text[m.end():]}"
+    if resumed is None and "," in m.group("sep") and not looks_first_plural(verb):
+        # "Mon mari et moi, onze ans de mariage": no verb of theirs follows, the pair is named as is
+        return f"le membre et {poss} {noun}{text[m.start('sep'):]}"
     plural = third_plural_from_on(verb) if (resumed or "").lower() == "on" else third_plural_from_we(verb)
     words = [*re.findall(r"\w+'?", re.sub(r"\bnous\b", "se", clitics, flags=re.IGNORECASE)), plural]
     group = "".join(_elided(w, nxt) for w, nxt in pairwise(words)) + plural
