@@ -46,6 +46,8 @@ def test_only_the_first_two_messages_say_who_calls() -> None:
          "C'est l'appelant qu'il faut appeler pour toute décision : 04 79 00 11 22."),
         ("Je dois cosigner tout contrat.", "L'appelant doit cosigner tout contrat."),
         ("Il est sous curatelle renforcée.", "Il est sous curatelle renforcée."),
+        ("Un monsieur m'a téléphoné hier.", "Un monsieur a téléphoné à l'appelant hier."),  # never "au membre"
+        ("Il m'a envoyé le dossier.", "Il a envoyé à l'appelant le dossier."),
     ],
 )  # fmt: skip
 def test_the_caller_s_first_person(said: str, written: str) -> None:

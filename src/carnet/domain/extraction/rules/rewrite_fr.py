@@ -184,10 +184,10 @@ def _vous(walk: Walk, i: int) -> int:
 
 
 def _object(walk: Walk, i: int, who: str) -> None:
-    """An object pronoun before a verb: gone; the member (or, on a call for the member, the caller the
-    advisor speaks to) comes back after the verb group."""
+    """An object pronoun before a verb: gone; the member (or, on a call for the member, the caller)
+    comes back after the verb group."""
     walk.drop(i)
-    if who == MEMBER or (who == CALLER and walk.speaker == ADVISOR):
+    if who in (MEMBER, CALLER):
         _member_after_verb(walk, i, who)
 
 
@@ -210,7 +210,7 @@ def _subject(walk: Walk, i: int, person: str, who: str) -> int:
             walk.tokens[k] = case(walk.tokens[k], third_singular(walk.tokens[k], person))
         _reelide(walk, k)
         if member_object:
-            _member_after_verb(walk, k - 1, walk.addressee if walk.speaker == ADVISOR else MEMBER)
+            _member_after_verb(walk, k - 1, walk.addressee if walk.speaker == ADVISOR else walk.me)
         return k
     return last
 
