@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from itertools import pairwise
 
-from carnet.domain.extraction.rules.french_words import definite, elides, possessive
+from carnet.domain.extraction.rules.french_words import definite, elide, elides, possessive
 from carnet.domain.extraction.rules.verbs import looks_first_plural, third_plural_from_on, third_plural_from_we
 from carnet.domain.extraction.rules.walk import ADVISOR, MEMBER, OF, Walk, case
 
@@ -61,16 +61,13 @@ def and_me(text: str) -> str:
         return f"le membre et {poss} {noun}{text[m.start('sep'):]}"
     plural = third_plural_from_on(verb) if (resumed or "").lower() == "on" else third_plural_from_we(verb)
     words = [*re.findall(r"\w+'?", re.sub(r"\bnous\b", "se", clitics, flags=re.IGNORECASE)), plural]
-    group = "".join(_elided(w, nxt) for w, nxt in pairwise(words)) + plural
+    # "se" before "en" is "s'", "s'" before "sont" is "se " (the reflexive "nous" became "se")
+    group = "".join(_spaced(elide(w, nxt)) for w, nxt in pairwise(words)) + plural
     return f"le membre et {poss} {noun} {group}{text[m.end():]}"
 
 
-def _elided(clitic: str, following: str) -> str:
-    """"se" before "en" is "s'", "s'" before "sont" is "se " (the reflexive "nous" became "se")."""
-    bare = clitic.rstrip("'").rstrip("e") if clitic.lower() in ("ne", "se", "n'", "s'") else None
-    if bare is None:
-        return f"{clitic} "
-    return f"{bare}'" if elides(following) else f"{bare}e "
+def _spaced(clitic: str) -> str:
+    return clitic if clitic.endswith(("'", " ")) else f"{clitic} "
 
 
 def possessive_subject(walk: Walk) -> None:

@@ -23,7 +23,7 @@ from carnet.domain.extraction.rules.negation import spoken_ne
 from carnet.domain.extraction.rules.possessives import and_me, possessive_subject, swap
 from carnet.domain.extraction.rules.requests import imperative
 from carnet.domain.extraction.rules.verbs import AUXILIARIES, looks_first_plural, looks_second_plural, third_singular
-from carnet.domain.extraction.rules.walk import ADVISOR, CALLER, MEMBER, NOUN, TO, Walk, case
+from carnet.domain.extraction.rules.walk import ADVISOR, CALLER, MEMBER, TO, Walk, case
 
 __all__ = ["ADVISOR", "MEMBER", "rewrite_fr"]
 
@@ -177,7 +177,7 @@ def _vous(walk: Walk, i: int) -> int:
     if after is not None and looks_second_plural(walk.tokens[after]):
         return _subject(walk, i, "2p", "advisor" if walk.speaker == MEMBER else walk.addressee)
     if _after_preposition(walk, i):
-        walk.tokens[i] = "l'établissement" if walk.speaker == MEMBER else NOUN[walk.addressee]
+        walk.tokens[i] = "l'établissement" if walk.speaker == MEMBER else _NOUN[walk.addressee]
         return i
     _object(walk, i, "advisor" if walk.speaker == MEMBER else walk.addressee)
     return i
@@ -246,7 +246,7 @@ def _member_after_verb(walk: Walk, start: int, who: str) -> None:
         k += 1
     while k + 1 < len(words) and walk.low(words[k + 1]) in _NEGATION:  # "ne concerne pas le membre"
         k += 1
-    walk.tokens[words[k]] += f" {TO[who]}" if indirect else f" {NOUN[who]}"
+    walk.tokens[words[k]] += f" {TO[who]}" if indirect else f" {_NOUN[who]}"
 
 
 def _reelide(walk: Walk, k: int) -> None:

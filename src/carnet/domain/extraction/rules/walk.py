@@ -62,7 +62,6 @@ class Walk:
 
 OF = {MEMBER: "du membre", CALLER: "de l'appelant"}  # "le numéro du membre", "le père de l'appelant"
 TO = {MEMBER: "au membre", CALLER: "à l'appelant"}  # "envoie au membre"
-NOUN = {MEMBER: "le membre", CALLER: "l'appelant"}
 
 
 def case(original: str, new: str) -> str:
