@@ -89,6 +89,7 @@ def test_questions_are_no_facts_but_requests_are() -> None:
         ("J'appelle pour un de vos sociétaires.", "Le membre appelle pour un des sociétaires."),
         ("Les mails de vos partenaires, j'en peux plus.", "Les mails des partenaires, le membre n'en peut plus."),
         ("Je parle de votre service client.", "Le membre parle du service client."),
+        ("Ma fille continue à s'occuper de tout.", "Sa fille continue à s'occuper de tout."),
     ],
 )
 def test_member_statements_in_the_third_person(said: str, fact: str) -> None:
@@ -124,6 +125,13 @@ def test_member_statements_in_the_third_person(said: str, fact: str) -> None:
         # the owner goes after the noun's complement
         ("Je résilie votre contrat auto.", "Le conseiller résilie le contrat auto du membre."),
         ("Je le dépose dans votre espace client.", "Le conseiller le dépose dans l'espace client du membre."),
+        ("Je vous dirai ce qui reste à payer.", "Le conseiller dira au membre ce qui reste à payer."),
+        ("Votre numéro à vous reste le <PHONE_1> ?", "Le numéro du membre reste le <PHONE_1> ?"),
+        ("Je le note comme votre numéro à vous.", "Le conseiller le note comme le numéro du membre."),
+        ("Nous n'avons pas le droit de vous le demander.", "Le conseiller n'a pas le droit de le demander au membre."),
+        ("C'est à vous de voir.", "C'est au membre de voir."),
+        ("Il suffira de nous envoyer l'attestation.", "Il suffira d'envoyer à l'établissement l'attestation."),
+        ("Il suffit de nous rappeler demain.", "Il suffit de rappeler l'établissement demain."),
     ],
 )
 def test_advisor_statements_name_both_sides(said: str, fact: str) -> None:
@@ -135,7 +143,8 @@ def test_advisor_statements_name_both_sides(said: str, fact: str) -> None:
     [("suis", "1s", "est"), ("voudrais", "1s", "voudrait"), ("transmets", "1s", "transmet"), ("serai", "1s", "sera"),
      ("avez", "2p", "a"), ("recevrez", "2p", "recevra"), ("appelez", "2p", "appelle"), ("préférez", "2p", "préfère"),
      ("déclarez", "2p", "déclare"), ("vérifiez", "2p", "vérifie"), ("aviez", "2p", "avait"), ("vendez", "2p", "vend"),
-     ("avons", "1p", "a"), ("déménageons", "1p", "déménage"), ("enverrons", "1p", "enverra")],
+     ("avons", "1p", "a"), ("déménageons", "1p", "déménage"), ("enverrons", "1p", "enverra"),
+     ("changiez", "2p", "changeait"), ("commencions", "1p", "commençait"), ("mangions", "1p", "mangeait")],
 )
 def test_verbs_change_person(form: str, person: str, third: str) -> None:
     assert third_singular(form, person) == third

@@ -43,6 +43,10 @@ _COMPLEMENTS = frozenset(
     electronique mail e-mail portable mobile fixe sinistre
     """.split()
 )
+# French grammar: after a preposition, a clitic belongs to an infinitive ("à s'occuper", "de ne pas"), not to
+# the verb that ends the subject's noun phrase.
+_CLITIC_ENDS = frozenset("ne n' se s' y lui c'".split())
+_INFINITIVE_AFTER = frozenset("à a de d' pour sans par".split())
 _FUTURE = re.compile(r"\w{2,}(?:ra|ront|rait|raient)$")
 _ADJECTIVES = frozenset("nouvelle nouveau nouvel ancienne ancien premier première premiere dernier dernière "
                         "derniere prochain prochaine actuel actuelle même meme propre".split())
@@ -80,6 +84,8 @@ def possessive_subject(walk: Walk) -> None:
     for n, k in enumerate(words[1:7], start=1):
         if not (walk.low(k) in _NP_END or _FUTURE.search(walk.low(k)) or (n > 1 and walk.tokens[k] in ",:;(")):
             continue
+        if walk.low(k) in _CLITIC_ENDS and walk.low(words[n - 1]) in _INFINITIVE_AFTER:
+            continue  # "Ma fille continue à s'occuper…": a clitic after a preposition opens an infinitive
         if n == 1:
             return
         noun = walk.tokens[words[1]]

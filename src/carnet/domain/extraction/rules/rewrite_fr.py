@@ -27,7 +27,8 @@ from carnet.domain.extraction.rules.walk import ADVISOR, CALLER, MEMBER, TO, Wal
 
 __all__ = ["ADVISOR", "MEMBER", "rewrite_fr"]
 
-_NOUN = {"member": "le membre", "advisor": "le conseiller", "household": "le foyer du membre", "caller": "l'appelant"}
+_NOUN = {"member": "le membre", "advisor": "le conseiller", "household": "le foyer du membre", "caller": "l'appelant",
+         "company": "l'établissement"}
 _CLITICS = frozenset("ne n' me m' te t' se s' le la les l' lui leur en y vous nous".split())
 _PREPOSITIONS = frozenset(
     "à a chez pour avec sans par de d' contre envers vers selon entre auprès aupres sur sous que qu' et ou".split()
@@ -36,7 +37,7 @@ _ADVERBS = frozenset("pas plus jamais bien déjà deja encore aussi tout rien pe
                      "immediatement directement bientôt bientot toujours vite".split())
 # Verbs whose object is indirect ("envoyer quelque chose au membre"); the others take it directly
 # ("rappeler le membre").
-_INDIRECT = ("envo", "transm", "adress", "dis", "dit", "dire", "propos", "confirm", "écri", "ecri", "accord",
+_INDIRECT = ("envo", "transm", "adress", "dis", "dit", "dire", "dira", "propos", "confirm", "écri", "ecri", "accord",
              "offr", "vers", "expliqu", "conseill", "recommand", "demand", "signal", "précis", "precis", "indiqu",
              "communiqu", "garanti", "fourni", "remet", "remis", "renv", "octroi", "donn", "montr", "fai", "fer",
              "promi", "promet", "répond", "repond", "rembours", "réserv", "reserv", "accord", "attribu", "dict",
@@ -67,6 +68,12 @@ _ADVISOR_FRAME = re.compile(
 )
 
 
+# The emphatic "à moi" / "à vous" / "à nous" after a possessive's noun (French grammar: a disjunctive pronoun
+# that only stresses the owner, "votre numéro à vous", "mon numéro à moi"): dropped, the possessive says it.
+_EMPHATIC = re.compile(r"\b((?:votre|vos|mon|ma|mes|notre|nos)\s+[\w'-]+(?:\s+[\w'-]+)?)\s+à\s+(?:vous|moi|nous)\b",
+                       re.IGNORECASE)
+
+
 def rewrite_fr(sentence: str, speaker: str, *, proxy: bool = False, relay: bool = False) -> str:
     """``sentence`` said by ``speaker`` (``MEMBER`` or ``ADVISOR``), as a third-person fact. ``proxy``:
     the member's side of the call is someone calling for the member, and their "je" is "l'appelant",
@@ -75,6 +82,7 @@ def rewrite_fr(sentence: str, speaker: str, *, proxy: bool = False, relay: bool 
         text = and_me(_CALLING_BECAUSE.sub("", sentence.strip()).strip())
     else:
         text = _ADVISOR_FRAME.sub("", sentence.strip()).strip()
+    text = _EMPHATIC.sub(r"\1", text)
     text = imperative(text, advisor=speaker == ADVISOR) or text
     # On a call for the member, the member's side is the caller: its "je", and the advisor's "vous"
     # unless an operator relays the member's words.
@@ -113,6 +121,9 @@ def _step(walk: Walk, i: int) -> int:
         walk.tokens[i] = "l'appelant" if walk.me == CALLER else "lui"
     elif tok in ("me", "m'"):
         _object(walk, i, walk.me if walk.speaker == MEMBER else "advisor")
+    elif tok == "nous" and _after_preposition(walk, i) and _before_infinitive(walk, i):
+        walk.drop(i)  # "il suffit de nous envoyer…" → "il suffit d'envoyer à l'établissement…"
+        _member_after_verb(walk, i, "household" if walk.speaker == MEMBER else "company")
     elif tok == "nous" and _after_preposition(walk, i):
         walk.tokens[i] = "le foyer" if walk.speaker == MEMBER else "l'établissement"
     return i
@@ -176,11 +187,18 @@ def _vous(walk: Walk, i: int) -> int:
     after = _after_clitics(walk, i)
     if after is not None and looks_second_plural(walk.tokens[after]):
         return _subject(walk, i, "2p", "advisor" if walk.speaker == MEMBER else walk.addressee)
-    if _after_preposition(walk, i):
+    if _after_preposition(walk, i) and not _before_infinitive(walk, i):
         walk.tokens[i] = "l'établissement" if walk.speaker == MEMBER else _NOUN[walk.addressee]
         return i
     _object(walk, i, "advisor" if walk.speaker == MEMBER else walk.addressee)
     return i
+
+
+def _before_infinitive(walk: Walk, i: int) -> bool:
+    """The pronoun at ``i`` is the object of an infinitive (French grammar: after a preposition, only object
+    clitics stand between it and the infinitive, "de vous le demander", "pour vous rappeler")."""
+    words = [k for k in walk.words(i + 1) if walk.low(k) not in _OBJECT_CLITICS]
+    return bool(words) and walk.low(words[0]).endswith(("er", "ir", "re", "oir"))
 
 
 def _object(walk: Walk, i: int, who: str) -> None:

@@ -105,7 +105,7 @@ _FUTURE_IRREGULAR = frozenset({"ser", "aur", "fer", "ir", "saur"})
 
 def _plural_stem_third(stem: str) -> str:
     if stem.endswith("i") and len(stem) > 2 and not stem.endswith(_IER_STEMS):
-        return stem[:-1] + "ait"  # imperfect, conditional: aviez, habitions, pourriez → -ait
+        return _soft(stem[:-1]) + "ait"  # imperfect, conditional: aviez, habitions, pourriez → -ait
     if stem in _FUTURE_IRREGULAR or (len(stem) > 3 and stem.endswith(_FUTURE_STEMS)):
         return stem + "a"  # future: serez → sera, enverrons → enverra
     if stem.endswith("iss"):  # choisissez → choisit
@@ -113,6 +113,16 @@ def _plural_stem_third(stem: str) -> str:
     if stem in _DRE_STEMS or stem.endswith(tuple(_DRE_STEMS)):
         return stem  # vendez → vend
     return _er_third(stem)
+
+
+def _soft(stem: str) -> str:
+    """French spelling before "a": a "g" keeps its sound with an "e" (chang-iez → changeait), a "c" with
+    a cedilla (commenc-iez → commençait)."""
+    if stem.endswith("g"):
+        return stem + "e"
+    if stem.endswith("c"):
+        return stem[:-1] + "ç"
+    return stem
 
 
 def _first_singular(lower: str) -> str:

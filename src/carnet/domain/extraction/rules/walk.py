@@ -61,7 +61,8 @@ class Walk:
 
 
 OF = {MEMBER: "du membre", CALLER: "de l'appelant"}  # "le numéro du membre", "le père de l'appelant"
-TO = {MEMBER: "au membre", CALLER: "à l'appelant"}  # "envoie au membre"
+TO = {MEMBER: "au membre", CALLER: "à l'appelant", "household": "au foyer du membre",
+      "company": "à l'établissement"}  # "envoie au membre"
 
 
 def case(original: str, new: str) -> str:
