@@ -5,6 +5,7 @@ the commands' JSON, the oracle's bound, leave-one-out, late notes, and a judge f
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -69,9 +70,15 @@ def test_oracle_leave_one_out_and_training_on_small_files(tmp_path: Path) -> Non
     assert 0.0 <= loo["hidden_worst"] <= loo["hidden_mean"] <= 1.0  # type: ignore[operator]
 
     out = tmp_path / "judge.json"
+    # The judge in use reads features this code no longer computes (a version before a new feature): training
+    # a new one must not need it.
+    older = tmp_path / "older-judge.json"
+    older.write_text(json.dumps({"model": {"version": "0", "features": ["cosine"], "mean": [0.0], "scale": [1.0],
+                                           "weights": [1.0], "bias": 0.0, "close_at": 0.9, "ask_from": 0.5}}),
+                     encoding="utf-8")
     done = subprocess.run([sys.executable, "-m", "carnet", "judge", "train", "--data", str(data), "--out", str(out),
                            "--keep-held-out", str(tmp_path / "held")], capture_output=True, text=True,
-                          timeout=600, check=False)
+                          timeout=600, check=False, env=os.environ | {"CARNET_JUDGE_PATH": str(older)})
     assert done.returncode == 0, done.stderr[-2000:]
     judge = load_judge(out)
     manifest = json.loads(out.read_text(encoding="utf-8"))["manifest"]

@@ -37,6 +37,7 @@ from carnet.bench.judge_run import Labelled, LlmStep, SubjectRun, choices, close
 from carnet.bench.report import progress
 from carnet.domain.corrections import CorrectionPair
 from carnet.domain.reconcile.decide import PairJudge
+from carnet.domain.reconcile.evidence import FEATURES
 from carnet.domain.reconcile.judge_model import SupersessionModel
 
 MAX_FALSE = 0.03  # the issue's bound on false closures, as a share of facts, used to choose ``close_at``
@@ -135,6 +136,10 @@ def to_choices(runs: Sequence[SubjectRun]) -> list[Choice]:
     return [Choice(rows, labels) for rows, labels in choices(runs)]
 
 
+_UNUSED = SupersessionModel("unused", (0.0,) * len(FEATURES), (1.0,) * len(FEATURES), (0.0,) * len(FEATURES), 0.0,
+                            1.0, 1.0)
+
+
 class Session:
     """One temporary embedded store for a whole command; each run writes under its own subject prefix."""
 
@@ -143,7 +148,9 @@ class Session:
         from carnet.settings.root import Settings
 
         self._tmp = tempfile.TemporaryDirectory(prefix="carnet-judge-")
-        self._container = build(Settings(data_dir=Path(self._tmp.name) / "data", locale="fr"))
+        # Every run hands reconcile its own judge (``Recorder``): the container's is never asked, and the
+        # shipped file is not read (it may read other features than this code computes, when training anew).
+        self._container = build(Settings(data_dir=Path(self._tmp.name) / "data", locale="fr"), supersession=_UNUSED)
         self.deps = self._container.deps
         self._runs = 0
 

@@ -27,6 +27,7 @@ from carnet.crypto.keyring import Keyring
 from carnet.crypto.subject_ids import KeyringSubjectIdSealer
 from carnet.crypto.tenant_hasher import KmsSubjectHasher, is_hash_key_entry
 from carnet.domain.budget import TierBudget
+from carnet.domain.reconcile.decide import PairJudge
 from carnet.domain.records import Scope
 from carnet.domain.retention import DecayRule
 from carnet.domain.scoring import CosineScale, Weights
@@ -70,8 +71,10 @@ def attach_judge(c: Container, judge: Extractor) -> None:
     c.facade.judge = judge
 
 
-def build(settings: Settings, *, embedder: Embedder | None = None, kms: Kms | None = None) -> Container:
-    """The whole object graph. ``embedder`` and ``kms`` may be given ready (tests, benchmarks).
+def build(settings: Settings, *, embedder: Embedder | None = None, kms: Kms | None = None,
+          supersession: PairJudge | None = None) -> Container:
+    """The whole object graph. ``embedder``, ``kms`` and the ``supersession`` judge may be given ready (tests,
+    benchmarks: ``carnet judge train`` must run when the shipped judge reads other features than this code's).
     Tightens the process umask (``private_fs``): what the stores create is private to this user."""
     from carnet.adapters.embedders.batching import QueryBatcher
     from carnet.adapters.embedders.remote import RemoteEmbedder
@@ -114,7 +117,8 @@ def build(settings: Settings, *, embedder: Embedder | None = None, kms: Kms | No
         locks=locks,
         access=access,
         thresholds=calibration.thresholds,
-        supersession=load_judge(settings.judge_path or CALIBRATION_DIR / JUDGE_FILE, embedding_model=emb.model_id),
+        supersession=supersession or load_judge(settings.judge_path or CALIBRATION_DIR / JUDGE_FILE,
+                                                embedding_model=emb.model_id),
         keys=keyring,
         subjects=SubjectRegistry(plane.catalog, hasher, KeyringSubjectIdSealer(keyring)),
         pii=build_pii(settings, plane.catalog, keyring),
