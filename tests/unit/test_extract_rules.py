@@ -60,6 +60,9 @@ def test_questions_are_no_facts_but_requests_are() -> None:
     assert _call(("user", "Vous pouvez me dire où en est mon dossier ?"), session=None).facts == ()
     text = _one("user", "Est-ce que je peux décaler la première échéance de mon prêt auto ?")
     assert text == "Demande du membre : décaler la première échéance de son prêt auto."
+    assert _one("user", "Est-ce que vous pourriez tout envoyer par courrier ?") == (
+        "Demande du membre : tout envoyer par courrier.")  # "tout" is no "to" to strip
+    assert _one("user", "C'est possible de tout avoir par mail ?") == "Demande du membre : tout avoir par mail."
 
 
 # --- rewriting --------------------------------------------------------------------------------
@@ -90,6 +93,9 @@ def test_questions_are_no_facts_but_requests_are() -> None:
         ("Les mails de vos partenaires, j'en peux plus.", "Les mails des partenaires, le membre n'en peut plus."),
         ("Je parle de votre service client.", "Le membre parle du service client."),
         ("Ma fille continue à s'occuper de tout.", "Sa fille continue à s'occuper de tout."),
+        ("Je ne voulais pas me retrouver sans rien.", "Le membre ne voulait pas se retrouver sans rien."),
+        ("Je lui ai demandé de me rappeler.", "Le membre lui a demandé de rappeler le membre."),
+        ("J'ai eu un appel, il voulait me prévenir.", "Le membre a eu un appel, il voulait prévenir le membre."),
     ],
 )
 def test_member_statements_in_the_third_person(said: str, fact: str) -> None:
@@ -132,6 +138,9 @@ def test_member_statements_in_the_third_person(said: str, fact: str) -> None:
         ("C'est à vous de voir.", "C'est au membre de voir."),
         ("Il suffira de nous envoyer l'attestation.", "Il suffira d'envoyer à l'établissement l'attestation."),
         ("Il suffit de nous rappeler demain.", "Il suffit de rappeler l'établissement demain."),
+        ("Je vais m'en occuper.", "Le conseiller va s'en occuper."),
+        ("Un geste commercial vous a été accordé.", "Un geste commercial a été accordé au membre."),
+        ("Transférez-le à l'adresse de gestion.", "Transférez-le à l'adresse de gestion."),  # no elision after a hyphen
     ],
 )
 def test_advisor_statements_name_both_sides(said: str, fact: str) -> None:
@@ -144,7 +153,8 @@ def test_advisor_statements_name_both_sides(said: str, fact: str) -> None:
      ("avez", "2p", "a"), ("recevrez", "2p", "recevra"), ("appelez", "2p", "appelle"), ("préférez", "2p", "préfère"),
      ("déclarez", "2p", "déclare"), ("vérifiez", "2p", "vérifie"), ("aviez", "2p", "avait"), ("vendez", "2p", "vend"),
      ("avons", "1p", "a"), ("déménageons", "1p", "déménage"), ("enverrons", "1p", "enverra"),
-     ("changiez", "2p", "changeait"), ("commencions", "1p", "commençait"), ("mangions", "1p", "mangeait")],
+     ("changiez", "2p", "changeait"), ("commencions", "1p", "commençait"), ("mangions", "1p", "mangeait"),
+     ("sentez", "2p", "sent"), ("dormons", "1p", "dort"), ("portez", "2p", "porte")],
 )
 def test_verbs_change_person(form: str, person: str, third: str) -> None:
     assert third_singular(form, person) == third

@@ -111,7 +111,8 @@ _CONTRACTED = (
 )
 _SPACE_BEFORE = re.compile(r"\s+([,.])")
 _ELIDED_SPACE = re.compile(r"(?<![\w])([nNsSlLmMtTdDjJ]|[qQ]u)' +")
-_UNELIDED = re.compile(r"\b(ne|se|le|la|de|que) (?=[\w-]+)", re.IGNORECASE)
+# Not after a hyphen: a pronoun after an imperative never elides ("Transférez-le à l'adresse").
+_UNELIDED = re.compile(r"(?<!-)\b(ne|se|le|la|de|que) (?=[\w-]+)", re.IGNORECASE)
 # An elided word before a consonant can only come from a rewrite ("qu'on" → "qu'le foyer").
 _OVERELIDED = re.compile(r"\b(qu|[nNsSdD])'(?=[bcdfgjklmnpqrstvwxzBCDFGJKLMNPQRSTVWXZ])")
 

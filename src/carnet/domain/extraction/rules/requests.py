@@ -47,7 +47,7 @@ def request(question: str) -> str | None:
     rest = m.group("rest").rstrip(" ?")
     if _INFORMATION.match(rest):
         return None  # "pouvez-vous me dire où en est mon dossier ?" asks to know, not for something
-    rest = re.sub(r"^(?:de|d'|to)\s*|^(?:aussi|également|egalement|bien|encore|also)\s+", "", rest,
+    rest = re.sub(r"^(?:(?:de|to)\b\s*|d')|^(?:aussi|également|egalement|bien|encore|also)\s+", "", rest,
                   flags=re.IGNORECASE)
     return f"Request from the member: {rest}" if m.group("en") else f"Demande du membre : {rest}"
 

@@ -43,7 +43,7 @@ _INDIRECT = ("envo", "transm", "adress", "dis", "dit", "dire", "dira", "propos",
              "promi", "promet", "répond", "repond", "rembours", "réserv", "reserv", "accord", "attribu", "dict",
              "offert", "enverr", "prêt", "apport", "vend", "parl", "téléphon", "telephon", "ouvr", "ouvre",
              "souhait", "annonc", "épel", "epel", "répét", "repet", "obten", "obtien", "pose", "posé", "poste", "posté",
-             "réexpliqu", "reexpliqu",
+             "réexpliqu", "reexpliqu", "vir",
              # impersonal verbs whose object is the beneficiary: "il vous reste 200 euros", "il vous faut"
              "rest", "faut", "faudr", "manqu", "convien", "conviendr", "coût", "cout", "appartien", "sembl")
 _NEGATION = frozenset("pas plus jamais rien guère guere".split())  # the second part, after a simple verb
@@ -119,6 +119,8 @@ def _step(walk: Walk, i: int) -> int:
             walk.drop(i + 1)
     elif tok == "moi":
         walk.tokens[i] = "l'appelant" if walk.me == CALLER else "lui"
+    elif tok in ("me", "m'") and _reflexive_before_infinitive(walk, i):
+        walk.tokens[i] = "s'" if tok == "m'" else "se"  # "je voulais pas me retrouver…" → "se retrouver"
     elif tok in ("me", "m'"):
         _object(walk, i, walk.me if walk.speaker == MEMBER else "advisor")
     elif tok == "nous" and _after_preposition(walk, i) and _before_infinitive(walk, i):
@@ -201,6 +203,23 @@ def _before_infinitive(walk: Walk, i: int) -> bool:
     return bool(words) and walk.low(words[0]).endswith(("er", "ir", "re", "oir"))
 
 
+def _reflexive_before_infinitive(walk: Walk, i: int) -> bool:
+    """"me" between the speaker's own verb and an infinitive ("je ne voulais pas me retrouver sans rien",
+    "je vais m'en occuper"): reflexive (French grammar: the infinitive's subject is the speaker), so "se" as
+    the speaker becomes the third person. Not after a preposition ("il m'a demandé de me rappeler"), nor
+    after another subject's verb ("il voulait me prévenir")."""
+    if not _before_infinitive(walk, i):
+        return False
+    j = walk.before(i)
+    while j is not None and walk.low(j) in _ADVERBS | {"rien"}:
+        j = walk.before(j)
+    subject = walk.before(j) if j is not None else None
+    while subject is not None and walk.low(subject) in ("ne", "n'"):
+        subject = walk.before(subject)
+    speaker = walk.me if walk.speaker == MEMBER else "advisor"
+    return subject is not None and walk.tokens[subject].strip().lower() == _NOUN[speaker]
+
+
 def _object(walk: Walk, i: int, who: str) -> None:
     """An object pronoun before a verb: gone; the member (or, on a call for the member, the caller)
     comes back after the verb group."""
@@ -257,6 +276,8 @@ def _member_after_verb(walk: Walk, start: int, who: str) -> None:
             k += 1
         if k + 1 < len(words) and walk.tokens[words[k + 1]][:1].isalpha():
             k += 1
+        if walk.low(words[k]) in ("été", "ete") and k + 1 < len(words) and walk.tokens[words[k + 1]][:1].isalpha():
+            k += 1  # the passive "a été accordé": after its participle
     verb = walk.low(words[k])
     nxt = walk.low(words[k + 1]) if k + 1 < len(words) else ""
     indirect = verb.startswith(_INDIRECT) or (verb.startswith("rappel") and nxt in ("que", "qu'"))

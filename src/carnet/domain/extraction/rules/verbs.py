@@ -29,7 +29,7 @@ _IRREGULAR: dict[str, dict[str, str]] = {
         prenons="prend", reprenons="reprend", comprenons="comprend", tenons="tient", obtenons="obtient",
         mettons="met", voyons="voit", croyons="croit", vivons="vit", écrivons="écrit", ecrivons="écrit",
         connaissons="connaît", partons="part", sortons="sort", suivons="suit", lisons="lit", buvons="boit",
-        envoyons="envoie",
+        envoyons="envoie", sentons="sent", ressentons="ressent", servons="sert", dormons="dort", mentons="ment",
     ),
     "2p": dict(
         avez="a", êtes="est", etes="est", faites="fait", dites="dit", allez="va", pouvez="peut", voulez="veut",
@@ -37,7 +37,7 @@ _IRREGULAR: dict[str, dict[str, str]] = {
         prenez="prend", reprenez="reprend", comprenez="comprend", tenez="tient", obtenez="obtient",
         mettez="met", voyez="voit", croyez="croit", vivez="vit", écrivez="écrit", ecrivez="écrit",
         connaissez="connaît", partez="part", sortez="sort", suivez="suit", lisez="lit", buvez="boit",
-        envoyez="envoie",
+        envoyez="envoie", sentez="sent", ressentez="ressent", servez="sert", dormez="dort", mentez="ment",
     ),
 }  # fmt: skip
 
