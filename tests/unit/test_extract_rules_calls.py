@@ -279,6 +279,18 @@ def test_a_repeated_part_of_a_fact_is_dropped_whichever_comes_first() -> None:
     ]
 
 
+def test_a_read_back_of_what_another_fact_holds_is_dropped_and_a_lone_one_kept() -> None:
+    """"Je relis : …" is the advisor's procedure: the address is the member's fact, said once."""
+    facts = _texts(
+        ("user", "J'ai déménagé, je suis au 5 allée des Mésanges à Échirolles."),
+        ("advisor", "Je relis : 5 allée des Mésanges, Échirolles."),
+        ("user", "Oui c'est ça."),
+    )
+    assert facts == ["Le membre a déménagé, il est au 5 allée des Mésanges à Échirolles."]
+    assert _texts(("advisor", "Je relis : 5 allée des Mésanges, Échirolles.")) == [
+        "Le conseiller relit : 5 allée des Mésanges, Échirolles."]  # nothing else holds it
+
+
 def test_a_repeat_with_another_polarity_is_kept() -> None:
     facts = _texts(
         ("user", "Je veux les documents par courrier."), ("user", "Enfin, je ne veux pas de courrier papier.")
