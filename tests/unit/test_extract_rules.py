@@ -134,6 +134,8 @@ def test_member_statements_in_the_third_person(said: str, fact: str) -> None:
         ("Je vous dirai ce qui reste à payer.", "Le conseiller dira au membre ce qui reste à payer."),
         ("Votre numéro à vous reste le <PHONE_1> ?", "Le numéro du membre reste le <PHONE_1> ?"),
         ("Je le note comme votre numéro à vous.", "Le conseiller le note comme le numéro du membre."),
+        ("Votre dossier complet à nous renvoyer avant le 12.",
+         "Son dossier complet à renvoyer à l'établissement avant le 12."),
         ("Nous n'avons pas le droit de vous le demander.", "Le conseiller n'a pas le droit de le demander au membre."),
         ("C'est à vous de voir.", "C'est au membre de voir."),
         ("Il suffira de nous envoyer l'attestation.", "Il suffira d'envoyer à l'établissement l'attestation."),

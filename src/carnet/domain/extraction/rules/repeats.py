@@ -17,7 +17,6 @@ from carnet.domain.extraction.model import ExtractedFact
 from carnet.domain.reconcile.evidence import negated as is_negated
 from carnet.domain.text import content_terms, fold
 
-
 # The advisor reading back what was just said, or noting it ("Je relis : …", "Je note : …", "Noté : …", as the
 # rewriting gives them): the frame says nothing of the member, so a read-back whose values and words are all in
 # another fact of the call adds nothing (issue 48 names read-backs among what is not a fact; relire, noter,

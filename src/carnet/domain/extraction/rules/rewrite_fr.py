@@ -70,8 +70,9 @@ _ADVISOR_FRAME = re.compile(
 
 # The emphatic "à moi" / "à vous" / "à nous" after a possessive's noun (French grammar: a disjunctive pronoun
 # that only stresses the owner, "votre numéro à vous", "mon numéro à moi"): dropped, the possessive says it.
-_EMPHATIC = re.compile(r"\b((?:votre|vos|mon|ma|mes|notre|nos)\s+[\w'-]+(?:\s+[\w'-]+)?)\s+à\s+(?:vous|moi|nous)\b",
-                       re.IGNORECASE)
+# Not before an infinitive, whose object the pronoun is ("votre dossier à nous renvoyer").
+_EMPHATIC = re.compile(r"\b((?:votre|vos|mon|ma|mes|notre|nos)\s+[\w'-]+(?:\s+[\w'-]+)?)\s+à\s+(?:vous|moi|nous)\b"
+                       r"(?!\s+(?:[\w-]+(?:er|ir|re|oir)\b|l'|les?\b|la\b|en\b|y\b))", re.IGNORECASE)
 
 
 def rewrite_fr(sentence: str, speaker: str, *, proxy: bool = False, relay: bool = False) -> str:
