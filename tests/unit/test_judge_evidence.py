@@ -5,10 +5,21 @@ from __future__ import annotations
 import math
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from carnet.domain.reconcile.evidence import FEATURES, Side, features, mask, opened_case, ranks, read
+from carnet.domain.reconcile.evidence import (
+    FEATURES,
+    Side,
+    features,
+    mask,
+    opened_case,
+    other_persons_value,
+    ranks,
+    read,
+    value_owners,
+)
 
 AT = datetime(2025, 3, 1, tzinfo=UTC)
 texts = st.text(max_size=200)
@@ -48,6 +59,31 @@ def test_time_negation_reference_and_rank_are_read() -> None:
     assert x["negation_flip"] == 1.0 and x["negation_new"] == 1.0 and x["change_new"] == 1.0
     assert x["shared_reference"] == 1.0 and x["same_day"] == 0.0 and x["log_days"] == math.log1p(400)
     assert x["inverse_rank"] == 0.5 and math.isclose(x["margin"], -0.1)
+
+
+@pytest.mark.parametrize(("text", "owners"), [
+    ("Portable du membre : <PHONE_1>.", {"phone": {"member"}}),
+    ("Numéro de son fils pour son livret : <PHONE_2>.", {"phone": {"relative"}}),
+    ("Le fils a appelé. Portable du membre : <PHONE_1>.", {"phone": {"member"}}),  # another sentence
+    ("Nouveau portable du membre : <PHONE_1> ; celui de sa fille : <PHONE_2>.", {"phone": {"member", "relative"}}),
+    ("Mail de sa curatrice : <EMAIL_1> ; IBAN du membre <IBAN_1>.", {"email": {"relative"}, "iban": {"member"}}),
+    ("Le membre habite au <ADDRESS_1>.", {}),
+])
+def test_whose_contact_value_a_note_gives(text: str, owners: dict[str, set[str]]) -> None:
+    assert {k: set(v) for k, v in value_owners(text)} == owners
+
+
+def test_another_persons_value_is_told_from_a_change_of_the_same_persons() -> None:
+    """"Numéro de son fils … : <PHONE_2>" after "Portable du membre : <PHONE_1>": not the member's phone. One
+    relative's number after another's, or the member's after the member's, may be a change."""
+    def other(old: str, new: str) -> bool:
+        return other_persons_value(side(old), side(new, 90))
+
+    assert other("Portable du membre : <PHONE_1>.", "Numéro de son fils pour son livret : <PHONE_2>.")
+    assert other("Mail de sa fille : <EMAIL_1>.", "Mail : <EMAIL_2>.")
+    assert not other("Personne à prévenir : son fils, <PHONE_1>.", "À prévenir désormais : sa nièce, <PHONE_2>.")
+    assert not other("Portable : <PHONE_1>.", "Nouveau portable : <PHONE_2> ; celui de sa fille : <PHONE_3>.")
+    assert not other("Portable : <PHONE_1>.", "Adresse : <ADDRESS_1>.")  # no kind in common
 
 
 def test_ranks_share_the_better_place_on_ties() -> None:

@@ -79,3 +79,24 @@ def test_the_shipped_judge_never_closes_nor_contests_a_fact_on_likeness_alone() 
     moved = decide(Incoming("Le membre a déménagé à Grenoble.", "Le membre a déménagé à Grenoble.", valid_from=later),
                    [(record("Le membre habite à Lyon."), 0.95)], ReconcileThresholds(cosine_dup=1.0), judge=judge)
     assert moved.action is Action.SUPERSEDE
+
+
+def test_the_shipped_judge_never_closes_a_members_phone_by_a_relatives() -> None:
+    """Issue 47's look-alike, sentences written for the test: "Numéro de son fils … ne pas remplacer le portable
+    du membre" after "Portable du membre : …", however alike the index finds them: neither closed nor
+    contested (an LLM may still be asked)."""
+    from datetime import UTC, datetime
+
+    from carnet.domain.reconcile.decide import Action, Incoming, ReconcileThresholds, decide
+    from carnet.domain.records import Kind, Memory, Scope
+
+    judge = load_judge(SHIPPED)
+    at, later = datetime(2025, 1, 1, tzinfo=UTC), datetime(2025, 4, 1, tzinfo=UTC)
+    old = "Portable du membre : <PHONE_1>."
+    new = "Numéro de son fils pour le livret de Léo : <PHONE_2>. C'est le numéro du fils, ne pas remplacer le portable."
+    record = Memory(id="old", scope=Scope("t", "s"), kind=Kind.FACT, text=old, pseudo_text=old, recorded_at=at,
+                    valid_from=at, updated_at=at)
+    for cosine in (0.9, 0.95, 0.99):
+        son = decide(Incoming(new, new, valid_from=later), [(record, cosine)], ReconcileThresholds(cosine_dup=1.0),
+                     judge=judge)
+        assert son.action is not Action.SUPERSEDE and not son.superseded and son.contest is None, cosine

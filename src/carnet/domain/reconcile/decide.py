@@ -35,6 +35,7 @@ record history and API responses, which must not carry plaintext.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
@@ -303,7 +304,7 @@ def _by_judge(new: _Seen, seen: Sequence[_Seen], judge: PairJudge) -> Decision |
     best = max(cosines)
     view = [_side(s) for s in (new, *seen)]  # the note first, then its candidates
     own = frozenset({new.note.subject_id} if isinstance(new.note, Incoming) and new.note.subject_id else ())
-    scored: list[tuple[float, bool, _Seen, tuple[float, ...]]] = []
+    scored: list[tuple[float, bool, _Seen, bool]] = []  # (probability, late, candidate, may be contested)
     for s, side, rank in zip(seen, view[1:], evidence.ranks(cosines), strict=True):
         if _same_instant(s, new):  # said at the same moment (one batch, one call's turn): neither is newer
             continue
@@ -311,7 +312,11 @@ def _by_judge(new: _Seen, seen: Sequence[_Seen], judge: PairJudge) -> Decision |
         (older, newer), (o, n) = ((new, s), (view[0], side)) if late else ((s, new), (side, view[0]))
         x = evidence.features(o, n, cosine=s.cosine, rank=rank, best=best,
                               opened=evidence.opened_case(o, n, view, own=own))
-        scored.append((judge.judge(older.note, newer.note, x), late, s, x))
+        q = judge.judge(older.note, newer.note, x)
+        if evidence.other_persons_value(o, n):  # a relative's number is no change of the member's: asked at most
+            scored.append((min(q, math.nextafter(judge.close_at, 0.0)), late, s, False))
+        else:
+            scored.append((q, late, s, judge.contests(x)))
     if not scored:
         return None
     p, late, top, _ = max(scored, key=lambda t: t[0])
@@ -322,7 +327,7 @@ def _by_judge(new: _Seen, seen: Sequence[_Seen], judge: PairJudge) -> Decision |
         return Decision(Action.SUPERSEDE, Rule.JUDGE, f"judge {p:.2f} >= {judge.close_at:.2f}",
                         superseded=(top.id,), score=p)  # fmt: skip
     ordered = sorted(scored, key=lambda t: t[0], reverse=True)  # the most probable first
-    band = [(s.id, was_late, judge.contests(x)) for q, was_late, s, x in ordered if q >= judge.ask_from]
+    band = [(s.id, was_late, contested) for q, was_late, s, contested in ordered if q >= judge.ask_from]
     if not band:
         return None
     return Decision(Action.CREATE, Rule.JUDGE, f"uncertain: judge {p:.2f} < {judge.close_at:.2f}",

@@ -27,6 +27,10 @@ for one file's sentence; where a feature rests on French grammar, the comment sa
 | ``reference_opened`` | the record is the first, of the notes in view, to name a case reference it shares with the |
 | | note: the one that opened that case (a claim, a complaint, a file), which a later step continues |
 | | rather than replaces, while each step may replace the step before |
+
+Beside the features, ``other_persons_value`` reads whose contact value each note gives (a relative named just
+before it): a pair where they never match is not a change of the record's value, which ``decide`` holds to
+whatever the model's probability (a rule of grammar, not a learned weight).
 """
 
 from __future__ import annotations
@@ -75,6 +79,11 @@ _DATE = re.compile(
     r"|avril|mai|juin|juillet|aout|août|septembre|octobre|novembre|decembre|décembre)(?:\s+\d{4})?\b", re.IGNORECASE)
 _NUMBER = re.compile(r"\b\w*\d[\w-]*\b")
 _SPACES = re.compile(r"\s+")
+# Whose a contact value is: the placeholder kinds that name a way to reach or pay someone, the characters
+# read before it, and where a clause ends (a sentence, a semicolon: "Portable du membre : … ; son fils …").
+_CONTACT_KINDS = frozenset({"phone", "email", "iban"})
+_OWNER_WINDOW = 60
+_CLAUSE_END = re.compile(r"[.;!?\n]")
 # The relatives and representatives a note may be about instead of the member: French and English kinship
 # nouns and the legal roles of a member's affairs (general vocabulary, not from any benchmark sentence).
 # English "son" is left out: folded French reads the possessive "son" the same way.
@@ -104,6 +113,7 @@ class Reading:
     relatives: frozenset[str] = frozenset()  # the kinship or legal-role nouns it names (``_RELATIVE``)
     temporary: bool = False  # ``_TEMPORARY``
     references: frozenset[str] = frozenset()  # the case references it names (``case_references``)
+    owners: tuple[tuple[str, frozenset[str]], ...] = ()  # kind of contact value → whose (``value_owners``)
 
 
 def negated(folded: str) -> bool:
@@ -153,6 +163,7 @@ def read(pseudo_text: str) -> Reading:
         relatives=frozenset(m.group(1) for m in _RELATIVE.finditer(folded)),
         temporary=_TEMPORARY.search(folded) is not None,
         references=case_references(pseudo_text),
+        owners=value_owners(pseudo_text),
     )
 
 
@@ -208,6 +219,27 @@ def says_change(x: Sequence[float]) -> bool:
     """The pair's evidence (``features``) shows a way of saying a state changed (``_CHANGE_SAID``). Without
     one, two notes are only alike ("a un chien", "a un chat"): two facts, however similar."""
     return any(x[i] for i in _CHANGE_SAID)
+
+
+def value_owners(pseudo_text: str) -> tuple[tuple[str, frozenset[str]], ...]:
+    """For each kind of contact value the note carries (a phone, an e-mail, an IBAN: ``_CONTACT_KINDS``), whose
+    it is: "relative" when a relative or representative is named just before it, in its clause ("son fils,
+    <PHONE_2>", "le mail de sa fille : <EMAIL_1>"; ``_RELATIVE``), else "member"."""
+    owners: dict[str, set[str]] = {}
+    for m in PLACEHOLDER.finditer(pseudo_text):
+        kind = m.group(1).lower()
+        if kind in _CONTACT_KINDS:
+            clause = _CLAUSE_END.split(pseudo_text[max(0, m.start() - _OWNER_WINDOW):m.start()])[-1]
+            owners.setdefault(kind, set()).add("relative" if _RELATIVE.search(fold(clause)) else "member")
+    return tuple(sorted((k, frozenset(v)) for k, v in owners.items()))
+
+
+def other_persons_value(old: Side, new: Side) -> bool:
+    """A kind of contact value both notes carry, never the same person's in both (``value_owners``): "Numéro de
+    son fils : <PHONE_2>" after "Portable du membre : <PHONE_1>" says nothing of the member's phone, however
+    alike the two notes (issue 47's look-alikes; no labelled supersession of the seven writers has one)."""
+    o, n = dict(old.reading.owners), dict(new.reading.owners)
+    return any(o[k].isdisjoint(n[k]) for k in set(o) & set(n))
 
 
 def opened_case(old: Side, new: Side, view: Sequence[Side], *, own: frozenset[str] = frozenset()) -> bool:
