@@ -14,6 +14,7 @@ from carnet.domain.reconcile.evidence import (
     Side,
     features,
     mask,
+    no_change_of_it,
     opened_case,
     other_persons_value,
     ranks,
@@ -84,6 +85,19 @@ def test_another_persons_value_is_told_from_a_change_of_the_same_persons() -> No
     assert not other("Personne à prévenir : son fils, <PHONE_1>.", "À prévenir désormais : sa nièce, <PHONE_2>.")
     assert not other("Portable : <PHONE_1>.", "Nouveau portable : <PHONE_2> ; celui de sa fille : <PHONE_3>.")
     assert not other("Portable : <PHONE_1>.", "Adresse : <ADDRESS_1>.")  # no kind in common
+
+
+@pytest.mark.parametrize(("text", "once"), [
+    ("Attestation envoyée une seule fois sur le mail pro <EMAIL_2>.", True),
+    ("Retraits EXCEPTIONNELLEMENT portés à 100 € sur la semaine.", True),
+    ("Hôtel prolongé à titre exceptionnel.", True),
+    ("Exception ponctuelle : accepte un appel jeudi.", True),
+    ("Le membre a changé de portable : <PHONE_2>.", False),
+    ("Prélèvement le 5 de chaque fois.", False),
+])
+def test_a_state_said_to_hold_once_is_read(text: str, once: bool) -> None:
+    assert read(text).once is once
+    assert no_change_of_it(side("Mail de contact : <EMAIL_1>."), side(text, 30)) is once
 
 
 def test_ranks_share_the_better_place_on_ties() -> None:

@@ -81,10 +81,10 @@ def test_the_shipped_judge_never_closes_nor_contests_a_fact_on_likeness_alone() 
     assert moved.action is Action.SUPERSEDE
 
 
-def test_the_shipped_judge_never_closes_a_members_phone_by_a_relatives() -> None:
-    """Issue 47's look-alike, sentences written for the test: "Numéro de son fils … ne pas remplacer le portable
-    du membre" after "Portable du membre : …", however alike the index finds them: neither closed nor
-    contested (an LLM may still be asked)."""
+def test_the_shipped_judge_never_closes_a_members_phone_by_a_relatives_nor_by_a_one_off() -> None:
+    """Issue 47's look-alikes, sentences written for the test: "Numéro de son fils … ne pas remplacer le portable
+    du membre" after "Portable du membre : …", a mail "envoyée une seule fois" to another address, however alike
+    the index finds them: neither closed nor contested (an LLM may still be asked)."""
     from datetime import UTC, datetime
 
     from carnet.domain.reconcile.decide import Action, Incoming, ReconcileThresholds, decide
@@ -92,11 +92,14 @@ def test_the_shipped_judge_never_closes_a_members_phone_by_a_relatives() -> None
 
     judge = load_judge(SHIPPED)
     at, later = datetime(2025, 1, 1, tzinfo=UTC), datetime(2025, 4, 1, tzinfo=UTC)
-    old = "Portable du membre : <PHONE_1>."
-    new = "Numéro de son fils pour le livret de Léo : <PHONE_2>. C'est le numéro du fils, ne pas remplacer le portable."
-    record = Memory(id="old", scope=Scope("t", "s"), kind=Kind.FACT, text=old, pseudo_text=old, recorded_at=at,
-                    valid_from=at, updated_at=at)
-    for cosine in (0.9, 0.95, 0.99):
-        son = decide(Incoming(new, new, valid_from=later), [(record, cosine)], ReconcileThresholds(cosine_dup=1.0),
-                     judge=judge)
-        assert son.action is not Action.SUPERSEDE and not son.superseded and son.contest is None, cosine
+    pairs = [("Portable du membre : <PHONE_1>.",
+              "Numéro de son fils pour son livret : <PHONE_2>. C'est le numéro du fils, ne pas remplacer le portable."),
+             ("Mail de contact : <EMAIL_1>.",  # a one-off: the contact e-mail stays
+              "Attestation envoyée une seule fois sur le mail pro <EMAIL_2>, à la demande de l'employeur.")]
+    for old, new in pairs:
+        record = Memory(id="old", scope=Scope("t", "s"), kind=Kind.FACT, text=old, pseudo_text=old, recorded_at=at,
+                        valid_from=at, updated_at=at)
+        for cosine in (0.9, 0.95, 0.99):
+            kept = decide(Incoming(new, new, valid_from=later), [(record, cosine)],
+                          ReconcileThresholds(cosine_dup=1.0), judge=judge)
+            assert kept.action is not Action.SUPERSEDE and not kept.superseded and kept.contest is None, (new, cosine)

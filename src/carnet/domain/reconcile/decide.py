@@ -313,7 +313,7 @@ def _by_judge(new: _Seen, seen: Sequence[_Seen], judge: PairJudge) -> Decision |
         x = evidence.features(o, n, cosine=s.cosine, rank=rank, best=best,
                               opened=evidence.opened_case(o, n, view, own=own))
         q = judge.judge(older.note, newer.note, x)
-        if evidence.other_persons_value(o, n):  # a relative's number is no change of the member's: asked at most
+        if evidence.no_change_of_it(o, n):  # a relative's number, a one-off: no change of the record, asked at most
             scored.append((min(q, math.nextafter(judge.close_at, 0.0)), late, s, False))
         else:
             scored.append((q, late, s, judge.contests(x)))

@@ -28,9 +28,9 @@ for one file's sentence; where a feature rests on French grammar, the comment sa
 | | note: the one that opened that case (a claim, a complaint, a file), which a later step continues |
 | | rather than replaces, while each step may replace the step before |
 
-Beside the features, ``other_persons_value`` reads whose contact value each note gives (a relative named just
-before it): a pair where they never match is not a change of the record's value, which ``decide`` holds to
-whatever the model's probability (a rule of grammar, not a learned weight).
+Beside the features, ``no_change_of_it`` reads two ways a note says it leaves the record's state as it is: whose
+contact value each note gives (a relative named just before it), and a state said to hold once or by exception.
+``decide`` holds to them whatever the model's probability (rules of grammar, not learned weights).
 """
 
 from __future__ import annotations
@@ -82,6 +82,10 @@ _SPACES = re.compile(r"\s+")
 # Whose a contact value is: the placeholder kinds that name a way to reach or pay someone, the characters
 # read before it, and where a clause ends (a sentence, a semicolon: "Portable du membre : … ; son fils …").
 _CONTACT_KINDS = frozenset({"phone", "email", "iban"})
+# A state said to hold once, or by exception to the rule (French: "une seule fois", "pour cette fois",
+# "exceptionnellement", "à titre exceptionnel", "ponctuel"): it leaves the lasting state as it is.
+_ONCE = re.compile(r"\b(?:une seule fois|pour cette fois|cette fois seulement|exceptionnellement|a titre exceptionnel"
+                   r"|ponctuel\w*)\b")
 _OWNER_WINDOW = 60
 _CLAUSE_END = re.compile(r"[.;!?\n]")
 # The relatives and representatives a note may be about instead of the member: French and English kinship
@@ -114,6 +118,7 @@ class Reading:
     temporary: bool = False  # ``_TEMPORARY``
     references: frozenset[str] = frozenset()  # the case references it names (``case_references``)
     owners: tuple[tuple[str, frozenset[str]], ...] = ()  # kind of contact value → whose (``value_owners``)
+    once: bool = False  # it says its state holds once or by exception (``_ONCE``)
 
 
 def negated(folded: str) -> bool:
@@ -164,6 +169,7 @@ def read(pseudo_text: str) -> Reading:
         temporary=_TEMPORARY.search(folded) is not None,
         references=case_references(pseudo_text),
         owners=value_owners(pseudo_text),
+        once=_ONCE.search(folded) is not None,
     )
 
 
@@ -232,6 +238,13 @@ def value_owners(pseudo_text: str) -> tuple[tuple[str, frozenset[str]], ...]:
             clause = _CLAUSE_END.split(pseudo_text[max(0, m.start() - _OWNER_WINDOW):m.start()])[-1]
             owners.setdefault(kind, set()).add("relative" if _RELATIVE.search(fold(clause)) else "member")
     return tuple(sorted((k, frozenset(v)) for k, v in owners.items()))
+
+
+def no_change_of_it(old: Side, new: Side) -> bool:
+    """Whatever the model finds, the newer note does not change the older one's state: it gives another
+    person's contact value (``other_persons_value``), or says it holds once or by exception ("attestation
+    envoyée une seule fois sur le mail pro", "retraits exceptionnellement portés à 100 €")."""
+    return new.reading.once or other_persons_value(old, new)
 
 
 def other_persons_value(old: Side, new: Side) -> bool:
