@@ -100,6 +100,19 @@ def test_a_state_said_to_hold_once_is_read(text: str, once: bool) -> None:
     assert no_change_of_it(side("Mail de contact : <EMAIL_1>."), side(text, 30)) is once
 
 
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.one_of(st.text(max_size=30), st.sampled_from(["<PHONE_1>", "<PHONE_2>", "<EMAIL_1>", "<IBAN_1>",
+                                                                   "son fils", "sa fille", " ; ", ". "])), max_size=8))
+def test_whose_value_is_read_for_any_text_and_only_for_contact_values(parts: list[str]) -> None:
+    """Any text: a kind is read only when a placeholder of it is there, each value is someone's, and a note
+    never gives another person's value than its own."""
+    text = "".join(parts)
+    owners = dict(value_owners(text))
+    assert set(owners) <= {k for k in ("phone", "email", "iban") if f"<{k.upper()}_" in text}
+    assert all(v and v <= {"member", "relative"} for v in owners.values())
+    assert not other_persons_value(side(text), side(text, 30))
+
+
 def test_ranks_share_the_better_place_on_ties() -> None:
     assert ranks([0.5, 0.9, 0.9, 0.1]) == [3, 1, 1, 4]
 

@@ -22,7 +22,14 @@ from carnet.domain.extraction.rules.french_words import elide, finish
 from carnet.domain.extraction.rules.negation import spoken_ne
 from carnet.domain.extraction.rules.possessives import and_me, possessive_subject, swap
 from carnet.domain.extraction.rules.requests import imperative
-from carnet.domain.extraction.rules.verbs import AUXILIARIES, looks_first_plural, looks_second_plural, third_singular
+from carnet.domain.extraction.rules.verbs import (
+    AUXILIARIES,
+    INFINITIVE_ENDINGS,
+    looks_first_plural,
+    looks_infinitive,
+    looks_second_plural,
+    third_singular,
+)
 from carnet.domain.extraction.rules.walk import ADVISOR, CALLER, MEMBER, TO, Walk, case
 
 __all__ = ["ADVISOR", "MEMBER", "rewrite_fr"]
@@ -72,7 +79,7 @@ _ADVISOR_FRAME = re.compile(
 # that only stresses the owner, "votre numéro à vous", "mon numéro à moi"): dropped, the possessive says it.
 # Not before an infinitive, whose object the pronoun is ("votre dossier à nous renvoyer").
 _EMPHATIC = re.compile(r"\b((?:votre|vos|mon|ma|mes|notre|nos)\s+[\w'-]+(?:\s+[\w'-]+)?)\s+à\s+(?:vous|moi|nous)\b"
-                       r"(?!\s+(?:[\w-]+(?:er|ir|re|oir)\b|l'|les?\b|la\b|en\b|y\b))", re.IGNORECASE)
+                       rf"(?!\s+(?:[\w-]+(?:{'|'.join(INFINITIVE_ENDINGS)})\b|l'|les?\b|la\b|en\b|y\b))", re.IGNORECASE)
 
 
 def rewrite_fr(sentence: str, speaker: str, *, proxy: bool = False, relay: bool = False) -> str:
@@ -201,7 +208,10 @@ def _before_infinitive(walk: Walk, i: int) -> bool:
     """The pronoun at ``i`` is the object of an infinitive (French grammar: after a preposition, only object
     clitics stand between it and the infinitive, "de vous le demander", "pour vous rappeler")."""
     words = [k for k in walk.words(i + 1) if walk.low(k) not in _OBJECT_CLITICS]
-    return bool(words) and walk.low(words[0]).endswith(("er", "ir", "re", "oir"))
+    return bool(words) and looks_infinitive(walk.tokens[words[0]])
+
+
+_BEFORE_INFINITIVE = _ADVERBS | {"rien"}  # "ne voulait pas me …", "ne veut rien me …": between the verb and "me"
 
 
 def _reflexive_before_infinitive(walk: Walk, i: int) -> bool:
@@ -212,7 +222,7 @@ def _reflexive_before_infinitive(walk: Walk, i: int) -> bool:
     if not _before_infinitive(walk, i):
         return False
     j = walk.before(i)
-    while j is not None and walk.low(j) in _ADVERBS | {"rien"}:
+    while j is not None and walk.low(j) in _BEFORE_INFINITIVE:
         j = walk.before(j)
     subject = walk.before(j) if j is not None else None
     while subject is not None and walk.low(subject) in ("ne", "n'"):

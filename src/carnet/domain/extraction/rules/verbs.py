@@ -166,6 +166,14 @@ def looks_second_plural(word: str) -> bool:
     return lower in _IRREGULAR["2p"] or (lower.endswith("ez") and len(lower) > 3)
 
 
+# The endings of French infinitives (-er, -ir, -re, -oir): what may follow a preposition and its object clitics.
+INFINITIVE_ENDINGS = ("er", "ir", "re", "oir")
+
+
+def looks_infinitive(word: str) -> bool:
+    return word.lower().endswith(INFINITIVE_ENDINGS)
+
+
 def looks_first_plural(word: str) -> bool:
     lower = word.lower()
     return lower in _IRREGULAR["1p"] or (lower.endswith("ons") and len(lower) > 4)
