@@ -26,6 +26,15 @@ AT = datetime(2025, 5, 6, 14, 0, tzinfo=UTC)
         ("C'est Marc Roche, le fils de Mme Jeanne Roche.", True),
         ("Bonjour, j'appelle avec ma mère, elle est cliente chez vous.", True),
         ("Je suis sa tutrice depuis mars.", True),
+        ("Bonjour, Claire Roche. J'ai une procuration pour mon père.", True),  # the power of attorney she holds
+        ("Bonjour, Claire Roche, personne habilitée pour ma mère, Mme Jeanne Roche.", True),
+        ("Bonjour, Claire Roche, mandataire de ma mère.", True),
+        ("Bonjour, <PERSON_1>, j'appelle pour mon père, <PERSON_2>.", True),  # a parent, named
+        ("Bonjour, Claire Roche, pour ma mère, Mme Roche.", True),
+        ("Bonjour, je voudrais faire une procuration pour ma fille.", False),  # she gives one: the member
+        ("Je voudrais ajouter ma fille comme mandataire de mon compte.", False),
+        ("Bonjour, j'appelle pour mon fils, <PERSON_2>, il a eu un accident.", False),  # a child: the member's contract
+        ("Bonjour, j'appelle pour ma mère, elle est tombée.", False),
         ("Bonjour, j'appelle pour mon fils, il a eu un accident avec la voiture.", False),
         ("Bonjour, Paul Roche, client depuis 2012.", False),
         ("Bonjour, c'est Mme Roche. Mon fils a eu son permis.", False),

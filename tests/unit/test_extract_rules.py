@@ -96,6 +96,9 @@ def test_questions_are_no_facts_but_requests_are() -> None:
         ("Je ne voulais pas me retrouver sans rien.", "Le membre ne voulait pas se retrouver sans rien."),
         ("Je lui ai demandé de me rappeler.", "Le membre lui a demandé de rappeler le membre."),
         ("J'ai eu un appel, il voulait me prévenir.", "Le membre a eu un appel, il voulait prévenir le membre."),
+        ("Je suis pas chez moi, je loge chez ma sœur.", "Le membre n'est pas chez lui, il loge chez sa sœur."),
+        ("On est rentrés samedi.", "Le foyer du membre est rentré samedi."),  # singular with a singular subject
+        ("Vous pouvez de nouveau écrire sur la mienne.", "Le conseiller peut de nouveau écrire sur la sienne."),
     ],
 )
 def test_member_statements_in_the_third_person(said: str, fact: str) -> None:
@@ -143,6 +146,15 @@ def test_member_statements_in_the_third_person(said: str, fact: str) -> None:
         ("Je vais m'en occuper.", "Le conseiller va s'en occuper."),
         ("Un geste commercial vous a été accordé.", "Un geste commercial a été accordé au membre."),
         ("Transférez-le à l'adresse de gestion.", "Transférez-le à l'adresse de gestion."),  # no elision after a hyphen
+        ("La loi vous permet de changer d'assurance.", "La loi permet au membre de changer d'assurance."),
+        ("C'est une carte par contrat, la vôtre.", "C'est une carte par contrat, la sienne."),
+        ("Votre part salariale descend à 44,70 € par mois.", "Sa part salariale descend à 44,70 € par mois."),
+        # a cardinal stands before the noun, an adjective by its ending after it: the owner after both
+        ("Je vois vos deux comptes.", "Le conseiller voit les deux comptes du membre."),
+        ("Je clôture votre entreprise individuelle.", "Le conseiller clôture l'entreprise individuelle du membre."),
+        ("Je transmets votre dossier médical.", "Le conseiller transmet le dossier médical du membre."),
+        ("Je vous envoie un formulaire à nous retourner.",
+         "Le conseiller envoie au membre un formulaire à retourner à l'établissement."),
     ],
 )
 def test_advisor_statements_name_both_sides(said: str, fact: str) -> None:
@@ -276,6 +288,9 @@ def test_placeholders_are_kept_verbatim() -> None:
         ("user", "Nous voulons financer l'achat d'une maison avec un apport de 40 000 euros.", "projet", 0.5),
         ("advisor", "Un expert passera chez vous le 15 mars entre 9h et 12h.", "decision", 0.8),
         ("advisor", "Nous avons procédé au remboursement de 320 euros.", "decision", 0.8),
+        # the advisor's verbs of changing what the file holds are decisions, with or without a keyword
+        ("advisor", "Je remplace la Peugeot par la Skoda.", "decision", 0.8),
+        ("advisor", "Je change la Clio pour la 308.", "decision", 0.8),
         ("user", "Mon chat s'appelle Caramel et il adore les croquettes.", "autre", 0.3),
         # consent to marketing is how the member may be approached, whoever says it
         ("user", "Plus d'appels commerciaux pour moi.", "preference", 0.8),

@@ -121,6 +121,12 @@ _COMMITMENT = re.compile(
     r"report\w*|decale\w*|offert|offre|applique\w*|will (?:send|call|visit|refund|contact|update|transfer|pay|cancel)|"
     r"(?:have|has) (?:refunded|sent|updated|cancell?ed|opened|booked)|refunded|approved|scheduled|booked)\b"
 )
+# The advisor changes what the file holds, in the first person (or as rewritten), with the general verbs of
+# change that the supersession judge reads as cues (``reconcile.evidence``): "je remplace votre ancien numéro",
+# "je supprime les deux virements", "je retire", "j'ajoute", "je corrige". A decision when no keyword files it
+# elsewhere ("je retire votre accord pour les offres" stays a preference).
+_CHANGES = re.compile(r"\b(?:je |j'|on |nous |le conseiller )(?:(?:vous|lui|leur|le|la|les|en|y) |l')*"
+                      r"(?:remplac|chang|supprim|retir|ajout|corrig)\w*")
 
 
 def category(text: str, *, advisor: bool) -> str:
@@ -132,7 +138,7 @@ def category(text: str, *, advisor: bool) -> str:
     if _OUTCOME.search(folded):
         scores["decision"] = scores.get("decision", 0.0) + 2.5
     if not scores:
-        return "autre"
+        return "decision" if advisor and _CHANGES.search(folded) else "autre"
     if scores.get("preference", 0.0) >= 3.0 and "contact" in scores:
         return "preference"  # "préfère être rappelé le matin": how to reach them is a preference
     return max(CATEGORIES, key=lambda c: (scores.get(c, 0.0), -CATEGORIES.index(c)))
@@ -148,7 +154,8 @@ def keyword_scores(folded: str) -> dict[str, float]:
 
 def is_decision(text: str, *, advisor: bool) -> bool:
     folded = fold(text)
-    return _OUTCOME.search(folded) is not None or (advisor and _COMMITMENT.search(folded) is not None)
+    return _OUTCOME.search(folded) is not None or (
+        advisor and (_COMMITMENT.search(folded) is not None or _CHANGES.search(folded) is not None))
 
 
 def importance(cat: str, text: str = "") -> float:

@@ -25,7 +25,10 @@ _FEMININE = frozenset(
     lettre semaine journée journee matinée matinee soirée soiree heure fois boîte boite messagerie
     ligne box couverture protection responsabilité responsabilite valeur prise charge procédure procedure
     nouvelle ancienne première premiere dernière derniere maman mamie tante nièce niece cousine compagne
-    conjointe voisine amie personne démarche demarche
+    conjointe voisine amie personne démarche demarche part fiche paie paye vue dent prothèse prothese
+    lunette lunettes ordonnance consultation hospitalisation opération operation naissance grossesse
+    sœur soeur belle-mère belle-mere grand-mère grand-mere fiancée fiancee tutelle curatelle procuration
+    rente épargne epargne quotité quotite caution hypothèque hypotheque banque appli application
     """.split()
 )
 _MASCULINE = frozenset(

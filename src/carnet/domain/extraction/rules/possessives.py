@@ -50,6 +50,12 @@ _INFINITIVE_AFTER = frozenset("à a de d' pour sans par".split())
 _FUTURE = re.compile(r"\w{2,}(?:ra|ront|rait|raient)$")
 _ADJECTIVES = frozenset("nouvelle nouveau nouvel ancienne ancien premier première premiere dernier dernière "
                         "derniere prochain prochaine actuel actuelle même meme propre".split())
+# French grammar: a cardinal comes between the determiner and its noun ("vos deux comptes" → "les deux comptes
+# du membre"), and the endings of the adjectives French derives from nouns (-el, -al, -if, -ique, -aire, -eux and
+# their feminines and plurals) follow the noun ("votre entreprise individuelle", "votre dossier médical").
+_CARDINALS = frozenset("deux trois quatre cinq six sept huit neuf dix plusieurs".split())
+_ADJECTIVE_ENDINGS = ("el", "elle", "els", "elles", "al", "ale", "aux", "ales", "if", "ive", "ifs", "ives", "ique",
+                      "iques", "aire", "aires", "eux", "euse", "euses")
 
 
 def and_me(text: str) -> str:
@@ -84,6 +90,8 @@ def possessive_subject(walk: Walk) -> None:
     for n, k in enumerate(words[1:7], start=1):
         if not (walk.low(k) in _NP_END or _FUTURE.search(walk.low(k)) or (n > 1 and walk.tokens[k] in ",:;(")):
             continue
+        if walk.tokens[k] == "," and _decimal(walk, words[n - 1], words[n + 1] if n + 1 < len(words) else None):
+            return  # "Votre part descend à 44,70 €": a decimal comma ends no noun phrase; the verb was not found
         if walk.low(k) in _CLITIC_ENDS and walk.low(words[n - 1]) in _INFINITIVE_AFTER:
             continue  # "Ma fille continue à s'occuper…": a clitic after a preposition opens an infinitive
         if n == 1:
@@ -144,18 +152,27 @@ def _of_member(walk: Walk, i: int) -> bool:
     words = walk.words(i + 1)
     if not words or not walk.tokens[words[0]].isalpha():
         return False
-    following = walk.low(words[1]) if len(words) > 1 else ""
+    start = 1 if len(words) > 1 and walk.low(words[0]) in _CARDINALS else 0  # "vos deux comptes"
+    following = walk.low(words[start + 1]) if len(words) > start + 1 else ""
     if following in ("de", "d'", "des", "du") or (following.isalpha() and following.endswith(("é", "ée"))):
         return False
-    noun = walk.tokens[words[0]]
-    if noun.lower() in _ADJECTIVES:
+    if walk.low(words[start]) in _ADJECTIVES or not walk.tokens[words[start]].isalpha():
         return False
-    article = definite(noun, plural=walk.low(i) == "vos")
+    article = definite(walk.tokens[words[0]], plural=walk.low(i) == "vos")
     walk.tokens[i] = article.rstrip()
     if article.endswith("'") and walk.tokens[i + 1].isspace():
         walk.tokens[i + 1] = ""
-    end = 0
-    while end + 1 < len(words) and walk.low(words[end + 1]) in _COMPLEMENTS:
+    end = start
+    while end + 1 < len(words) and _completes(walk.low(words[end + 1])):
         end += 1  # "votre contrat auto" → "le contrat auto du membre", not "le contrat du membre auto"
     walk.tokens[words[end]] += f" {OF[walk.addressee]}"
     return True
+
+
+def _completes(word: str) -> bool:
+    """The word after a noun completes it: a complement of the trade, or an adjective by its ending."""
+    return word in _COMPLEMENTS or (len(word) > 4 and word.isalpha() and word.endswith(_ADJECTIVE_ENDINGS))
+
+
+def _decimal(walk: Walk, before: int, after: int | None) -> bool:
+    return after is not None and walk.tokens[before].isdigit() and walk.tokens[after][:1].isdigit()

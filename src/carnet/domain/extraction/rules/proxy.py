@@ -16,7 +16,14 @@ services reachable through one (loi n° 2016-1321 pour une République numériqu
 
 A member calling about a relative their contract covers ("j'appelle pour mon fils, il a eu un
 accident") is the member: a relative after "pour" is not enough, the caller must say the person is the
-client, or be their representative, or name them ("pour M. …", "pour un de vos sociétaires").
+client, or be their representative, or name them ("pour M. …", "pour un de vos sociétaires"; a parent
+named in apposition, "pour ma mère, Mme …", "pour mon père, <PERSON_2>": a member's contract covers
+their children far more often than their parents, so a child named so is still the member's). A
+representative says so with the words of French law for acting in another's name: the power of
+attorney the caller holds ("j'ai une procuration", "j'ai la procuration": Code civil art. 1984,
+"le mandat ou procuration"), a "mandataire de" or a "personne habilitée" (the family habilitation,
+art. 494-1), beside the guardian and curator (art. 440). A member who gives a power of attorney ("je
+voudrais faire une procuration à ma fille") does not hold one: only the holder's words count.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ from collections.abc import Sequence
 from carnet.domain.text import fold
 
 _RELATIVE = r"(?:fils|fille|mari|femme|epou\w+|conjoint\w*|pere|mere|neveu|niece|frere|soeur|petite?-(?:fils|fille))"
+_PARENT = r"(?:pere|mere|grand-pere|grand-mere|beau-pere|belle-mere)"
 _FOR_SOMEONE = re.compile(
     r"\bj'appelle (?:pour|au nom de|de la part de) (?:un|une) (?:de vos|des) (?:societaires|adherent\w*|clients?|"
     r"assure\w*|membres)\b"
@@ -35,6 +43,9 @@ _FOR_SOMEONE = re.compile(
     r"|\b(?:il|elle) est (?:client|cliente|adherent|adherente|societaire|assure|assuree)\b"
     rf"|\bje suis (?:son|sa|le|la) (?:{_RELATIVE}|curat\w+|tut\w+|mandataire)\b"
     r"|\b(?:mandataire judiciaire|curat(?:eur|rice)|tut(?:eur|rice)) (?:de|a|pour)\b"
+    rf"|\b(?:mandataire|habilitee?) (?:de|pour) (?:(?:mon|ma) {_RELATIVE}|m\.|mme|monsieur|madame|<person_\d+>)"
+    r"|\bj'ai (?:une |la )?procuration\b"
+    rf"|\bpour (?:mon|ma) {_PARENT}\W+(?:(?:m\.|mme|monsieur|madame)\s|<person_\d+>)"
     rf"|\b(?:le|la) {_RELATIVE} de (?:m\.|mme|monsieur|madame|<person_\d+>)"
     r"|^\W*(?:bonjour\W+)?(?:madame|monsieur)?\W*(?:<person_\d+>|\w+ \w+)\W+(?:[\w' ]{1,30}\W+)?pour (?:m\.|mme) "
 )

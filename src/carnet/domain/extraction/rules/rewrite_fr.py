@@ -50,7 +50,7 @@ _INDIRECT = ("envo", "transm", "adress", "dis", "dit", "dire", "dira", "propos",
              "promi", "promet", "répond", "repond", "rembours", "réserv", "reserv", "accord", "attribu", "dict",
              "offert", "enverr", "prêt", "apport", "vend", "parl", "téléphon", "telephon", "ouvr", "ouvre",
              "souhait", "annonc", "épel", "epel", "répét", "repet", "obten", "obtien", "pose", "posé", "poste", "posté",
-             "réexpliqu", "reexpliqu", "vir",
+             "réexpliqu", "reexpliqu", "vir", "retourn", "rend", "permet", "permett", "ajout",
              # impersonal verbs whose object is the beneficiary: "il vous reste 200 euros", "il vous faut"
              "rest", "faut", "faudr", "manqu", "convien", "conviendr", "coût", "cout", "appartien", "sembl")
 _NEGATION = frozenset("pas plus jamais rien guère guere".split())  # the second part, after a simple verb
@@ -104,6 +104,10 @@ def rewrite_fr(sentence: str, speaker: str, *, proxy: bool = False, relay: bool 
     return finish(walk.text())
 
 
+# The possessive pronouns of the first person, in the third (French grammar).
+_MINE = {"mien": "sien", "mienne": "sienne", "miens": "siens", "miennes": "siennes"}
+
+
 def _step(walk: Walk, i: int) -> int:
     """Rewrite what starts at token ``i``; returns the last token it handled."""
     tok = walk.low(i)
@@ -114,15 +118,23 @@ def _step(walk: Walk, i: int) -> int:
     if tok == "on" and walk.speaker == MEMBER and _impersonal(walk, i):
         return i  # "qu'on me rappelle": someone, not the household (the advisor's "on" is the company)
     if tok in ("nous", "on") and _is_subject(walk, i, tok):
-        return _subject(walk, i, "1p" if tok == "nous" else "3s", "household" if walk.speaker == MEMBER else "advisor")
+        k = _subject(walk, i, "1p" if tok == "nous" else "3s", "household" if walk.speaker == MEMBER else "advisor")
+        if tok == "on":
+            _singular_participle(walk, k)
+        return k
     if tok in ("nous", "vous") and _company_after_chez(walk, i, tok):
         return i
     if tok == "vous":
         return _vous(walk, i)
     if tok in ("mon", "ma", "mes", "notre", "nos", "votre", "vos"):
         swap(walk, i, tok)
-    elif tok == "moi" and _before_subject(walk, i):
-        walk.drop(i)  # "moi, je préfère le matin": the stress pronoun doubles the subject
+    elif tok in _MINE and walk.speaker == MEMBER:  # "écrire sur la mienne" → "sur la sienne"
+        walk.tokens[i] = case(walk.tokens[i], _MINE[tok])
+    elif tok in ("vôtre", "vôtres") and walk.speaker == ADVISOR and walk.before(i) is not None:
+        article = walk.low(walk.before(i) or 0)  # "la vôtre" → "la sienne": the article gives the gender
+        walk.tokens[i] = case(walk.tokens[i], {"le": "sien", "la": "sienne", "les": "siens"}.get(article, "sien"))
+    elif tok == "moi" and _before_subject(walk, i) and not _after_preposition(walk, i):
+        walk.drop(i)  # "moi, je préfère le matin": the stress pronoun doubles the subject ("chez moi, je": not)
         if i + 1 < len(walk.tokens) and walk.tokens[i + 1] == ",":
             walk.drop(i + 1)
     elif tok == "moi":
@@ -261,6 +273,19 @@ def _subject(walk: Walk, i: int, person: str, who: str) -> int:
             _member_after_verb(walk, k - 1, walk.addressee if walk.speaker == ADVISOR else walk.me)
         return k
     return last
+
+
+_BE = frozenset("est était etait sera serait".split())
+
+
+def _singular_participle(walk: Walk, k: int) -> None:
+    """"on est rentrés" → "le foyer du membre est rentré" (French grammar: the participle after "on" for "nous"
+    agrees in the plural; with a singular noun as the subject, in the singular)."""
+    if walk.low(k) not in _BE:
+        return
+    words = walk.words(k + 1)
+    if words and walk.low(words[0]).endswith(("és", "ées")) and len(walk.tokens[words[0]]) > 4:
+        walk.tokens[words[0]] = walk.tokens[words[0]][:-1]
 
 
 def _subject_clitic(walk: Walk, k: int, low: str, person: str) -> bool:
