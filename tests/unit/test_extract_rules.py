@@ -51,6 +51,16 @@ def test_small_talk_gives_nothing() -> None:
     assert found.facts == () and found.episode is None
 
 
+def test_the_advisor_confirming_a_replacement_adds_no_fact_beside_the_new_value() -> None:
+    """"je remplace votre ancien numéro" names nothing new: as a fact of its own, reconcile closed the member's new
+    number with it; "je remplace la Peugeot par la Skoda" names what comes instead and is kept."""
+    found = _call(("user", "J'ai changé de numéro : le nouveau c'est le <PHONE_1>."),
+                  ("advisor", "C'est noté, je remplace votre ancien numéro."),
+                  ("advisor", "Et je remplace la Peugeot par la Skoda sur votre contrat."))
+    assert _texts(found) == ["Le membre a changé de numéro : le nouveau c'est le <PHONE_1>.",
+                             "Le conseiller remplace la Peugeot par la Skoda sur le contrat du membre."]
+
+
 def test_ritual_clauses_go_and_the_rest_stays() -> None:
     text = _one("advisor", "Je suis désolée pour ce désagrément, je transmets votre réclamation au service qualité.")
     assert text == "Le conseiller transmet la réclamation du membre au service qualité."

@@ -122,11 +122,13 @@ _COMMITMENT = re.compile(
     r"(?:have|has) (?:refunded|sent|updated|cancell?ed|opened|booked)|refunded|approved|scheduled|booked)\b"
 )
 # The advisor changes what the file holds, in the first person (or as rewritten), with the general verbs of
-# change that the supersession judge reads as cues (``reconcile.evidence``): "je remplace votre ancien numéro",
-# "je supprime les deux virements", "je retire", "j'ajoute", "je corrige". A decision when no keyword files it
-# elsewhere ("je retire votre accord pour les offres" stays a preference).
+# change that the supersession judge reads as cues (``reconcile.evidence``): "je remplace la Peugeot par la
+# Skoda", "je supprime les deux virements", "je retire", "j'ajoute", "je corrige". Replacing or changing names
+# what comes instead ("par", "pour"): "je remplace votre ancien numéro" after the member gave the new one only
+# confirms it, and as a fact of its own it closed the member's new number. A decision when no keyword files
+# it elsewhere ("je retire votre accord pour les offres" stays a preference).
 _CHANGES = re.compile(r"\b(?:je |j'|on |nous |le conseiller )(?:(?:vous|lui|leur|le|la|les|en|y) |l')*"
-                      r"(?:remplac|chang|supprim|retir|ajout|corrig)\w*")
+                      r"(?:(?:remplac|chang)\w*\b[^.;]*\b(?:par|pour)\b|(?:supprim|retir|ajout|corrig)\w*)")
 
 
 def category(text: str, *, advisor: bool) -> str:
