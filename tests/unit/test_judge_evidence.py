@@ -16,6 +16,7 @@ from carnet.domain.reconcile.evidence import (
     mask,
     no_change_of_it,
     opened_case,
+    other_contract,
     other_persons_value,
     ranks,
     read,
@@ -85,6 +86,19 @@ def test_another_persons_value_is_told_from_a_change_of_the_same_persons() -> No
     assert not other("Personne à prévenir : son fils, <PHONE_1>.", "À prévenir désormais : sa nièce, <PHONE_2>.")
     assert not other("Portable : <PHONE_1>.", "Nouveau portable : <PHONE_2> ; celui de sa fille : <PHONE_3>.")
     assert not other("Portable : <PHONE_1>.", "Adresse : <ADDRESS_1>.")  # no kind in common
+
+
+@pytest.mark.parametrize(("old", "new", "other"), [
+    ("Contrat auto : prime de 60 euros par mois.", "Contrat habitation : prime de 25 euros par mois.", True),
+    ("Assurance vie : versement programmé de 100 € par mois.", "PEA : versement programmé de 100 € par mois.", True),
+    ("Contrat auto : prime de 60 euros par mois.", "Contrat auto : la prime passe à 64 euros.", False),  # one line
+    ("Contrat auto : prime de 60 euros par mois.", "La prime passe à 64 euros par mois.", False),  # names none
+    ("Auto-entrepreneur depuis 2019.", "Contrat habitation : prime de 25 euros.", False),  # a status, no line
+    ("Questionnaire de santé rempli.", "Assurance emprunteur : 31 euros par mois.", False),  # health, no contract
+])
+def test_two_notes_naming_other_lines_of_business_are_about_two_contracts(old: str, new: str, other: bool) -> None:
+    assert other_contract(side(old), side(new, 30)) is other
+    assert no_change_of_it(side(old), side(new, 30)) is other
 
 
 @pytest.mark.parametrize(("text", "once"), [

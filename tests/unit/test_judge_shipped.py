@@ -83,8 +83,9 @@ def test_the_shipped_judge_never_closes_nor_contests_a_fact_on_likeness_alone() 
 
 def test_the_shipped_judge_never_closes_a_members_phone_by_a_relatives_nor_by_a_one_off() -> None:
     """Issue 47's look-alikes, sentences written for the test: "Numéro de son fils … ne pas remplacer le portable
-    du membre" after "Portable du membre : …", a mail "envoyée une seule fois" to another address, however alike
-    the index finds them: neither closed nor contested (an LLM may still be asked)."""
+    du membre" after "Portable du membre : …", a mail "envoyée une seule fois" to another address, another
+    contract's premium, however alike the index finds them: neither closed nor contested (an LLM may still be
+    asked)."""
     from datetime import UTC, datetime
 
     from carnet.domain.reconcile.decide import Action, Incoming, ReconcileThresholds, decide
@@ -95,7 +96,9 @@ def test_the_shipped_judge_never_closes_a_members_phone_by_a_relatives_nor_by_a_
     pairs = [("Portable du membre : <PHONE_1>.",
               "Numéro de son fils pour son livret : <PHONE_2>. C'est le numéro du fils, ne pas remplacer le portable."),
              ("Mail de contact : <EMAIL_1>.",  # a one-off: the contact e-mail stays
-              "Attestation envoyée une seule fois sur le mail pro <EMAIL_2>, à la demande de l'employeur.")]
+              "Attestation envoyée une seule fois sur le mail pro <EMAIL_2>, à la demande de l'employeur."),
+             ("Contrat auto : prime de 60 euros par mois.",  # another contract's premium (closed at p 1.000 before)
+              "Contrat habitation : prime de 25 euros par mois.")]
     for old, new in pairs:
         record = Memory(id="old", scope=Scope("t", "s"), kind=Kind.FACT, text=old, pseudo_text=old, recorded_at=at,
                         valid_from=at, updated_at=at)

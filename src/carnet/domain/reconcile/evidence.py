@@ -28,8 +28,9 @@ for one file's sentence; where a feature rests on French grammar, the comment sa
 | | note: the one that opened that case (a claim, a complaint, a file), which a later step continues |
 | | rather than replaces, while each step may replace the step before |
 
-Beside the features, ``no_change_of_it`` reads two ways a note says it leaves the record's state as it is: whose
-contact value each note gives (a relative named just before it), and a state said to hold once or by exception.
+Beside the features, ``no_change_of_it`` reads three ways a note says it leaves the record's state as it is: whose
+contact value each note gives (a relative named just before it), a state said to hold once or by exception, and
+another contract (each note names a line of business, none in common).
 ``decide`` holds to them whatever the model's probability (rules of grammar, not learned weights).
 """
 
@@ -44,6 +45,7 @@ from datetime import datetime
 from carnet.domain.linking import references
 from carnet.domain.pii.pseudonyms import PLACEHOLDER
 from carnet.domain.pii.spans import BUILT_IN
+from carnet.domain.reconcile.topic_rules import CONTRACT_LINES
 from carnet.domain.reconcile.topics import exclusive_topics
 from carnet.domain.text import content_terms, fold
 
@@ -119,6 +121,7 @@ class Reading:
     references: frozenset[str] = frozenset()  # the case references it names (``case_references``)
     owners: tuple[tuple[str, frozenset[str]], ...] = ()  # kind of contact value → whose (``value_owners``)
     once: bool = False  # it says its state holds once or by exception (``_ONCE``)
+    contracts: frozenset[str] = frozenset()  # the lines of business it names (``topic_rules.CONTRACT_LINES``)
 
 
 def negated(folded: str) -> bool:
@@ -170,6 +173,7 @@ def read(pseudo_text: str) -> Reading:
         references=case_references(pseudo_text),
         owners=value_owners(pseudo_text),
         once=_ONCE.search(folded) is not None,
+        contracts=frozenset(name for name, cue in CONTRACT_LINES if cue.search(folded)),
     )
 
 
@@ -242,9 +246,19 @@ def value_owners(pseudo_text: str) -> tuple[tuple[str, frozenset[str]], ...]:
 
 def no_change_of_it(old: Side, new: Side) -> bool:
     """Whatever the model finds, the newer note does not change the older one's state: it gives another
-    person's contact value (``other_persons_value``), or says it holds once or by exception ("attestation
-    envoyée une seule fois sur le mail pro", "retraits exceptionnellement portés à 100 €")."""
-    return new.reading.once or other_persons_value(old, new)
+    person's contact value (``other_persons_value``), says it holds once or by exception ("attestation
+    envoyée une seule fois sur le mail pro", "retraits exceptionnellement portés à 100 €"), or is about
+    another contract (``other_contract``)."""
+    return new.reading.once or other_persons_value(old, new) or other_contract(old, new)
+
+
+def other_contract(old: Side, new: Side) -> bool:
+    """Each note names a line of business, none in common (``topic_rules.CONTRACT_LINES``): "Contrat habitation :
+    prime de 25 euros" after "Contrat auto : prime de 60 euros" is another contract's premium, however alike the
+    two notes (closed at p 1.000 before; 45 of the 6,692 pairs of facts of one member in the seven writers'
+    files have it, no labelled supersession does)."""
+    o, n = old.reading.contracts, new.reading.contracts
+    return bool(o) and bool(n) and o.isdisjoint(n)
 
 
 def other_persons_value(old: Side, new: Side) -> bool:

@@ -125,6 +125,31 @@ TOPICS: tuple[Topic, ...] = (
           words=("véhicule assuré", "insured vehicle")),
 )
 
+# The lines of business a contract belongs to, each by its French and English names: the branches of the Code
+# des assurances (art. R321-1: land vehicles, fire and property, sickness, life, legal protection…) as a call
+# center names them, and the regulated savings products of the Code monétaire et financier (livret A, LDDS,
+# LEP, PEL, PEA, PER). Two notes that each name a line, none in common, are about two contracts: "Contrat
+# auto : prime de 60 euros" says nothing of "Contrat habitation : prime de 25 euros" (``evidence``).
+CONTRACT_LINES: tuple[tuple[str, Pattern], ...] = (
+    ("auto", _c(r"\b(?:auto(?![-\w])|automobile|assurance (?:de (?:la |sa )?)?voiture|tous risques|au tiers"
+                r"|car insurance)\b")),
+    ("moto", _c(r"\b(?:moto|motos|deux-roues|scooter|motorbike)\b")),
+    ("habitation", _c(r"\b(?:habitation|mrh|multirisques? habitation|assurance (?:du |de son )?logement"
+                      r"|proprietaire non occupant|pno|home insurance)\b")),
+    ("sante", _c(r"\b(?:(?:contrat|complementaire|mutuelle|assurance|couverture|garanties?|option|formule) sante"
+                 r"|health insurance)\b")),
+    ("prevoyance", _c(r"\b(?:prevoyance|income protection)\b")),
+    ("emprunteur", _c(r"\b(?:emprunteur|assurance (?:de |du )?pret|assurance credit|loan insurance)\b")),
+    ("vie", _c(r"\b(?:assurance[- ]vie|life insurance)\b")),
+    ("obseques", _c(r"\b(?:obseques|funeral)\b")),
+    ("gav", _c(r"\b(?:garantie des accidents de la vie|gav)\b")),
+    ("protection juridique", _c(r"\b(?:protection juridique|legal protection)\b")),
+    ("livret", _c(r"\b(?:livret a|livret jeune|ldds|lep|livret d'epargne)\b")),
+    ("pel", _c(r"\b(?:pel|cel|plan d'epargne logement)\b")),
+    ("pea", _c(r"\b(?:pea|plan d'epargne en actions)\b")),
+    ("per", _c(r"\b(?:per|plan d'epargne retraite)\b")),
+)  # fmt: skip
+
 # Places that are not where the member lives, whose address a note may give ("le garage du 12 rue…").
 ELSEWHERE = _c(
     r"\b(?:garages?|carrosserie|concession\w*|agences?|cabinets?|experts?|expertise|hopital|clinique|bureaux?|"
