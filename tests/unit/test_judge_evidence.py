@@ -16,10 +16,12 @@ from carnet.domain.reconcile.evidence import (
     mask,
     no_change_of_it,
     opened_case,
+    other_case,
     other_contract,
     other_persons_value,
     ranks,
     read,
+    relatives_state,
     value_owners,
 )
 
@@ -98,6 +100,28 @@ def test_another_persons_value_is_told_from_a_change_of_the_same_persons() -> No
 ])
 def test_two_notes_naming_other_lines_of_business_are_about_two_contracts(old: str, new: str, other: bool) -> None:
     assert other_contract(side(old), side(new, 30)) is other
+    assert no_change_of_it(side(old), side(new, 30)) is other
+
+
+@pytest.mark.parametrize(("old", "new", "other"), [
+    ("Sinistre dégât des eaux SIN-2025-001 ouvert le 3 mars.", "Sinistre bris de glace SIN-2025-044 ouvert.", True),
+    ("Réclamation RC-25-0418 ouverte.", "Réclamation RC-25-0418 close : 95 € remboursés.", False),  # the same case
+    ("Prêt PP-2023-118452 : mensualité de 268 €.", "Plan REC-25-0917 accepté : mensualité de 180 €.", False),  # kinds
+    ("Sinistre SIN-2025-001 ouvert.", "Le membre a changé d'adresse.", False),  # one names no case
+])
+def test_two_cases_of_one_kind_are_told_from_the_steps_of_one(old: str, new: str, other: bool) -> None:
+    assert other_case(side(old), side(new, 30)) is other
+
+
+@pytest.mark.parametrize(("old", "new", "other"), [
+    ("Travaille chez Renault comme technicien.", "Son épouse travaille chez Airbus.", True),
+    ("Adresse : <ADDRESS_1>.", "Sa fille habite désormais à Nice.", True),
+    ("Personne à prévenir : son fils, <PHONE_1>.", "Son fils a changé de numéro : <PHONE_2>.", False),  # named
+    ("Adresse : <ADDRESS_1>.", "Vit désormais chez sa fille, <ADDRESS_2>.", False),  # the member's own state
+    ("Travaille chez Renault.", "Le membre travaille chez Airbus depuis mars.", False),
+])
+def test_a_relatives_state_says_nothing_of_a_record_that_names_none(old: str, new: str, other: bool) -> None:
+    assert relatives_state(side(old), side(new, 30)) is other
     assert no_change_of_it(side(old), side(new, 30)) is other
 
 

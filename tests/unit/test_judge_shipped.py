@@ -84,8 +84,8 @@ def test_the_shipped_judge_never_closes_nor_contests_a_fact_on_likeness_alone() 
 def test_the_shipped_judge_never_closes_a_members_phone_by_a_relatives_nor_by_a_one_off() -> None:
     """Issue 47's look-alikes, sentences written for the test: "Numéro de son fils … ne pas remplacer le portable
     du membre" after "Portable du membre : …", a mail "envoyée une seule fois" to another address, another
-    contract's premium, however alike the index finds them: neither closed nor contested (an LLM may still be
-    asked)."""
+    contract's premium, a second claim, the spouse's job, however alike the index finds them: neither closed
+    nor contested (an LLM may still be asked)."""
     from datetime import UTC, datetime
 
     from carnet.domain.reconcile.decide import Action, Incoming, ReconcileThresholds, decide
@@ -98,7 +98,11 @@ def test_the_shipped_judge_never_closes_a_members_phone_by_a_relatives_nor_by_a_
              ("Mail de contact : <EMAIL_1>.",  # a one-off: the contact e-mail stays
               "Attestation envoyée une seule fois sur le mail pro <EMAIL_2>, à la demande de l'employeur."),
              ("Contrat auto : prime de 60 euros par mois.",  # another contract's premium (closed at p 1.000 before)
-              "Contrat habitation : prime de 25 euros par mois.")]
+              "Contrat habitation : prime de 25 euros par mois."),
+             ("Sinistre dégât des eaux SIN-2025-001 ouvert le 3 mars.",  # a second claim (closed at p 1.000 before)
+              "Sinistre bris de glace SIN-2025-044 ouvert le 10 avril."),
+             ("Travaille chez Renault comme technicien.",  # the spouse's job (closed at p 0.99 before)
+              "Son épouse travaille chez Airbus.")]
     for old, new in pairs:
         record = Memory(id="old", scope=Scope("t", "s"), kind=Kind.FACT, text=old, pseudo_text=old, recorded_at=at,
                         valid_from=at, updated_at=at)

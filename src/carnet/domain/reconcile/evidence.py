@@ -28,9 +28,10 @@ for one file's sentence; where a feature rests on French grammar, the comment sa
 | | note: the one that opened that case (a claim, a complaint, a file), which a later step continues |
 | | rather than replaces, while each step may replace the step before |
 
-Beside the features, ``no_change_of_it`` reads three ways a note says it leaves the record's state as it is: whose
-contact value each note gives (a relative named just before it), a state said to hold once or by exception, and
-another contract (each note names a line of business, none in common).
+Beside the features, ``no_change_of_it`` reads the ways a note says it leaves the record's state as it is: whose
+contact value each note gives (a relative named just before it), a state said to hold once or by exception,
+another contract (each note names a line of business, none in common), another case of one kind (references of
+one kind, none in common), and a relative's state (its subject is a relative, the record names none).
 ``decide`` holds to them whatever the model's probability (rules of grammar, not learned weights).
 """
 
@@ -98,6 +99,14 @@ _RELATIVE = re.compile(
     r"|parents|enfants?|petite?-(?:fils|fille)|petits-enfants|neveu|niece|oncle|tante|beau-pere|belle-mere|gendre"
     r"|belle-fille|curat(?:eur|rice)|tut(?:eur|rice)|mandataire|avocate?|notaire|daughter|wife|husband|spouse"
     r"|mother|father|brother|sister|partner|guardian)\b")
+# A note whose subject is the member's relative (French word order: the subject opens a declarative sentence; the
+# possessive makes the relative the member's): "Son épouse travaille chez …", "Sa fille habite …".
+_RELATIVE_SUBJECT = re.compile(
+    r"^\W*(?:(?:son|sa|ses|leur|leurs)\s+(?:fils|filles?|epouse|epoux|mari|femme|conjointe?|compagnon|compagne|mere"
+    r"|pere|frere|soeur|parents|enfants?|petite?-(?:fils|fille)|neveu|niece|beau-pere|belle-mere)"
+    r"|his (?:wife|son|daughter|mother|father)|her (?:husband|son|daughter|mother|father))\b")
+# A case reference's kind: the letters it opens with ("SIN" of "SIN-2025-071228"), or a placeholder's kind.
+_REFERENCE_KIND = re.compile(r"^(?:<([A-Z_]+)_\d+>|([A-Za-z]{2,})[-_ /]?\d)")
 # A state said to hold for a time (French grammar of duration and limit: "jusqu'au", "pendant", "du … au",
 # "en attendant", "le temps de"; the adjectives and adverbs of the temporary and the exceptional; English
 # "until", "temporarily"), on folded text.
@@ -122,6 +131,7 @@ class Reading:
     owners: tuple[tuple[str, frozenset[str]], ...] = ()  # kind of contact value → whose (``value_owners``)
     once: bool = False  # it says its state holds once or by exception (``_ONCE``)
     contracts: frozenset[str] = frozenset()  # the lines of business it names (``topic_rules.CONTRACT_LINES``)
+    relative_subject: bool = False  # its subject is a relative (``_RELATIVE_SUBJECT``)
 
 
 def negated(folded: str) -> bool:
@@ -174,6 +184,7 @@ def read(pseudo_text: str) -> Reading:
         owners=value_owners(pseudo_text),
         once=_ONCE.search(folded) is not None,
         contracts=frozenset(name for name, cue in CONTRACT_LINES if cue.search(folded)),
+        relative_subject=_RELATIVE_SUBJECT.search(folded) is not None,
     )
 
 
@@ -248,8 +259,10 @@ def no_change_of_it(old: Side, new: Side) -> bool:
     """Whatever the model finds, the newer note does not change the older one's state: it gives another
     person's contact value (``other_persons_value``), says it holds once or by exception ("attestation
     envoyée une seule fois sur le mail pro", "retraits exceptionnellement portés à 100 €"), or is about
-    another contract (``other_contract``)."""
-    return new.reading.once or other_persons_value(old, new) or other_contract(old, new)
+    another contract (``other_contract``) or another case of the same kind (``other_case``), or is about a
+    relative while the record names none (``relatives_state``)."""
+    return (new.reading.once or other_persons_value(old, new) or other_contract(old, new) or other_case(old, new)
+            or relatives_state(old, new))
 
 
 def other_contract(old: Side, new: Side) -> bool:
@@ -267,6 +280,27 @@ def other_persons_value(old: Side, new: Side) -> bool:
     alike the two notes (issue 47's look-alikes; no labelled supersession of the seven writers has one)."""
     o, n = dict(old.reading.owners), dict(new.reading.owners)
     return any(o[k].isdisjoint(n[k]) for k in set(o) & set(n))
+
+
+def other_case(old: Side, new: Side) -> bool:
+    """Both notes name case references of one kind, none the same: "Sinistre bris de glace SIN-2025-044 ouvert"
+    after "Sinistre dégât des eaux SIN-2025-001 ouvert" is a second claim, not the first one's next state (closed
+    at p 1.000 before). Of other kinds ("PP-2023-118452" then "REC-25-0917", a loan then its renegotiation), the
+    learned judge decides. 7 of the 6,692 pairs of one member's facts have it, no labelled supersession does."""
+    o, n = old.reading.references, new.reading.references
+    return bool(o) and bool(n) and o.isdisjoint(n) and not _reference_kinds(o).isdisjoint(_reference_kinds(n))
+
+
+def relatives_state(old: Side, new: Side) -> bool:
+    """The newer note's subject is a relative and the record names none: "Son épouse travaille chez Airbus" says
+    nothing of "Travaille chez Renault comme technicien" (closed at p 0.99 before). A record that names a
+    relative ("Personne à prévenir : son fils, …") may still be replaced by a note about that relative. 37 of
+    the 6,692 pairs of one member's facts have it, no labelled supersession does."""
+    return new.reading.relative_subject and not old.reading.relatives
+
+
+def _reference_kinds(references: frozenset[str]) -> frozenset[str]:
+    return frozenset(m.group(1) or m.group(2).upper() for r in references if (m := _REFERENCE_KIND.match(r)))
 
 
 def opened_case(old: Side, new: Side, view: Sequence[Side], *, own: frozenset[str] = frozenset()) -> bool:
