@@ -96,6 +96,7 @@ def test_another_persons_value_is_told_from_a_change_of_the_same_persons() -> No
     ("Contrat auto : prime de 60 euros par mois.", "Contrat auto : la prime passe à 64 euros.", False),  # one line
     ("Contrat auto : prime de 60 euros par mois.", "La prime passe à 64 euros par mois.", False),  # names none
     ("Auto-entrepreneur depuis 2019.", "Contrat habitation : prime de 25 euros.", False),  # a status, no line
+    ("Prêt immobilier : 150 000 euros restant dus.", "Prêt auto : 8 000 euros restant dus.", True),  # two credits
     ("Questionnaire de santé rempli.", "Assurance emprunteur : 31 euros par mois.", False),  # health, no contract
 ])
 def test_two_notes_naming_other_lines_of_business_are_about_two_contracts(old: str, new: str, other: bool) -> None:

@@ -268,7 +268,7 @@ def no_change_of_it(old: Side, new: Side) -> bool:
 def other_contract(old: Side, new: Side) -> bool:
     """Each note names a line of business, none in common (``topic_rules.CONTRACT_LINES``): "Contrat habitation :
     prime de 25 euros" after "Contrat auto : prime de 60 euros" is another contract's premium, however alike the
-    two notes (closed at p 1.000 before; 45 of the 6,692 pairs of facts of one member in the seven writers'
+    two notes (closed at p 1.000 before; 38 of the 6,692 pairs of facts of one member in the seven writers'
     files have it, no labelled supersession does)."""
     o, n = old.reading.contracts, new.reading.contracts
     return bool(o) and bool(n) and o.isdisjoint(n)

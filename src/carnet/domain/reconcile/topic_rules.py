@@ -127,9 +127,10 @@ TOPICS: tuple[Topic, ...] = (
 
 # The lines of business a contract belongs to, each by its French and English names: the branches of the Code
 # des assurances (art. R321-1: land vehicles, fire and property, sickness, life, legal protection…) as a call
-# center names them, and the regulated savings products of the Code monétaire et financier (livret A, LDDS,
-# LEP, PEL, PEA, PER). Two notes that each name a line, none in common, are about two contracts: "Contrat
-# auto : prime de 60 euros" says nothing of "Contrat habitation : prime de 25 euros" (``evidence``).
+# center names them, the regulated savings products of the Code monétaire et financier (livret A, LDDS,
+# LEP, PEL, PEA, PER) and the kinds of credit. Two notes that each name a line, none in common, are about two
+# contracts: "Contrat auto : prime de 60 euros" says nothing of "Contrat habitation : prime de 25 euros"
+# (``evidence``), nor "Prêt auto : 8 000 euros restant dus" of "Prêt immobilier : 150 000 euros restant dus".
 CONTRACT_LINES: tuple[tuple[str, Pattern], ...] = (
     ("auto", _c(r"\b(?:auto(?![-\w])|automobile|assurance (?:de (?:la |sa )?)?voiture|tous risques|au tiers"
                 r"|car insurance)\b")),
@@ -148,6 +149,10 @@ CONTRACT_LINES: tuple[tuple[str, Pattern], ...] = (
     ("pel", _c(r"\b(?:pel|cel|plan d'epargne logement)\b")),
     ("pea", _c(r"\b(?:pea|plan d'epargne en actions)\b")),
     ("per", _c(r"\b(?:per|plan d'epargne retraite)\b")),
+    # the two kinds of credit of the Code de la consommation (art. L313-1 real estate, L312-1 consumer credit)
+    ("immobilier", _c(r"\b(?:pret immo\w*|credit immo\w*|pret (?:a l')?habitat|pret relais|mortgage)\b")),
+    ("consommation", _c(r"\b(?:pret personnel|credit (?:a la )?conso\w*|credit renouvelable|pret etudiant"
+                        r"|pret travaux|personal loan)\b")),
 )  # fmt: skip
 
 # Places that are not where the member lives, whose address a note may give ("le garage du 12 rue…").
