@@ -126,6 +126,23 @@ def test_a_relatives_state_says_nothing_of_a_record_that_names_none(old: str, ne
     assert no_change_of_it(side(old), side(new, 30)) is other
 
 
+_PIECES = st.sampled_from(["Contrat auto", "contrat habitation", "Prêt immobilier", "livret A", "assurance vie",
+                           "SIN-2025-001", "SIN-2025-044", "RC-25-1093", "Son épouse", "sa fille", "travaille",
+                           "prime de 60 €", "ouvert", ":", ",", ".", "Auto-entrepreneur", "<CONTRACT_1>"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_PIECES, max_size=8).map(" ".join), st.lists(_PIECES, max_size=8).map(" ".join))
+def test_another_contract_or_case_is_a_relation_of_both_notes_and_never_of_one_note_to_itself(a: str, b: str) -> None:
+    """Generated notes from the pieces the rules read: another contract and another case hold both ways and never
+    between a note and itself; a relative's state never holds against a record that names a relative."""
+    assert other_contract(side(a), side(b, 30)) == other_contract(side(b), side(a, 30))
+    assert other_case(side(a), side(b, 30)) == other_case(side(b), side(a, 30))
+    assert not other_contract(side(a), side(a, 30)) and not other_case(side(a), side(a, 30))
+    if read(a).relatives:
+        assert not relatives_state(side(a), side(b, 30))
+
+
 @pytest.mark.parametrize(("text", "once"), [
     ("Attestation envoyée une seule fois sur le mail pro <EMAIL_2>.", True),
     ("Retraits EXCEPTIONNELLEMENT portés à 100 € sur la semaine.", True),

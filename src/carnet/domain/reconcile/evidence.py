@@ -94,17 +94,16 @@ _CLAUSE_END = re.compile(r"[.;!?\n]")
 # The relatives and representatives a note may be about instead of the member: French and English kinship
 # nouns and the legal roles of a member's affairs (general vocabulary, not from any benchmark sentence).
 # English "son" is left out: folded French reads the possessive "son" the same way.
+_KIN = (r"fils|filles?|epouse|epoux|mari|femme|conjointe?|compagnon|compagne|mere|pere|frere|soeur|parents|enfants?"
+        r"|petite?-(?:fils|fille)|neveu|niece|beau-pere|belle-mere")  # French kinship nouns, the closest
 _RELATIVE = re.compile(
-    r"\b(fils|filles?|epouse|epoux|mari|femme|conjointe?|compagnon|compagne|concubine?|mere|pere|frere|soeur"
-    r"|parents|enfants?|petite?-(?:fils|fille)|petits-enfants|neveu|niece|oncle|tante|beau-pere|belle-mere|gendre"
-    r"|belle-fille|curat(?:eur|rice)|tut(?:eur|rice)|mandataire|avocate?|notaire|daughter|wife|husband|spouse"
-    r"|mother|father|brother|sister|partner|guardian)\b")
+    rf"\b({_KIN}|concubine?|petits-enfants|oncle|tante|gendre|belle-fille|curat(?:eur|rice)|tut(?:eur|rice)"
+    r"|mandataire|avocate?|notaire|daughter|wife|husband|spouse|mother|father|brother|sister|partner|guardian)\b")
 # A note whose subject is the member's relative (French word order: the subject opens a declarative sentence; the
 # possessive makes the relative the member's): "Son épouse travaille chez …", "Sa fille habite …".
 _RELATIVE_SUBJECT = re.compile(
-    r"^\W*(?:(?:son|sa|ses|leur|leurs)\s+(?:fils|filles?|epouse|epoux|mari|femme|conjointe?|compagnon|compagne|mere"
-    r"|pere|frere|soeur|parents|enfants?|petite?-(?:fils|fille)|neveu|niece|beau-pere|belle-mere)"
-    r"|his (?:wife|son|daughter|mother|father)|her (?:husband|son|daughter|mother|father))\b")
+    rf"^\W*(?:(?:son|sa|ses|leur|leurs)\s+(?:{_KIN})|his (?:wife|son|daughter|mother|father)"
+    r"|her (?:husband|son|daughter|mother|father))\b")
 # A case reference's kind: the letters it opens with ("SIN" of "SIN-2025-071228"), or a placeholder's kind.
 _REFERENCE_KIND = re.compile(r"^(?:<([A-Z_]+)_\d+>|([A-Za-z]{2,})[-_ /]?\d)")
 # A state said to hold for a time (French grammar of duration and limit: "jusqu'au", "pendant", "du … au",

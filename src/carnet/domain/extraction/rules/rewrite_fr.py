@@ -130,9 +130,9 @@ def _step(walk: Walk, i: int) -> int:
         swap(walk, i, tok)
     elif tok in _MINE and walk.speaker == MEMBER:  # "écrire sur la mienne" → "sur la sienne"
         walk.tokens[i] = case(walk.tokens[i], _MINE[tok])
-    elif tok in ("vôtre", "vôtres") and walk.speaker == ADVISOR and walk.before(i) is not None:
-        article = walk.low(walk.before(i) or 0)  # "la vôtre" → "la sienne": the article gives the gender
-        walk.tokens[i] = case(walk.tokens[i], {"le": "sien", "la": "sienne", "les": "siens"}.get(article, "sien"))
+    elif tok in ("vôtre", "vôtres") and walk.speaker == ADVISOR and (j := walk.before(i)) is not None:
+        # "la vôtre" → "la sienne": the article gives the gender
+        walk.tokens[i] = case(walk.tokens[i], {"le": "sien", "la": "sienne", "les": "siens"}.get(walk.low(j), "sien"))
     elif tok == "moi" and _before_subject(walk, i) and not _after_preposition(walk, i):
         walk.drop(i)  # "moi, je préfère le matin": the stress pronoun doubles the subject ("chez moi, je": not)
         if i + 1 < len(walk.tokens) and walk.tokens[i + 1] == ",":
@@ -275,7 +275,7 @@ def _subject(walk: Walk, i: int, person: str, who: str) -> int:
     return last
 
 
-_BE = frozenset("est était etait sera serait".split())
+_BE = _BEING | {"sera", "serait"}  # the forms "on" takes
 
 
 def _singular_participle(walk: Walk, k: int) -> None:
