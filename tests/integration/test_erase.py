@@ -20,6 +20,7 @@ from carnet.services.memories.remember import NewMemory, remember
 from carnet.services.rights.erase import erase_subject
 from carnet.services.scope import scope_for
 from carnet.settings.root import Settings
+from tests.support.sparse_copy import copy_tree
 
 FACTS = ["Le membre habite à Lyon 7e.", "Le membre habite maintenant à Villeurbanne.",
          "Budget maximum de 600 euros pour l'assurance auto."]
@@ -57,12 +58,12 @@ def test_a_backup_of_the_data_taken_before_erasure_cannot_be_read_after(tmp_path
     c = build(settings, embedder=embedder)
     _fill(c, "GONE")
     c.close()
-    shutil.copytree(settings.data_dir, tmp_path / "backup")  # a data backup: keys are not in it
+    copy_tree(settings.data_dir, tmp_path / "backup")  # a data backup: keys are not in it
     c = build(settings, embedder=embedder)
     assert erase_subject(c.deps, tenant="t", subject_id="GONE").complete
     c.close()
     shutil.rmtree(settings.data_dir)
-    shutil.copytree(tmp_path / "backup", settings.data_dir)  # restore the old data, keys as they are now
+    copy_tree(tmp_path / "backup", settings.data_dir)  # restore the old data, keys as they are now
     c = build(settings, embedder=embedder)
     try:
         page = memories.list_memories(c.deps, tenant="t", subject_id="GONE", status=None)

@@ -14,7 +14,6 @@ scope filter inside the adapter keeps them apart (removing it makes them fail: c
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 import warnings
@@ -38,6 +37,7 @@ from carnet.domain.records import Kind, Memory, Scope, Source, Status, point_id
 from carnet.errors import Conflict, DependencyUnavailable, InvalidInput, StoreLocked
 from carnet.ports import AccessUpdate, IndexedMemory, RecordFilter, SparseVector, Vector, VectorIndex
 from tests.support.qdrant_rest import RunningQdrant
+from tests.support.sparse_copy import copy_tree
 
 DIM = 16
 NOW = datetime(2025, 3, 14, 9, 26, 53, 589793, tzinfo=UTC)
@@ -86,7 +86,7 @@ def empty_shard(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def shard_path(tmp_path: Path, empty_shard: Path) -> Path:
     """Where a test opens its own edge index: a copy of the empty shard."""
-    shutil.copytree(empty_shard, tmp_path / "vectors")
+    copy_tree(empty_shard, tmp_path / "vectors")
     return tmp_path / "vectors"
 
 
@@ -122,7 +122,7 @@ def index(request: pytest.FixtureRequest, tmp_path: Path, empty_shard: Path) -> 
     qdrant: RunningQdrant | None = None
     collection = f"memories-{uuid4().hex}"
     if request.param.startswith("edge"):  # without records kept decoded (the default) and with
-        shutil.copytree(empty_shard, tmp_path / "vectors")
+        copy_tree(empty_shard, tmp_path / "vectors")
         idx = EdgeVectorIndex(tmp_path / "vectors", DIM, cached=1000 if request.param == "edge-cached" else 0)
     elif request.param == "server":
         idx = open_server(QdrantClient(":memory:"))
