@@ -54,9 +54,10 @@ class _Watching(RuleExtractor):
     def __init__(self) -> None:
         self.seen: list[str] = []
 
-    def extract(self, messages: Sequence[Message], *, session_id: str | None, locale: str) -> Extraction:
-        self.seen.extend(m.content for m in messages)
-        return super().extract(messages, session_id=session_id, locale=locale)
+    def extract(self, messages: Sequence[Message], *, session_id: str | None, locale: str,
+                context: Sequence[Message] = ()) -> Extraction:
+        self.seen.extend(m.content for m in [*context, *messages])
+        return super().extract(messages, session_id=session_id, locale=locale, context=context)
 
 
 def _tell(container: Container, extractor: _Watching) -> None:

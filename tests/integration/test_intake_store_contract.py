@@ -191,6 +191,46 @@ def test_dead_letters_and_retry(store: IntakeStore) -> None:
     assert store.stats().dead == 0
 
 
+def _done(store: IntakeStore, intake: Intake, at: datetime, keep_until: datetime | None) -> None:
+    store.add(intake)
+    assert _ids(store.lease(owner="w1", now=at, seconds=30)) == [intake.id]
+    assert store.complete(intake.id, owner="w1", memory_ids=[], now=at, keep_until=keep_until)
+
+
+def test_a_sessions_done_intakes_stay_its_context_until_their_time(store: IntakeStore) -> None:
+    """Kept sealed until ``context_until`` and found by the session's keyed hash (oldest first, done
+    ones only, the subject's and tenant's own); then ``expire_context`` drops them."""
+    until = T0 + timedelta(minutes=60)
+    first = replace(_intake("a", 0), session_key="sk-1")
+    second = replace(_intake("a", 1), session_key="sk-1")
+    other_session = replace(_intake("a", 2), session_key="sk-2")
+    not_kept = replace(_intake("a", 3), session_key="sk-1")
+    for n, i in enumerate((first, second, other_session)):
+        _done(store, i, T0 + timedelta(seconds=n), until)
+    _done(store, not_kept, T0 + timedelta(seconds=5), None)  # no session context configured: dropped at once
+    running = store.add(replace(_intake("a", 4), session_key="sk-1"))
+    store.add(replace(_intake("a", 0, tenant="t2"), session_key="sk-1"))  # another tenant's, same hash
+    store.add(replace(_intake("b", 0), session_key="sk-1"))  # another subject's
+    found = store.session_context("t1", "a", "sk-1", now=T0 + timedelta(seconds=10))
+    assert _ids(found) == [first.id, second.id]
+    assert [i.sealed for i in found] == [first.sealed, second.sealed]
+    assert found[0].context_until == until and found[0].status is IntakeStatus.DONE
+    assert store.get("t1", not_kept.id).sealed == b""  # type: ignore[union-attr]
+    assert store.get("t1", running.id).session_key == "sk-1"  # type: ignore[union-attr]
+    assert store.session_context("t1", "a", "sk-1", now=until) == []  # its time has passed: never read
+    assert store.expire_context(until - timedelta(seconds=1)) == 0
+    assert store.expire_context(until) == 3
+    assert store.expire_context(until) == 0
+    gone = store.get("t1", first.id)
+    assert gone is not None and gone.sealed == b"" and gone.context_until is None and gone.memory_ids == ()
+
+
+def test_forget_subject_takes_the_kept_context_too(store: IntakeStore) -> None:
+    _done(store, replace(_intake("a", 0), session_key="sk-1"), T0, T0 + timedelta(hours=1))
+    assert store.forget_subject("t1", "a") == 1
+    assert store.session_context("t1", "a", "sk-1", now=T0) == []
+
+
 def test_forget_subject(store: IntakeStore) -> None:
     for n in range(3):
         store.add(_intake("a", n))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -34,8 +35,9 @@ def _submit(c: Container, subject: str, *texts: str, key: str | None = None, ses
 
 
 def _worker(c: Container, extractor: ScriptedExtractor, *, owner: str = "w1",
-            policy: RetryPolicy | None = None, lease: float = 60.0) -> Worker:
-    return Worker(c.deps, c.queue, extractor, c.audit, owner=owner, policy=policy, lease_seconds=lease)
+            policy: RetryPolicy | None = None, lease: float = 60.0, context_minutes: float = 0.0) -> Worker:
+    return Worker(c.deps, c.queue, extractor, c.audit, owner=owner, policy=policy, lease_seconds=lease,
+                  context_minutes=context_minutes)
 
 
 def _count(c: Container, subject: str) -> int:
@@ -58,6 +60,68 @@ def test_an_intake_becomes_searchable_memories_and_the_extractor_sees_no_pii(con
     stored = {m.id: m for m in container.deps.index.get(hits[0].memory.scope, list(done.memory_ids))}
     assert any(m.kind.value == "episode" for m in stored.values())
     assert all(m.sources[0].kind == "intake" and m.sources[0].ref == iid for m in stored.values())
+
+
+class _Later:
+    """The container's clock moved on by ``by``."""
+
+    def __init__(self, c: Container, by: timedelta) -> None:
+        self._c, self._by = c, by
+
+    def now(self) -> datetime:
+        return self._c.deps.clock.now() + self._by
+
+
+def test_a_sessions_earlier_messages_are_read_before_its_next_intake_then_dropped(container: Container) -> None:
+    """A call posted exchange by exchange: each intake is shown the session's earlier messages (as
+    placeholders, like its own), never another session's; they stay sealed for ``context_minutes``,
+    then a worker's pass drops them; an erasure takes them at once."""
+    extractor = ScriptedExtractor()
+    worker = _worker(container, extractor, context_minutes=60)
+    first = _submit(container, "ADH-40", "Mon IBAN est FR76 3000 6000 0112 3456 7890 189.", session="call-9")
+    second = _submit(container, "ADH-40", "Prélevez plutôt le 14.", session="call-9")
+    other = _submit(container, "ADH-40", "Autre appel.", session="call-10")
+    assert [worker.run_once() for _ in range(3)] == [1, 1, 1]
+    assert extractor.contexts == [[], ["Mon IBAN est <IBAN_1>."], []]
+    kept = container.facade.intake_status(WHO, intake_id=first)
+    assert kept.status is IntakeStatus.DONE and kept.sealed != b"" and kept.context_until is not None
+    assert b"FR76" not in kept.sealed  # sealed under the member's key, as before extraction
+    later = Worker(replace(container.deps, clock=_Later(container, timedelta(minutes=61))), container.queue,
+                   extractor, container.audit, owner="w2", context_minutes=60)
+    assert later.run_once() == 0
+    for iid in (first, second, other):
+        done = container.facade.intake_status(WHO, intake_id=iid)
+        assert done.sealed == b"" and done.context_until is None and done.status is IntakeStatus.DONE
+    third = _submit(container, "ADH-40", "Et mon adresse reste la même.", session="call-9")
+    assert worker.run_once() == 1 and extractor.contexts[-1] == []  # expired: read alone
+    assert container.facade.intake_status(WHO, intake_id=third).sealed != b""
+    erase_subject(container.deps, tenant="assur-nord", subject_id="ADH-40")
+    assert container.queue.store.get("assur-nord", third) is None
+
+
+def test_without_session_context_a_done_intakes_messages_are_dropped_at_once(container: Container) -> None:
+    extractor = ScriptedExtractor()
+    first = _submit(container, "ADH-41", "J'habite à Lyon.", session="call-9")
+    _submit(container, "ADH-41", "Depuis mars.", session="call-9")
+    worker = _worker(container, extractor)
+    assert worker.run_once() == 1 and worker.run_once() == 1
+    assert extractor.contexts == [[], []]
+    assert container.facade.intake_status(WHO, intake_id=first).sealed == b""
+
+
+def test_a_context_that_cannot_be_opened_is_left_out_and_the_intake_is_read_alone(container: Container) -> None:
+    extractor = ScriptedExtractor()
+    worker = _worker(container, extractor, context_minutes=60)
+    first = _submit(container, "ADH-42", "J'habite à Lyon.", session="call-9")
+    assert worker.run_once() == 1
+    damaged = container.queue.store.get("assur-nord", first)
+    assert damaged is not None
+    with container.queue.store._tx() as db:  # type: ignore[attr-defined]
+        db.execute("UPDATE intakes SET sealed = ? WHERE id = ?", (damaged.sealed[:-3] + b"xyz", first))
+    second = _submit(container, "ADH-42", "Depuis mars.", session="call-9")
+    assert worker.run_once() == 1
+    assert extractor.contexts == [[], []]
+    assert container.facade.intake_status(WHO, intake_id=second).status is IntakeStatus.DONE
 
 
 def test_same_idempotency_key_queues_once(container: Container) -> None:

@@ -19,15 +19,18 @@ class ScriptedExtractor:
     def __init__(self, *, fail_rate: float = 0.0, fail_first: int = 0, seed: int = 7, episode: bool = False,
                  delay: float = 0.0) -> None:
         self.seen: list[str] = []
+        self.contexts: list[list[str]] = []  # per call, the session's earlier messages it was shown
         self.calls = 0
         self._fail_rate, self._fail_first, self._episode, self._delay = fail_rate, fail_first, episode, delay
         self._random = random.Random(seed)
         self._lock = threading.Lock()
 
-    def extract(self, messages: Sequence[Message], *, session_id: str | None, locale: str) -> Extraction:
+    def extract(self, messages: Sequence[Message], *, session_id: str | None, locale: str,
+                context: Sequence[Message] = ()) -> Extraction:
         with self._lock:
             self.calls += 1
             self.seen.extend(m.content for m in messages)
+            self.contexts.append([m.content for m in context])
             failing = self.calls <= self._fail_first or self._random.random() < self._fail_rate
         if self._delay:
             threading.Event().wait(self._delay)

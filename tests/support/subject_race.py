@@ -47,10 +47,11 @@ class GatedExtractor(ScriptedExtractor):
         super().__init__()
         self._markers = markers
 
-    def extract(self, messages: Sequence[Message], *, session_id: str | None, locale: str) -> Extraction:
+    def extract(self, messages: Sequence[Message], *, session_id: str | None, locale: str,
+                context: Sequence[Message] = ()) -> Extraction:
         (self._markers / "extracting").touch()
         wait_for(self._markers / "go")
-        return super().extract(messages, session_id=session_id, locale=locale)
+        return super().extract(messages, session_id=session_id, locale=locale, context=context)
 
 
 def _build(config: dict[str, Any], index: VectorIndex) -> bootstrap.Container:

@@ -42,7 +42,8 @@ class _Llm:
     def judges_contradictions(self) -> bool:
         return True
 
-    def extract(self, messages: Sequence[Message], *, session_id: str | None, locale: str) -> Extraction:
+    def extract(self, messages: Sequence[Message], *, session_id: str | None, locale: str,
+                context: Sequence[Message] = ()) -> Extraction:
         self.seen.append(len(messages))
         return Extraction(facts=(ExtractedFact("Le client paie 212,40 euros par mois."),), episode="Appel.")
 

@@ -213,6 +213,10 @@ def scenarios(
     llm_error: Annotated[float, typer.Option(
         "--llm-error", min=0.0, max=1.0, help="With --llm labels: the share of the stand-in's contradiction "
                                               "answers turned wrong (each candidate's, the same each run).")] = 0.0,
+    messages_per_post: Annotated[int, typer.Option(
+        "--messages-per-post", min=1, max=200, help="From calls: post each call this many messages at a time, "
+                                                    "with its session id (2: an assistant that posts after every "
+                                                    "exchange; default: each call whole).")] = 200,
 ) -> None:
     """French call-center scenarios through the REST API of a temporary embedded server: recall@3 (overall
     and per query kind), superseded facts hidden (from searches and from status), stale answers, false
@@ -225,13 +229,14 @@ def scenarios(
 
         with labelled_folds(files, leave_one_out=leave_one_out, error=llm_error) as fold:
             run_llm(data=files, source=src, leave_one_out=leave_one_out, judge_dir=judge_dir, judge_path=judge_file,
-                    extractor_for=fold, json_out=json_out, extraction=EXTRACTION if src == "calls" else JUDGMENT)
+                    extractor_for=fold, json_out=json_out, extraction=EXTRACTION if src == "calls" else JUDGMENT,
+                    per_post=messages_per_post)
         return
     if len(files) == 1 and not leave_one_out:
         from carnet.bench.scenarios import run
 
         run(data=files[0], json_out=json_out, source=src, judge_path=judge_file,
-            extractor=_every_turn(()) if not turn_filter else None)
+            extractor=_every_turn(()) if not turn_filter else None, per_post=messages_per_post)
         return
     from carnet.bench.scenarios_loo import run as run_files
     from carnet.bench.turns_fit import fold_extractors
@@ -243,7 +248,7 @@ def scenarios(
     elif src == "calls" and leave_one_out:
         folds, extraction = fold_extractors(files), "rules, turns kept by a filter fitted without the file"
     run_files(data=files, source=src, leave_one_out=leave_one_out, judge_dir=judge_dir, judge_path=judge_file,
-              extractor_for=folds, json_out=json_out, extraction=extraction)
+              extractor_for=folds, json_out=json_out, extraction=extraction, per_post=messages_per_post)
 
 
 def _every_turn(others: Sequence[Path]) -> Extractor | None:

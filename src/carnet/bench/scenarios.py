@@ -25,6 +25,7 @@ import httpx
 
 from carnet.bench import scenarios_calls
 from carnet.bench.report import progress
+from carnet.bench.scenarios_calls import MAX_MESSAGES
 from carnet.bench.scenarios_match import Weights
 from carnet.bench.scenarios_measures import (
     Scores,
@@ -57,12 +58,13 @@ class Tally:
 
 
 def run(*, data: Path, json_out: bool, source: Source = "facts", judge_path: Path | None = None,
-        extractor: Extractor | None = None) -> None:
-    show(measure(data=data, source=source, judge_path=judge_path, extractor=extractor), json_out=json_out)
+        extractor: Extractor | None = None, per_post: int = MAX_MESSAGES) -> None:
+    show(measure(data=data, source=source, judge_path=judge_path, extractor=extractor, per_post=per_post),
+         json_out=json_out)
 
 
 def measure(*, data: Path, source: Source = "facts", judge_path: Path | None = None,
-            extractor: Extractor | None = None) -> Run:
+            extractor: Extractor | None = None, per_post: int = MAX_MESSAGES) -> Run:
     """One file through a temporary embedded server; ``extractor`` (``--from calls``): the one the
     server's workers use; by default the configured one, as ``carnet serve`` builds it (the rule
     extractor with the shipped turn filter, or the LLM with ``CARNET_EXTRACTOR=mistral``). From facts, an
@@ -87,14 +89,15 @@ def measure(*, data: Path, source: Source = "facts", judge_path: Path | None = N
                 for t in spec["tenants"]
             }
             with running(create_app(container)) as base:
-                result = evaluate(base, keys, spec, source=source)
+                result = evaluate(base, keys, spec, source=source, per_post=per_post)
         finally:
             container.close()
     result.seconds = time.perf_counter() - started
     return result
 
 
-def evaluate(base: str, keys: dict[str, str], spec: dict[str, Any], *, source: Source = "facts") -> Run:
+def evaluate(base: str, keys: dict[str, str], spec: dict[str, Any], *, source: Source = "facts",
+             per_post: int = MAX_MESSAGES) -> Run:
     result = Run(source=source, scores=Scores())
     weights = Weights.of(
         f["text"] for t in spec["tenants"].values() for s in t["subjects"].values() for f in s["facts"]
@@ -104,7 +107,7 @@ def evaluate(base: str, keys: dict[str, str], spec: dict[str, Any], *, source: S
         with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {keys[tenant]}"}, timeout=60) as http:
             owned[tenant] = set()
             for subject, sdata in tdata["subjects"].items():
-                view = _write(http, result, tenant, subject, sdata, weights)
+                view = _write(http, result, tenant, subject, sdata, weights, per_post)
                 owned[tenant].update(view.records)
                 said = _said(sdata) if source == "calls" else None
                 _measure(http, result.scores, subject, sdata, view, said)
@@ -113,7 +116,8 @@ def evaluate(base: str, keys: dict[str, str], spec: dict[str, Any], *, source: S
     return result
 
 
-def _write(http: httpx.Client, result: Run, tenant: str, subject: str, sdata: dict[str, Any], weights: Weights) -> View:
+def _write(http: httpx.Client, result: Run, tenant: str, subject: str, sdata: dict[str, Any], weights: Weights,
+           per_post: int = MAX_MESSAGES) -> View:
     facts = [f["text"] for f in sdata["facts"]]
     result.file_facts += len(facts)
     if result.source == "facts":
@@ -122,7 +126,7 @@ def _write(http: httpx.Client, result: Run, tenant: str, subject: str, sdata: di
         return view_by_id(scenarios_calls.records(http, subject), ids)
     calls = scenarios_calls.calls_of(sdata)
     progress(f"posting {len(calls)} calls for {tenant}/{subject}")
-    scenarios_calls.tell(http, subject, calls, result.calls)
+    scenarios_calls.tell(http, subject, calls, result.calls, per_post=per_post)
     return view_by_words(scenarios_calls.records(http, subject), facts, weights)
 
 

@@ -61,11 +61,13 @@ def parts(messages: Sequence[dict[str, Any]], size: int = MAX_MESSAGES) -> Itera
         yield messages[start : start + size]
 
 
-def tell(http: httpx.Client, subject: str, calls: Sequence[dict[str, Any]], stats: CallStats) -> None:
-    """Post each call in order and wait for its intakes."""
+def tell(http: httpx.Client, subject: str, calls: Sequence[dict[str, Any]], stats: CallStats, *,
+         per_post: int = MAX_MESSAGES) -> None:
+    """Post each call in order, ``per_post`` messages at a time (as an assistant that posts after every
+    exchange: 2), with the call's session id, and wait for its intakes."""
     for call in calls:
         stats.calls += 1
-        for n, part in enumerate(parts(call["messages"])):
+        for n, part in enumerate(parts(call["messages"], per_post)):
             body: dict[str, Any] = {
                 "messages": [
                     {"role": api_role(m["role"]), "content": m["content"], "at": m.get("at") or call.get("at")}

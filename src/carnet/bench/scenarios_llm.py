@@ -45,10 +45,11 @@ class LabelledFold(GatedExtractor):
         self._labels = labels
         labels.tally = Tally()
 
-    def extract(self, messages: Sequence[Message], *, session_id: str | None, locale: str) -> Extraction:
-        if not needs_llm(self._turns, messages):
+    def extract(self, messages: Sequence[Message], *, session_id: str | None, locale: str,
+                context: Sequence[Message] = ()) -> Extraction:
+        if not needs_llm(self._turns, messages, context):
             self._labels.not_sent("\n".join(m.content for m in messages))
-        return super().extract(messages, session_id=session_id, locale=locale)
+        return super().extract(messages, session_id=session_id, locale=locale, context=context)
 
     def figures(self) -> dict[str, Any]:
         sent, skipped = self.stats.extractions_sent, self.stats.extractions_skipped

@@ -20,6 +20,7 @@ from typing import Any
 
 from carnet.bench.report import progress
 from carnet.bench.scenarios import Source, measure
+from carnet.bench.scenarios_calls import MAX_MESSAGES
 from carnet.bench.scenarios_report import summary
 from carnet.ports.llm import Extractor
 
@@ -57,7 +58,7 @@ def aggregate(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 def run(*, data: Sequence[Path], source: Source, leave_one_out: bool, judge_dir: Path | None,
         judge_path: Path | None, extractor_for: ExtractorFor | None, json_out: bool,
-        extraction: str = "as configured") -> dict[str, Any]:
+        extraction: str = "as configured", per_post: int = MAX_MESSAGES) -> dict[str, Any]:
     """``extraction`` names what ``extractor_for`` gives (None: the configured extractor), for the report."""
     rows = []
     for path in data:
@@ -68,13 +69,14 @@ def run(*, data: Sequence[Path], source: Source, leave_one_out: bool, judge_dir:
         extractor = extractor_for(others) if extractor_for is not None else None  # from facts: a judgment only
         progress(f"scenarios: {path.name} (judge {judge.name if judge else 'shipped'})")
         row = file_figures(path.stem, summary(measure(data=path, source=source, judge_path=judge,
-                                                      extractor=extractor)))
+                                                      extractor=extractor, per_post=per_post)))
         figures = getattr(extractor, "figures", None)  # the LLM path's (``scenarios_llm.LabelledFold``)
         rows.append({**row, **figures()} if callable(figures) else row)
     result = {"mode": "leave-one-out" if leave_one_out else "fixed", "from": source,
               "judge": "fold judges" if judge_dir is not None and leave_one_out else
               (str(judge_path) if judge_path else "shipped (fitted on every file)"),
               "extraction": extraction if source == "calls" or extractor_for is not None else None,
+              "messages_per_post": per_post if source == "calls" else None,
               **aggregate(rows), "files": rows}
     _show(result)
     if json_out:
@@ -95,8 +97,10 @@ def _llm(row: dict[str, Any]) -> str:
 
 
 def _show(result: dict[str, Any]) -> None:
+    posted = result.get("messages_per_post")
     print(f"scenarios ({result['mode']}, from {result['from']}, judge: {result['judge']}, "
-          f"extraction: {result['extraction']})")
+          f"extraction: {result['extraction']}"
+          + (f", posted {posted} messages at a time" if posted and posted < MAX_MESSAGES else "") + ")")
     for r in result["files"]:
         print(f"  {r['file']:28s} recall@3 said {_fmt(r['recall_at_3_said'])} ({r['said_basis']}, "
               f"{r['expected_said']})  recall@3 {_fmt(r['recall_at_3'])}  hidden {r['superseded_hidden_count']}/"

@@ -221,7 +221,8 @@ def start_workers(c: Container, *, extractor: Extractor | None = None, prefix: s
                          w.outage_max_hours * 3600)
     pool = WorkerPool(lambda n: Worker(c.deps, c.queue, ext, c.audit, owner=owner_name(prefix, n), policy=policy,
                                        lease_seconds=w.lease_seconds, hooks=c.metrics.worker_hooks(ext.name),
-                                       propose=c.facade.propose_extracted),
+                                       propose=c.facade.propose_extracted,
+                                       context_minutes=w.session_context_minutes),
                       threads=w.threads, poll_seconds=w.poll_seconds)
     c.workers = pool
     c.queue.bell.listen(pool.wake)  # a new intake wakes them at once

@@ -55,6 +55,10 @@ class Intake:
     actor: str = ""  # the API key id that handed it over
     sealed: bytes = field(default=b"", repr=False)  # the messages, sealed under the subject's data key
     fingerprint: str | None = None  # keyed hash of the body sent with an idempotency key (reuse detection)
+    # A keyed hash of the session id: finds the session's earlier intakes without opening any seal.
+    session_key: str | None = None
+    # Done, its messages kept (sealed) until then as the context of the session's next intakes.
+    context_until: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,8 +35,19 @@ class IntakeStore(Protocol):
         of asking the extractor anew, so the same intake never yields two different sets of memories."""
         ...
 
-    def complete(self, intake_id: str, *, owner: str, memory_ids: Sequence[str], now: datetime) -> bool:
-        """Done, if ``owner`` still holds the lease (False: it was lost, nothing changed)."""
+    def complete(self, intake_id: str, *, owner: str, memory_ids: Sequence[str], now: datetime,
+                 keep_until: datetime | None = None) -> bool:
+        """Done, if ``owner`` still holds the lease (False: it was lost, nothing changed); its sealed
+        payload dropped, or with ``keep_until`` kept until then as its session's context."""
+        ...
+
+    def session_context(self, tenant: str, subject: str, session_key: str, *, now: datetime) -> list[Intake]:
+        """The subject's done intakes of the session (``session_key``) whose payload is still kept
+        (``context_until`` after ``now``), oldest first."""
+        ...
+
+    def expire_context(self, now: datetime) -> int:
+        """Drops the kept payloads whose ``context_until`` has passed; how many."""
         ...
 
     def fail(self, intake_id: str, *, owner: str, reason: str, now: datetime, retry_at: datetime | None,

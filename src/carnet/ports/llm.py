@@ -20,8 +20,11 @@ class Extractor(Protocol):
         """Whether ``obsolete`` can say more than reconcile's rules (an LLM can; rules cannot)."""
         ...
 
-    def extract(self, messages: Sequence[Message], *, session_id: str | None, locale: str) -> Extraction:
+    def extract(self, messages: Sequence[Message], *, session_id: str | None, locale: str,
+                context: Sequence[Message] = ()) -> Extraction:
         """Facts worth keeping (small talk filtered out) and, for a session, an episode summary.
+        ``context``: the session's earlier messages, already extracted: read before ``messages`` (the
+        question an answer replies to, who is calling), never a source of facts of their own.
         Raises ``ExtractionFailed`` (retryable) when the backend fails or answers out of schema."""
         ...
 

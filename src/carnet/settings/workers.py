@@ -18,6 +18,9 @@ class WorkerSettings(BaseModel):
     outage_retry_seconds: float = Field(10.0, gt=0)  # a dependency down: tried again this often, uncounted
     outage_max_hours: float = Field(24.0, gt=0)  # … for at most this long after the intake was received
     wait_max_seconds: float = Field(10.0, ge=0, le=60)  # the longest `GET /intakes/{id}?wait=true` holds
+    # A session's messages stay sealed this long after its intake is done, read as the context of the
+    # session's next intakes (a call posted exchange by exchange); 0: dropped at once, no context.
+    session_context_minutes: float = Field(60.0, ge=0, le=24 * 60)
 
 
 class MaintenanceSettings(BaseModel):

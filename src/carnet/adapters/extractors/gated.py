@@ -21,10 +21,11 @@ from carnet.domain.intake import Message
 from carnet.ports.llm import Extractor
 
 
-def needs_llm(turns: TurnModel, messages: Sequence[Message]) -> bool:
-    """Whether the call goes to the LLM: a turn the filter keeps, or a call it cannot judge."""
-    kept = turns.keep(messages)
-    return kept is None or any(kept)
+def needs_llm(turns: TurnModel, messages: Sequence[Message], context: Sequence[Message] = ()) -> bool:
+    """Whether the call goes to the LLM: a turn the filter keeps (weighed after the session's earlier
+    messages, ``context``), or a call it cannot judge."""
+    kept = turns.keep([*context, *messages], ongoing=bool(context))
+    return kept is None or any(kept[len(context):])
 
 
 class GatedExtractor:
@@ -41,12 +42,13 @@ class GatedExtractor:
     def judges_contradictions(self) -> bool:
         return self._inner.judges_contradictions
 
-    def extract(self, messages: Sequence[Message], *, session_id: str | None, locale: str) -> Extraction:
-        if not needs_llm(self._turns, messages):
+    def extract(self, messages: Sequence[Message], *, session_id: str | None, locale: str,
+                context: Sequence[Message] = ()) -> Extraction:
+        if not needs_llm(self._turns, messages, context):
             self.stats.add(extractions_skipped=1)
             return Extraction(facts=())
         self.stats.add(extractions_sent=1)
-        return self._inner.extract(messages, session_id=session_id, locale=locale)
+        return self._inner.extract(messages, session_id=session_id, locale=locale, context=context)
 
     def obsolete(self, new_fact: str, existing: Sequence[tuple[str, str]], *, locale: str) -> list[str]:
         return self._inner.obsolete(new_fact, existing, locale=locale)

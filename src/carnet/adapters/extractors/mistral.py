@@ -82,13 +82,16 @@ class MistralExtractor:
     def judges_contradictions(self) -> bool:
         return True
 
-    def extract(self, messages: Sequence[Message], *, session_id: str | None, locale: str) -> Extraction:
+    def extract(self, messages: Sequence[Message], *, session_id: str | None, locale: str,
+                context: Sequence[Message] = ()) -> Extraction:
+        """``context`` (the session's earlier messages, already extracted) is shown verbatim, its most
+        recent lines within half the budget, as the beginning of the exchange."""
         lines = transcript.lines(messages, locale)
         if not lines:
             return Extraction(facts=())
         parts = transcript.split(lines, self._budget)
         spent = [0, 0]
-        earlier: str | None = None
+        earlier: str | None = transcript.tail(transcript.lines(context, locale), self._budget // 2) or None
         for chunk in parts.older:
             done = self._ask("summary", summary_prompt(chunk, locale=locale, earlier=earlier), SummaryAnswer, spent)
             earlier = done.summary.strip() or earlier

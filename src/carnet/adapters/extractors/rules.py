@@ -38,10 +38,17 @@ class RuleExtractor:
     def judges_contradictions(self) -> bool:
         return False  # reconcile's slot rules already judge what rules can
 
-    def extract(self, messages: Sequence[Message], *, session_id: str | None, locale: str) -> Extraction:
-        found = self.turn_model.probabilities(messages) if self.turn_model is not None else None
+    def extract(self, messages: Sequence[Message], *, session_id: str | None, locale: str,
+                context: Sequence[Message] = ()) -> Extraction:
+        """The filter weighs each turn within the whole session so far (``context`` then ``messages``:
+        a turn's place, what is new in it, the question it answers); only ``messages`` are read for facts."""
+        everything = [*context, *messages]
+        found = (self.turn_model.probabilities(everything, ongoing=bool(context)) if self.turn_model is not None
+                 else None)
         keep = None if found is None or self.turn_model is None else [p >= self.turn_model.keep_at for p in found]
-        return extract(messages, session_id=session_id, locale=locale, keep=keep, join_runs=self.join_runs,
+        if context:
+            keep = [False] * len(context) + ([True] * len(messages) if keep is None else keep[len(context):])
+        return extract(everything, session_id=session_id, locale=locale, keep=keep, join_runs=self.join_runs,
                        weights=found if self.weigh else None)
 
     def obsolete(self, new_fact: str, existing: Sequence[tuple[str, str]], *, locale: str) -> list[str]:

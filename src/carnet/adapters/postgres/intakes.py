@@ -36,7 +36,8 @@ from carnet.domain.intake import Intake, IntakeStatus, QueueStats
 _SUBJECT_LOCKS = 0x43524E54
 _SUBJECT_KEY = "hashtext(%(tenant)s || chr(31) || %(subject)s)"
 _COLUMNS = ("id, tenant, subject, status, created_at, updated_at, session_id, idempotency_key, attempts, reason, "
-            "memory_ids, next_attempt_at, lease_owner, lease_until, actor, sealed, request_fingerprint")
+            "memory_ids, next_attempt_at, lease_owner, lease_until, actor, sealed, request_fingerprint, session_key,"
+            " context_until")
 _DUE = ("((i.status = 'pending' AND i.next_attempt_at <= %(now)s)"
         " OR (i.status = 'processing' AND i.lease_until < %(now)s))")
 _OLDEST = ("NOT EXISTS (SELECT 1 FROM carnet.intakes o WHERE o.tenant = i.tenant AND o.subject = i.subject"
@@ -59,7 +60,7 @@ def _intake(r: Sequence[Any]) -> Intake:
         id=r[0], tenant=r[1], subject=r[2], status=IntakeStatus(r[3]), created_at=utc(r[4]), updated_at=utc(r[5]),
         session_id=r[6], idempotency_key=r[7], attempts=int(r[8]), reason=r[9], memory_ids=tuple(json.loads(r[10])),
         next_attempt_at=_opt(r[11]), lease_owner=r[12], lease_until=_opt(r[13]), actor=r[14], sealed=bytes(r[15]),
-        fingerprint=r[16],
+        fingerprint=r[16], session_key=r[17], context_until=_opt(r[18]),
     )
 
 
@@ -87,10 +88,11 @@ class PostgresIntakeStore:
                     return _intake(row)
             created = utc(intake.created_at)
             db.execute("INSERT INTO carnet.intakes (id, tenant, subject, session_id, idempotency_key, actor, status,"
-                       " attempts, created_at, updated_at, next_attempt_at, sealed, request_fingerprint)"
-                       " VALUES (%s, %s, %s, %s, %s, %s, 'pending', 0, %s, %s, %s, %s, %s)",
+                       " attempts, created_at, updated_at, next_attempt_at, sealed, request_fingerprint, session_key)"
+                       " VALUES (%s, %s, %s, %s, %s, %s, 'pending', 0, %s, %s, %s, %s, %s, %s)",
                        (intake.id, intake.tenant, intake.subject, intake.session_id, intake.idempotency_key,
-                        intake.actor, created, created, created, intake.sealed, intake.fingerprint))
+                        intake.actor, created, created, created, intake.sealed, intake.fingerprint,
+                        intake.session_key))
         return intake
 
     def get(self, tenant: str, intake_id: str) -> Intake | None:
@@ -139,14 +141,31 @@ class PostgresIntakeStore:
                              " AND status = 'processing'", (sealed, intake_id, owner))
         return cur.rowcount == 1
 
-    def complete(self, intake_id: str, *, owner: str, memory_ids: Sequence[str], now: datetime) -> bool:
-        """Done, and the sealed messages dropped (the memories hold what was worth keeping)."""
+    def complete(self, intake_id: str, *, owner: str, memory_ids: Sequence[str], now: datetime,
+                 keep_until: datetime | None = None) -> bool:
+        """Done, and the sealed messages dropped (the memories hold what was worth keeping), or kept until
+        ``keep_until`` as the session's context."""
         with self._tx() as db:
-            cur = db.execute("UPDATE carnet.intakes SET status = 'done', memory_ids = %s, reason = NULL,"
-                             " lease_owner = NULL, lease_until = NULL, updated_at = %s, sealed = ''::bytea"
-                             " WHERE id = %s AND lease_owner = %s AND status = 'processing'",
-                             (json.dumps(list(memory_ids)), utc(now), intake_id, owner))
+            cur = db.execute("UPDATE carnet.intakes SET status = 'done', memory_ids = %(ids)s, reason = NULL,"
+                             " lease_owner = NULL, lease_until = NULL, updated_at = %(now)s, context_until = %(keep)s,"
+                             " sealed = CASE WHEN %(keep)s::timestamptz IS NULL THEN ''::bytea ELSE sealed END"
+                             " WHERE id = %(id)s AND lease_owner = %(owner)s AND status = 'processing'",
+                             {"ids": json.dumps(list(memory_ids)), "now": utc(now), "keep": _opt(keep_until),
+                              "id": intake_id, "owner": owner})
         return cur.rowcount == 1
+
+    def session_context(self, tenant: str, subject: str, session_key: str, *, now: datetime) -> list[Intake]:
+        with self._tx(transaction=False) as db:
+            rows = db.execute(f"SELECT {_COLUMNS} FROM carnet.intakes WHERE tenant = %s AND subject = %s"
+                              " AND session_key = %s AND status = 'done' AND context_until > %s ORDER BY seq",
+                              (tenant, subject, session_key, utc(now))).fetchall()
+        return [_intake(r) for r in rows]
+
+    def expire_context(self, now: datetime) -> int:
+        with self._tx() as db:
+            cur = db.execute("UPDATE carnet.intakes SET sealed = ''::bytea, context_until = NULL"
+                             " WHERE context_until IS NOT NULL AND context_until <= %s", (utc(now),))
+        return cur.rowcount
 
     def fail(self, intake_id: str, *, owner: str, reason: str, now: datetime, retry_at: datetime | None,
              counted: bool = True) -> bool:

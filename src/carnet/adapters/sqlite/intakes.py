@@ -37,7 +37,9 @@ CREATE TABLE IF NOT EXISTS intakes (
     lease_owner TEXT,
     lease_until REAL,
     sealed BLOB NOT NULL,
-    request_fingerprint TEXT
+    request_fingerprint TEXT,
+    session_key TEXT,
+    context_until REAL
 );
 CREATE UNIQUE INDEX IF NOT EXISTS intakes_idempotency ON intakes (tenant, subject, idempotency_key)
     WHERE idempotency_key IS NOT NULL;
@@ -45,8 +47,16 @@ CREATE INDEX IF NOT EXISTS intakes_queue ON intakes (tenant, subject, status, se
 CREATE INDEX IF NOT EXISTS intakes_status ON intakes (status, seq);
 """
 
+# after the columns an older queue gains (``__init__``)
+_CONTEXT_INDEXES = """
+CREATE INDEX IF NOT EXISTS intakes_session ON intakes (tenant, subject, session_key, seq)
+    WHERE session_key IS NOT NULL;
+CREATE INDEX IF NOT EXISTS intakes_context ON intakes (context_until) WHERE context_until IS NOT NULL;
+"""
+
 _COLUMNS = ("id, tenant, subject, status, created_at, updated_at, session_id, idempotency_key, attempts, reason, "
-            "memory_ids, next_attempt_at, lease_owner, lease_until, actor, sealed, request_fingerprint")
+            "memory_ids, next_attempt_at, lease_owner, lease_until, actor, sealed, request_fingerprint, session_key,"
+            " context_until")
 _UNFINISHED = "('pending', 'processing')"
 
 
@@ -68,7 +78,8 @@ def _intake(r: Sequence[object]) -> Intake:
         reason=None if r[9] is None else str(r[9]), memory_ids=tuple(json.loads(str(r[10]))),
         next_attempt_at=_dt(r[11]), lease_owner=None if r[12] is None else str(r[12]), lease_until=_dt(r[13]),
         actor=str(r[14]), sealed=bytes(r[15]) if isinstance(r[15], bytes | bytearray | memoryview) else b"",
-        fingerprint=None if r[16] is None else str(r[16]),
+        fingerprint=None if r[16] is None else str(r[16]), session_key=None if r[17] is None else str(r[17]),
+        context_until=_dt(r[18]),
     )
 
 
@@ -77,8 +88,10 @@ class SqliteIntakeStore:
         self._db = open_db(path, schema=_SCHEMA, synchronous="FULL")  # an acknowledged intake survives a power cut
         self._lock = threading.Lock()
         have = {str(r[1]) for r in self._db.execute("PRAGMA table_info(intakes)").fetchall()}
-        if "request_fingerprint" not in have:  # a queue created by an older Carnet
-            self._db.execute("ALTER TABLE intakes ADD COLUMN request_fingerprint TEXT")
+        for column, kind in (("request_fingerprint", "TEXT"), ("session_key", "TEXT"), ("context_until", "REAL")):
+            if column not in have:  # a queue created by an older Carnet
+                self._db.execute(f"ALTER TABLE intakes ADD COLUMN {column} {kind}")
+        self._db.executescript(_CONTEXT_INDEXES)
 
     def _tx(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
         return guarded(self._db, self._lock, "the intake queue")
@@ -93,11 +106,11 @@ class SqliteIntakeStore:
                     return _intake(row)
             db.execute(
                 "INSERT INTO intakes (id, tenant, subject, session_id, idempotency_key, actor, status, attempts,"
-                " created_at, updated_at, next_attempt_at, sealed, request_fingerprint)"
-                " VALUES (?,?,?,?,?,?,?,0,?,?,?,?,?)",
+                " created_at, updated_at, next_attempt_at, sealed, request_fingerprint, session_key)"
+                " VALUES (?,?,?,?,?,?,?,0,?,?,?,?,?,?)",
                 (intake.id, intake.tenant, intake.subject, intake.session_id, intake.idempotency_key, intake.actor,
                  IntakeStatus.PENDING.value, _ts(intake.created_at), _ts(intake.created_at),
-                 _ts(intake.created_at), intake.sealed, intake.fingerprint))
+                 _ts(intake.created_at), intake.sealed, intake.fingerprint, intake.session_key))
         return intake
 
     def get(self, tenant: str, intake_id: str) -> Intake | None:
@@ -138,12 +151,29 @@ class SqliteIntakeStore:
                              (sealed, intake_id, owner))
         return cur.rowcount == 1
 
-    def complete(self, intake_id: str, *, owner: str, memory_ids: Sequence[str], now: datetime) -> bool:
+    def complete(self, intake_id: str, *, owner: str, memory_ids: Sequence[str], now: datetime,
+                 keep_until: datetime | None = None) -> bool:
         with self._tx() as db:
             cur = db.execute("UPDATE intakes SET status = 'done', memory_ids = ?, reason = NULL, lease_owner = NULL,"
-                             " lease_until = NULL, updated_at = ?, sealed = X'' WHERE id = ? AND lease_owner = ?"
-                             " AND status = 'processing'", (json.dumps(list(memory_ids)), _ts(now), intake_id, owner))
+                             " lease_until = NULL, updated_at = ?, context_until = ?,"
+                             " sealed = CASE WHEN ? IS NULL THEN X'' ELSE sealed END"
+                             " WHERE id = ? AND lease_owner = ? AND status = 'processing'",
+                             (json.dumps(list(memory_ids)), _ts(now), _ts(keep_until), _ts(keep_until), intake_id,
+                              owner))
         return cur.rowcount == 1
+
+    def session_context(self, tenant: str, subject: str, session_key: str, *, now: datetime) -> list[Intake]:
+        with self._lock:
+            rows = self._db.execute(f"SELECT {_COLUMNS} FROM intakes WHERE tenant = ? AND subject = ?"
+                                    " AND session_key = ? AND status = 'done' AND context_until > ? ORDER BY seq",
+                                    (tenant, subject, session_key, _ts(now))).fetchall()
+        return [_intake(r) for r in rows]
+
+    def expire_context(self, now: datetime) -> int:
+        with self._tx() as db:
+            cur = db.execute("UPDATE intakes SET sealed = X'', context_until = NULL"
+                             " WHERE context_until IS NOT NULL AND context_until <= ?", (_ts(now),))
+        return cur.rowcount
 
     def fail(self, intake_id: str, *, owner: str, reason: str, now: datetime, retry_at: datetime | None,
              counted: bool = True) -> bool:

@@ -78,3 +78,15 @@ def split(all_lines: Sequence[Line], budget: int) -> Split:
     if current:
         chunks.append(tuple(current))
     return Split(tuple(chunks), tuple(all_lines[cut:]))
+
+
+def tail(all_lines: Sequence[Line], budget: int) -> str:
+    """The last whole lines within ``budget`` characters, one per line ("" when none fits)."""
+    kept: list[str] = []
+    used = 0
+    for line in reversed(all_lines):
+        if used + len(line.text) + 1 > budget:
+            break
+        kept.append(line.text)
+        used += len(line.text) + 1
+    return "\n".join(reversed(kept))

@@ -10,7 +10,8 @@ from French grammar, and how much of it is new in the call. None exists for one 
 |---|---|
 | ``member`` | the member's side speaks (role ``user``) |
 | ``position`` | the turn's place in the call, 0 (first) to 1 (last) |
-| ``opening`` / ``closing`` | one of the call's first two / last two turns (greetings, identity, goodbyes) |
+| ``opening`` / ``closing`` | one of the call's first two / last two turns (greetings, identity, goodbyes); none |
+| | closes a call that goes on (``ongoing``: a post read after the session's earlier ones) |
 | ``length`` | log(1 + content words) |
 | ``question`` | the turn ends with a question mark |
 | ``answers`` | the turn before, by the other side, ended with a question |
@@ -52,22 +53,23 @@ _POLITE = re.compile(r"\b(?:bonjour|bonsoir|au revoir|merci|bonne (?:journee|soi
 _NAME_KINDS = frozenset({"person"})
 
 
-def turn_features(messages: Sequence[Message]) -> list[tuple[float, ...]]:
-    """One row per message, in ``FEATURES`` order."""
+def turn_features(messages: Sequence[Message], *, ongoing: bool = False) -> list[tuple[float, ...]]:
+    """One row per message, in ``FEATURES`` order. ``ongoing``: the call goes on after the last message
+    (a session posted exchange by exchange), so no turn is known to close it."""
     rows: list[tuple[float, ...]] = []
     seen: set[str] = set()
     previous: frozenset[str] = frozenset()
     last = max(len(messages) - 1, 1)
     for i, m in enumerate(messages):
         words = content_tokens(PLACEHOLDER.sub(" ", m.content))
-        rows.append(_row(messages, i, last, words, seen, previous))
+        rows.append(_row(messages, i, last, words, seen, previous, ongoing))
         seen |= words
         previous = words
     return rows
 
 
 def _row(messages: Sequence[Message], i: int, last: int, words: frozenset[str], seen: set[str],
-         previous: frozenset[str]) -> tuple[float, ...]:
+         previous: frozenset[str], ongoing: bool = False) -> tuple[float, ...]:
     m = messages[i]
     text = m.content.strip()
     folded = fold(text)
@@ -82,7 +84,7 @@ def _row(messages: Sequence[Message], i: int, last: int, words: frozenset[str], 
         float(member),
         i / last,
         float(i < 2),
-        float(i >= len(messages) - 2),
+        float(not ongoing and i >= len(messages) - 2),
         length,
         float(text.endswith("?")),
         float(before is not None and before.role != m.role and before.content.strip().endswith("?")),

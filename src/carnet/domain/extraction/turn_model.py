@@ -35,18 +35,19 @@ class TurnModel:
         z = self.bias + sum(w * (v - m) / s for w, v, m, s in zip(self.weights, x, self.mean, self.scale, strict=True))
         return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
 
-    def keep(self, messages: Sequence[Message]) -> list[bool] | None:
+    def keep(self, messages: Sequence[Message], *, ongoing: bool = False) -> list[bool] | None:
         """For each message of one call: is it read for facts? ``None``: the call is read whole, as
         without a filter. The filter was learned on dialogues (the member's side and the advisor's); a
         text of one side only (dictated notes, a member's messages alone) is outside what it learned."""
-        found = self.probabilities(messages)
+        found = self.probabilities(messages, ongoing=ongoing)
         return None if found is None else [p >= self.keep_at for p in found]
 
-    def probabilities(self, messages: Sequence[Message]) -> list[float] | None:
-        """Each message's probability of carrying a fact; ``None`` outside dialogues (``keep``)."""
+    def probabilities(self, messages: Sequence[Message], *, ongoing: bool = False) -> list[float] | None:
+        """Each message's probability of carrying a fact; ``None`` outside dialogues (``keep``).
+        ``ongoing``: see ``turn_features``."""
         if not dialogue(messages):
             return None
-        return [self.probability(x) for x in turn_features(messages)]
+        return [self.probability(x) for x in turn_features(messages, ongoing=ongoing)]
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, object]) -> TurnModel:

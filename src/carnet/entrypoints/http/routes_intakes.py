@@ -53,7 +53,9 @@ class MessagesBody(BaseModel):
 def submit_messages(subject_id: SubjectId, body: MessagesBody, who: Who, api: Api,
                     idempotency_key: IdempotencyHeader = None) -> Accepted:
     """Queue messages for extraction (role ``agent``). The same ``Idempotency-Key`` for the same
-    subject returns the intake already queued instead of a second one."""
+    subject returns the intake already queued instead of a second one. The posts of one ``session_id``
+    are read as one call: each after the session's earlier messages (kept sealed for
+    ``CARNET_WORKERS__SESSION_CONTEXT_MINUTES``), so a call may be posted exchange by exchange."""
     found = api.submit_messages(who, subject_id=subject_id, session_id=body.session_id,
                                 messages=[Message(m.role, m.content, m.at) for m in body.messages],
                                 idempotency_key=idempotency_key)

@@ -82,10 +82,19 @@ def submit(deps: QueueNeeds, queue: IntakeQueue, *, tenant: str, subject_id: str
         stored = queue.store.add(Intake(
             id=intake_id, tenant=tenant, subject=scope.subject, status=IntakeStatus.PENDING, created_at=now,
             updated_at=now, session_id=queue.sealer.seal_session(scope, intake_id, session_id),
-            idempotency_key=key_token, actor=actor, sealed=sealed, fingerprint=fingerprint))
+            idempotency_key=key_token, actor=actor, sealed=sealed, fingerprint=fingerprint,
+            session_key=session_key(deps, tenant, scope.subject, session_id)))
     if stored.id != intake_id and stored.fingerprint is not None and stored.fingerprint != fingerprint:
         raise IdempotencyKeyReused()
     return queue.opened(stored)
+
+
+def session_key(deps: QueueNeeds, tenant: str, subject: str, session_id: str | None) -> str | None:
+    """A keyed hash of the member's session id: the worker finds the session's earlier intakes by it
+    (their context) while the id itself stays sealed."""
+    if session_id is None:
+        return None
+    return deps.hasher.request_token(tenant, f"intake-session:{subject}:{session_id}")
 
 
 def _body(session_id: str | None, messages: Sequence[Message]) -> str:

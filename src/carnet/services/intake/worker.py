@@ -10,7 +10,10 @@ first), and for each:
    asking the model anew;
 3. remembers the facts and the episode with idempotency keys derived from the intake id and the
    fact's rank, so applying the same intake twice changes nothing the second time;
-4. marks it done with the memory ids, dropping the payload.
+4. marks it done with the memory ids, dropping the payload; an intake of a session keeps it, sealed,
+   for ``context_minutes``: the session's next intakes are read after its messages (a call posted
+   exchange by exchange is read as one call: the question in one post, its answer in the next), and
+   a pass drops what has expired. An erasure deletes them with the subject's other intakes.
 
 A failure sends the intake back to pending with exponential backoff (``RetryPolicy``), then to the
 dead letter with a reason code once its attempts are spent; an input the store refuses for good (a
@@ -49,6 +52,9 @@ from carnet.services.resilient import Resilient
 
 log = structlog.get_logger(__name__)
 
+MAX_CONTEXT = 200  # the most earlier messages of a session read before an intake's (an intake's own limit)
+_EXPIRE_EVERY_SECONDS = 60.0
+
 
 # (tenant, the member's keyed hash, the advisor's statements as pseudonymised)
 ProposeStated = Callable[[str, str, Sequence[Stated]], object]
@@ -66,9 +72,13 @@ class Worker:
     def __init__(self, deps: Deps, queue: IntakeQueue, extractor: Extractor, audit: AuditTrail, *, owner: str,
                  policy: RetryPolicy | None = None, lease_seconds: float = 120.0,
                  hooks: WorkerHooks | None = None, guard: Resilient | None = None,
-                 propose: ProposeStated | None = None) -> None:
+                 propose: ProposeStated | None = None, context_minutes: float = 0.0) -> None:
         """``propose``: where an advisor's statements of a standing way of handling a case go (the
-        facade's ``propose_extracted``: proposed team procedures, for a supervisor to review)."""
+        facade's ``propose_extracted``: proposed team procedures, for a supervisor to review).
+        ``context_minutes``: how long a session's messages stay as the context of its next intakes
+        (0: none kept)."""
+        self.context_minutes = context_minutes
+        self._expired_at: float | None = None  # monotonic time of the last pass that dropped expired contexts
         self.deps, self.queue, self.extractor, self.audit = deps, queue, extractor, audit
         self.propose = propose
         self.guard = guard or Resilient("lease")  # the heartbeat threads' edge
@@ -79,6 +89,7 @@ class Worker:
 
     def run_once(self, *, limit: int = 1) -> int:
         """Lease and process up to ``limit`` due intakes; how many were taken."""
+        self._expire_context()
         taken = self.queue.store.lease(owner=self.owner, now=self.deps.clock.now(), seconds=self.lease_seconds,
                                        limit=limit)
         for intake in taken:
@@ -100,7 +111,10 @@ class Worker:
             log.error("intake_unexpected_error", intake_id=intake.id, error_type=type(exc).__name__)
             self._fail(intake, "internal_error", permanent=False)
         else:
-            if self.queue.store.complete(intake.id, owner=self.owner, memory_ids=ids, now=self.deps.clock.now()):
+            now = self.deps.clock.now()
+            keep = (now + timedelta(minutes=self.context_minutes)
+                    if self.context_minutes > 0 and intake.session_key is not None else None)
+            if self.queue.store.complete(intake.id, owner=self.owner, memory_ids=ids, now=now, keep_until=keep):
                 self.hooks.finished("done", intake)
             else:
                 log.warning("intake_lease_lost", intake_id=intake.id)
@@ -113,7 +127,7 @@ class Worker:
         seen: pii.Extracting
         if extraction is None:
             with self._heartbeat(intake):  # an LLM may take longer than a lease: keep it while it works
-                extraction, seen = self._extract(scope, payload, intake.session_id)
+                extraction, seen = self._extract(scope, payload, intake.session_id, self._context(intake))
             staged = self.queue.sealer.reseal(scope, intake.id, replace(payload, extraction=extraction),
                                               like=intake.sealed)
             if not self.queue.store.stage(intake.id, owner=self.owner, sealed=staged):
@@ -190,14 +204,47 @@ class Worker:
             done.set()
             thread.join()
 
-    def _extract(self, scope: Scope, payload: Payload, session_id: str | None) -> tuple[Extraction, pii.Extracting]:
-        """The extraction, and the call as pseudonymised (its values for ``pii.grow`` under the lock)."""
+    def _context(self, intake: Intake) -> tuple[Message, ...]:
+        """The messages of the session's earlier intakes still kept, oldest first, at most ``MAX_CONTEXT``.
+        One that cannot be opened (a damaged row, a destroyed key) is left out: the intake is read
+        without it, as without a session."""
+        if self.context_minutes <= 0 or intake.session_key is None:
+            return ()
+        messages: list[Message] = []
+        for earlier in self.queue.store.session_context(intake.tenant, intake.subject, intake.session_key,
+                                                        now=self.deps.clock.now()):
+            if earlier.id == intake.id or not earlier.sealed:
+                continue
+            try:
+                messages.extend(self.queue.payload(earlier).messages)
+            except DependencyUnavailable:
+                raise
+            except (CarnetError, ValueError, KeyError, TypeError) as exc:
+                log.warning("intake_context_unreadable", intake_id=intake.id, error_type=type(exc).__name__)
+        return tuple(messages[-MAX_CONTEXT:])
+
+    def _expire_context(self) -> None:
+        """At most once a minute per worker: drop the sessions' contexts whose time has passed."""
+        if self._expired_at is not None and time.monotonic() - self._expired_at < _EXPIRE_EVERY_SECONDS:
+            return
+        self._expired_at = time.monotonic()
+        dropped = self.queue.store.expire_context(self.deps.clock.now())
+        if dropped:
+            log.info("intake_context_expired", count=dropped)
+
+    def _extract(self, scope: Scope, payload: Payload, session_id: str | None,
+                 context: Sequence[Message] = ()) -> tuple[Extraction, pii.Extracting]:
+        """The extraction, and the call as pseudonymised (its values for ``pii.grow`` under the lock);
+        ``context``: the session's earlier messages, read before the call's (already applied: their
+        values are in the subject's map; a fact that quotes one gets it back too)."""
         seen = pii.for_extraction(self.deps.pii, scope, [m.content for m in payload.messages])
-        back = seen.back
+        earlier = pii.for_extraction(self.deps.pii, scope, [m.content for m in context])
+        back = {**earlier.back, **seen.back}
         messages = [Message(m.role, text, m.at) for m, text in zip(payload.messages, seen.pseudo, strict=True)]
+        before = [Message(m.role, text, m.at) for m, text in zip(context, earlier.pseudo, strict=True)]
         started = time.perf_counter()
         try:
-            found = self.extractor.extract(messages, session_id=session_id, locale=self.deps.locale)
+            found = self.extractor.extract(messages, session_id=session_id, locale=self.deps.locale, context=before)
         except ExtractionFailed:
             self.hooks.extracted("failed", time.perf_counter() - started, None)
             raise
