@@ -20,6 +20,7 @@ from carnet.bench.synthetic import fact
 
 TENANT = "bench"
 BATCH = 50
+PORT_ATTEMPTS = 3  # a free port taken by another process before the server binds it: another port
 
 
 def settings(root: Path, pii: bool = True) -> Any:
@@ -137,28 +138,60 @@ def served_process(root: Path, *, pii: bool, rate_limit: str | None = None,
     plane = build_control_plane(settings(root, pii))
     key, _ = create_key(plane.catalog, plane.pepper, tenant=TENANT, roles=["agent"], rate_limit=rate_limit)
     plane.catalog.close()
-    port = free_port()
     full_env = {**os.environ, "CARNET_KEY_DIR": str(root / "keys"), "CARNET_LOG_LEVEL": "WARNING",
                 "CARNET_PII__ENABLED": "true" if pii else "false", **(env or {})}
-    cmd = [sys.executable, "-m", "carnet", "serve", "--data-dir", str(root / "data"), "--port", str(port)]
     log_path = root / "serve.log"
-    with log_path.open("wb") as log:
-        proc = subprocess.Popen(cmd, env=full_env, stdout=subprocess.DEVNULL, stderr=log)
+    for attempt in range(1, PORT_ATTEMPTS + 1):
+        port = free_port()
+        cmd = [sys.executable, "-m", "carnet", "serve", "--data-dir", str(root / "data"), "--port", str(port)]
+        with log_path.open("wb") as log:
+            proc = subprocess.Popen(cmd, env=full_env, stdout=subprocess.DEVNULL, stderr=log)
+            try:
+                base = f"http://127.0.0.1:{port}"
+                try:
+                    wait_ready(base, timeout=600, alive=lambda p=proc: p.poll() is None)  # type: ignore[misc]
+                except (RuntimeError, TimeoutError):
+                    said = log_path.read_text(errors="replace")
+                    if attempt < PORT_ATTEMPTS and "address already in use" in said.lower():
+                        continue  # another process took the port meanwhile: our server could not bind it
+                    progress(said[-2000:])
+                    raise
+                if not listening(port, proc.pid):  # another server took the free port first and answered
+                    if attempt < PORT_ATTEMPTS:
+                        continue
+                    raise RuntimeError(f"port {port} is served by another process")
+                yield base, key, proc.pid
+                return
+            finally:
+                proc.terminate()
+                try:
+                    proc.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+
+
+def listening(port: int, pid: int) -> bool:
+    """Whether ``pid`` (or one of its children) holds the socket listening on ``port``: a free port found
+    by ``free_port`` may be taken by another process before the server binds it, and that process's
+    ``/healthz`` would answer for it (Linux: ``/proc/net/tcp*`` and ``/proc/<pid>/fd``)."""
+    sockets = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         try:
-            base = f"http://127.0.0.1:{port}"
-            try:
-                wait_ready(base, timeout=600, alive=lambda: proc.poll() is None)
-            except (RuntimeError, TimeoutError):
-                progress(log_path.read_text(errors="replace")[-2000:])
-                raise
-            yield base, key, proc.pid
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            rows = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            f = row.split()
+            if len(f) > 9 and f[3] == "0A" and int(f[1].rsplit(":", 1)[1], 16) == port:  # 0A: LISTEN
+                sockets.add(f"socket:[{f[9]}]")
+    for p in (pid, *child_pids(pid)):
+        try:
+            if any(os.readlink(fd) in sockets for fd in Path(f"/proc/{p}/fd").iterdir()):
+                return True
+        except OSError:
+            continue
+    return False
 
 
 def rss_bytes(pid: int) -> dict[str, int]:
