@@ -124,6 +124,21 @@ def test_a_context_that_cannot_be_opened_is_left_out_and_the_intake_is_read_alon
     assert container.facade.intake_status(WHO, intake_id=second).status is IntakeStatus.DONE
 
 
+def test_a_dead_lettered_post_retried_after_the_next_is_not_read_after_it(container: Container) -> None:
+    """Posts of one session are read in order: one sent back from the dead letter after the session's
+    next post was applied is read without that later post as context."""
+    failing = ScriptedExtractor(fail_rate=1.0)
+    worker = _worker(container, failing, policy=RetryPolicy(max_attempts=1), context_minutes=60)
+    first = _submit(container, "ADH-43", "J'habite à Lyon.", session="call-9")
+    assert worker.run_once() == 1 and container.queue.store.get("assur-nord", first).status is IntakeStatus.DEAD  # type: ignore[union-attr]
+    worker.extractor = extractor = ScriptedExtractor()
+    _submit(container, "ADH-43", "Depuis mars.", session="call-9")
+    assert worker.run_once() == 1 and extractor.contexts == [[]]
+    assert container.queue.store.retry_dead(tenant="assur-nord", now=datetime.now(UTC)) == 1
+    assert worker.run_once() == 1 and extractor.contexts == [[], []]
+    assert container.facade.intake_status(WHO, intake_id=first).status is IntakeStatus.DONE
+
+
 def test_same_idempotency_key_queues_once(container: Container) -> None:
     a = _submit(container, "ADH-2", "Je préfère être contacté par email.", key="turn-7")
     b = _submit(container, "ADH-2", "Je préfère être contacté par email.", key="turn-7")

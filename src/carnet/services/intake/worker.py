@@ -213,8 +213,8 @@ class Worker:
         messages: list[Message] = []
         for earlier in self.queue.store.session_context(intake.tenant, intake.subject, intake.session_key,
                                                         now=self.deps.clock.now()):
-            if earlier.id == intake.id or not earlier.sealed:
-                continue
+            if earlier.id == intake.id or not earlier.sealed or earlier.created_at > intake.created_at:
+                continue  # a later post applied first (this one was dead-lettered, then retried) is no context
             try:
                 messages.extend(self.queue.payload(earlier).messages)
             except DependencyUnavailable:
@@ -235,13 +235,14 @@ class Worker:
     def _extract(self, scope: Scope, payload: Payload, session_id: str | None,
                  context: Sequence[Message] = ()) -> tuple[Extraction, pii.Extracting]:
         """The extraction, and the call as pseudonymised (its values for ``pii.grow`` under the lock);
-        ``context``: the session's earlier messages, read before the call's (already applied: their
-        values are in the subject's map; a fact that quotes one gets it back too)."""
-        seen = pii.for_extraction(self.deps.pii, scope, [m.content for m in payload.messages])
-        earlier = pii.for_extraction(self.deps.pii, scope, [m.content for m in context])
-        back = {**earlier.back, **seen.back}
+        ``context``: the session's earlier messages, read before the call's, pseudonymised with it in one
+        pass (one numbering of placeholders; their values are already in the subject's map, so growing
+        it with them again changes nothing; a fact that quotes one gets it back too)."""
+        both = pii.for_extraction(self.deps.pii, scope, [m.content for m in (*context, *payload.messages)])
+        seen = pii.Extracting(both.pseudo[len(context):], both.back, both.found)
+        back = seen.back
         messages = [Message(m.role, text, m.at) for m, text in zip(payload.messages, seen.pseudo, strict=True)]
-        before = [Message(m.role, text, m.at) for m, text in zip(context, earlier.pseudo, strict=True)]
+        before = [Message(m.role, text, m.at) for m, text in zip(context, both.pseudo[:len(context)], strict=True)]
         started = time.perf_counter()
         try:
             found = self.extractor.extract(messages, session_id=session_id, locale=self.deps.locale, context=before)
