@@ -77,7 +77,9 @@ def remember(subject_id: str, text: str, *, kind: Kind | None = None, occurred_a
 def submit_messages(subject_id: str, messages: Sequence[ChatMessage], *, session_id: str | None = None,
                     idempotency_key: str | None = None) -> Call[IntakeState]:
     """``POST /subjects/{subject_id}/messages``: hand over raw conversation messages; answered (202)
-    before any extraction. The same idempotency key for the same subject returns the intake queued."""
+    before any extraction. The same idempotency key for the same subject returns the intake queued. The
+    posts of one ``session_id`` are read as one call (each after the session's earlier messages), so a
+    call may be handed over exchange by exchange."""
     body = compact(session_id=session_id, messages=[m.as_json() for m in messages])
     return Call("POST", f"{_subject(subject_id)}/messages", lambda r: IntakeState.from_json(json_body(r)),
                 json=body, headers=_idempotency(idempotency_key), ok=frozenset({202}),
