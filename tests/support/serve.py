@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from carnet.bench.served import PORT_ATTEMPTS, listening
 from carnet.entrypoints.http.server import free_port, wait_ready
 
 # Admission's deadline for the tests' servers (in process and ``serve_process``): the default (500 ms)
@@ -24,19 +25,30 @@ def serve_process(root: Path, env: dict[str, str], *, log_name: str = "serve.log
                   tls: ssl.SSLContext | None = None) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """With ``tls`` (the client's context: CA, and client certificate under mutual TLS), the server
     is expected on https (``env`` carries its ``CARNET_TLS__*``) and readiness is polled with it."""
-    port = free_port()
-    cmd = [sys.executable, "-m", "carnet", "serve", "--data-dir", str(root / "data"), "--port", str(port)]
     full_env = {**os.environ, "CARNET_KEY_DIR": str(root / "keys"), "CARNET_MAINTENANCE__SCHEDULER": "false",
                 # admission's deadline: not the machine's load under the suite (above)
                 "CARNET_API__REQUEST_DEADLINE_MS": str(TEST_REQUEST_DEADLINE_MS), **env}
-    with (root / log_name).open("wb") as log:
-        proc = subprocess.Popen(cmd, env=full_env, stdout=subprocess.DEVNULL, stderr=log)
-        base = f"{'https' if tls is not None else 'http'}://127.0.0.1:{port}"
-        try:
-            wait_ready(base, timeout=120, alive=lambda: proc.poll() is None, verify=tls if tls is not None else True)
-            yield base, proc
-        finally:
-            stop(proc)
+    for attempt in range(1, PORT_ATTEMPTS + 1):  # the free port taken by another process first: another port
+        port = free_port()
+        cmd = [sys.executable, "-m", "carnet", "serve", "--data-dir", str(root / "data"), "--port", str(port)]
+        with (root / log_name).open("wb") as log:
+            proc = subprocess.Popen(cmd, env=full_env, stdout=subprocess.DEVNULL, stderr=log)
+            base = f"{'https' if tls is not None else 'http'}://127.0.0.1:{port}"
+            try:
+                try:
+                    wait_ready(base, timeout=120, alive=lambda p=proc: p.poll() is None,  # type: ignore[misc]
+                               verify=tls if tls is not None else True)
+                except RuntimeError:
+                    said = (root / log_name).read_text(errors="replace").lower()
+                    if attempt < PORT_ATTEMPTS and "address already in use" in said:
+                        continue
+                    raise
+                if attempt < PORT_ATTEMPTS and not listening(port, proc.pid):
+                    continue  # another server answered on that port (bench.served.listening)
+                yield base, proc
+                return
+            finally:
+                stop(proc)
 
 
 def stop(proc: subprocess.Popen[bytes]) -> None:
