@@ -170,6 +170,9 @@ class Metrics:
         self.intakes_finished = Counter(
             "carnet_intakes_finished", "Intake attempts by how they ended (done, retry, dead)", ["outcome"],
             registry=registry)
+        self.intake_context = Histogram(
+            "carnet_intake_context_messages", "Messages of a session's earlier intakes read before an intake's",
+            buckets=(0, 2, 5, 10, 20, 50, 100, 200), registry=registry)
         self.intake_seconds = Histogram(
             "carnet_intake_to_done_seconds", "From an intake's arrival to its memories being searchable",
             buckets=(0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300, 1800), registry=registry)
@@ -213,7 +216,7 @@ class Metrics:
             if outcome == "done":
                 self.intake_seconds.observe(max(0.0, time.time() - intake.created_at.timestamp()))
 
-        return WorkerHooks(extracted=extracted, finished=finished)
+        return WorkerHooks(extracted=extracted, finished=finished, context=self.intake_context.observe)
 
     def retrieval(self, tenant: str, operation: str, scores: list[float]) -> None:
         self.returned.labels(tenant, operation).observe(len(scores))

@@ -64,6 +64,16 @@ def test_intakes_are_the_tenants_own_and_bodies_are_checked(http: dict[str, http
     assert http["agent"].post("/api/v1/subjects/ADH-10/messages", json={"messages": []}).status_code == 400
 
 
+def test_a_sessions_next_post_is_read_after_its_earlier_one_by_default(http: dict[str, httpx.Client]) -> None:
+    """As `carnet serve` wires its workers (``CARNET_WORKERS__SESSION_CONTEXT_MINUTES`` at its default): the
+    second post of a session is read after the first one's two messages, another session's post alone."""
+    for body in (BODY, BODY, {**BODY, "session_id": "call-43"}):
+        iid = http["agent"].post("/api/v1/subjects/ADH-12/messages", json=body).json()["intake_id"]
+        assert http["agent"].get(f"/api/v1/intakes/{iid}", params={"wait": "true"}).json()["status"] == "done"
+    text = http["agent"].get("/metrics").text
+    assert "carnet_intake_context_messages_count 3.0" in text and "carnet_intake_context_messages_sum 2.0" in text
+
+
 def test_queue_and_extraction_metrics(http: dict[str, httpx.Client]) -> None:
     iid = http["agent"].post("/api/v1/subjects/ADH-11/messages", json=BODY).json()["intake_id"]
     assert http["agent"].get(f"/api/v1/intakes/{iid}", params={"wait": "true"}).json()["status"] == "done"

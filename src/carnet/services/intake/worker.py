@@ -66,6 +66,7 @@ class WorkerHooks:
 
     extracted: Callable[[str, float, Extraction | None], None] = lambda outcome, seconds, extraction: None
     finished: Callable[[str, Intake], None] = lambda outcome, intake: None  # done, retry, dead
+    context: Callable[[int], None] = lambda messages: None  # a session's earlier messages read before an intake's
 
 
 class Worker:
@@ -221,6 +222,7 @@ class Worker:
                 raise
             except (CarnetError, ValueError, KeyError, TypeError) as exc:
                 log.warning("intake_context_unreadable", intake_id=intake.id, error_type=type(exc).__name__)
+        self.hooks.context(min(len(messages), MAX_CONTEXT))
         return tuple(messages[-MAX_CONTEXT:])
 
     def _expire_context(self) -> None:
