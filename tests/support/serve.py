@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from carnet.bench import served
 from carnet.bench.served import PORT_ATTEMPTS, listening
 from carnet.entrypoints.http.server import free_port, wait_ready
 
@@ -53,10 +54,4 @@ def serve_process(root: Path, env: dict[str, str], *, log_name: str = "serve.log
 
 def stop(proc: subprocess.Popen[bytes]) -> None:
     """SIGTERM, then SIGKILL if the process has not ended within 30 s."""
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    served.stop(proc, timeout=30)

@@ -163,12 +163,18 @@ def served_process(root: Path, *, pii: bool, rate_limit: str | None = None,
                 yield base, key, proc.pid
                 return
             finally:
-                proc.terminate()
-                try:
-                    proc.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
+                stop(proc, timeout=20)
+
+
+def stop(proc: subprocess.Popen[bytes], *, timeout: float) -> None:
+    """SIGTERM, then SIGKILL if the process has not ended within ``timeout`` seconds."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 def listening(port: int, pid: int) -> bool:
